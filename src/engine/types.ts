@@ -1,0 +1,286 @@
+// The data that flows through the engine, and the run file (format "llm-profiler.run", version 1)
+// that every surface reads. Documented field by field in docs/run-format.md: keep the two in step.
+// Names in RunFile/RequestRecord/Summary are fixed: other tools read them.
+
+export type ApiKind = 'openai-chat' | 'openai-completions' | 'ollama' | 'llamacpp';
+export const API_KINDS: readonly ApiKind[] = ['openai-chat', 'openai-completions', 'ollama', 'llamacpp'];
+
+/** Where to send requests. Never holds a secret: the key travels beside it (see ClientOptions.apiKey). */
+export interface EndpointSpec {
+  readonly name?: string;
+  /** Base URL, e.g. http://127.0.0.1:8000 (a trailing /v1 is accepted). */
+  readonly url: string;
+  readonly api: ApiKind;
+  readonly model?: string;
+  /** Extra, non-secret headers. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export interface ChatMessage {
+  readonly role: 'system' | 'user' | 'assistant';
+  readonly content: string;
+}
+
+/** One prompt, as chat messages; completion-style APIs get the messages joined as plain text. */
+export interface Prompt {
+  readonly messages: readonly ChatMessage[];
+  /** Where it came from (file path, "synthetic", dataset line), for display. */
+  readonly source?: string;
+  /** The client's estimate of prompt tokens when the server does not report usage. */
+  readonly estimatedTokens?: number;
+  /** Per-prompt overrides from a prompt file's front matter. */
+  readonly maxTokens?: number;
+  readonly temperature?: number;
+}
+
+export interface RequestSpec {
+  readonly index: number;
+  readonly warmup: boolean;
+  readonly prompt: Prompt;
+  readonly maxTokens: number;
+  readonly seed?: number;
+  readonly ignoreEos: boolean;
+  readonly temperature?: number;
+  /** Epoch ms (µs resolution) at which the runner meant this request to start. */
+  readonly scheduledAt: number;
+}
+
+export type ErrorKind =
+  | 'connect' // could not connect / DNS / refused
+  | 'http' // non-2xx status (429 included; see status)
+  | 'reset' // the connection broke mid-stream
+  | 'timeout' // --timeout for the whole request
+  | 'idle-timeout' // --idle-timeout between chunks
+  | 'malformed' // the stream could not be understood at all
+  | 'server' // the server sent an error object in the stream
+  | 'aborted' // cancelled by the user
+  | 'other';
+
+export interface RequestError {
+  readonly kind: ErrorKind;
+  readonly message: string;
+  readonly status?: number;
+  /** The first bytes of an error body. */
+  readonly body?: string;
+}
+
+/** Timings the server itself reported (llama.cpp `timings`, Ollama `*_duration`), kept as given, in ms. */
+export interface ServerTimings {
+  readonly promptTokens?: number;
+  readonly promptMs?: number;
+  readonly predictedTokens?: number;
+  readonly predictedMs?: number;
+  /** Ollama: load_duration, total_duration (ms). */
+  readonly loadMs?: number;
+  readonly totalMs?: number;
+}
+
+/** One request, as measured. All *At are epoch ms with µs resolution; *Ms are durations. */
+export interface RequestRecord {
+  readonly index: number;
+  readonly responseId?: string;
+  readonly warmup: boolean;
+  readonly scheduledAt: number;
+  /** When the request was handed to the socket (after any wait for a free connection). */
+  readonly sentAt: number;
+  /** Response headers received, ms after sentAt. */
+  readonly headersMs?: number;
+  /** First body chunk of any kind (a role-only chunk counts here, not for TTFT), ms after sentAt. */
+  readonly firstChunkMs?: number;
+  /** First chunk carrying content or reasoning text, ms after sentAt. */
+  readonly ttftMs?: number;
+  /** First chunk carrying output (non-reasoning) content, ms after sentAt. Equals ttftMs without reasoning. */
+  readonly ttfoMs?: number;
+  /** (e2eMs − ttftMs) / (outputTokens − 1); only when outputTokens > 1. */
+  readonly tpotMs?: number;
+  /** Last byte of the response, ms after sentAt. */
+  readonly e2eMs?: number;
+  readonly promptTokens?: number;
+  readonly outputTokens: number;
+  readonly reasoningTokens?: number;
+  /** 'usage' when the server reported usage, else 'chunks' (one token per content chunk). */
+  readonly tokenSource: 'usage' | 'chunks';
+  /** Arrival of each chunk carrying content or reasoning, ms after sentAt, in order. */
+  readonly chunkTimesMs: readonly number[];
+  /** Chunks that carried more than one token (speculative decoding); known only from per-chunk counts. */
+  readonly multiTokenChunks?: number;
+  readonly serverTimings?: ServerTimings;
+  /** Malformed events skipped in this stream. */
+  readonly malformedEvents?: number;
+  readonly httpStatus?: number;
+  readonly error?: RequestError;
+}
+
+export interface SloSpec {
+  readonly ttftMs?: number;
+  readonly tpotMs?: number;
+  readonly itlMs?: number;
+  readonly e2eMs?: number;
+}
+
+export type WorkloadMode =
+  | { readonly kind: 'closed'; readonly concurrency: number }
+  | { readonly kind: 'open'; readonly rate: number; readonly burstiness: number; readonly maxConcurrency?: number };
+
+export interface WorkloadSpec {
+  readonly mode: WorkloadMode;
+  /** Measured requests (warmup not included). Either requests or durationS. */
+  readonly requests?: number;
+  readonly durationS?: number;
+  readonly warmup: number;
+  readonly maxTokens: number;
+  readonly prompt:
+    | { readonly kind: 'synthetic'; readonly tokens: number; readonly sharedPrefix: boolean }
+    | { readonly kind: 'file'; readonly path: string }
+    | { readonly kind: 'dataset'; readonly path: string };
+  readonly ignoreEos: boolean;
+  readonly seed: number;
+  readonly temperature?: number;
+  readonly timeoutMs: number;
+  readonly idleTimeoutMs: number;
+  readonly slo?: SloSpec;
+  readonly percentiles: readonly number[];
+  readonly stallFactor: number;
+  readonly stallFloorMs: number;
+}
+
+/** Stats over a sample. Percentile keys are `p${n}` for each configured percentile (p50, p90, p95, p99 by default). */
+export interface Stats {
+  readonly count: number;
+  readonly mean: number;
+  readonly std: number;
+  readonly min: number;
+  readonly max: number;
+  readonly [percentile: `p${string}`]: number;
+}
+
+export interface Stall {
+  readonly requestIndex: number;
+  /** ms after the request's sentAt at which the gap began (the previous chunk's arrival). */
+  readonly startMs: number;
+  /** Epoch ms of the start, to line stalls up across requests. */
+  readonly startAt: number;
+  readonly gapMs: number;
+  /** The stream's median ITL, against which the gap was judged. */
+  readonly medianItlMs: number;
+}
+
+export interface StallSummary {
+  readonly count: number;
+  readonly totalMs: number;
+  /** Stalled time / decode time, over measured requests. */
+  readonly shareOfDecode: number;
+  readonly worst: readonly Stall[];
+  readonly factor: number;
+  readonly floorMs: number;
+}
+
+export interface Summary {
+  readonly completed: number;
+  readonly failed: number;
+  readonly errorsByKind: Readonly<Partial<Record<ErrorKind, number>>>;
+  /** Wall time of the measured phase, first measured send to last measured end, in seconds. */
+  readonly durationS: number;
+  readonly totalInputTokens: number;
+  readonly totalOutputTokens: number;
+  readonly requestsPerSecond: number;
+  readonly outputTokensPerSecond: number;
+  readonly totalTokensPerSecond: number;
+  readonly ttftMs: Stats;
+  readonly ttfoMs?: Stats;
+  readonly tpotMs: Stats;
+  readonly itlMs: Stats;
+  readonly e2eMs: Stats;
+  /** Requests/s meeting every SLO given; undefined without SLOs. */
+  readonly goodput?: number;
+  /** Which SLOs the p99 (or the configured SLO percentile) misses. */
+  readonly sloMissed?: readonly (keyof SloSpec)[];
+  readonly stalls: StallSummary;
+  readonly malformedEvents: number;
+  readonly tokenSource: 'usage' | 'chunks' | 'mixed';
+  readonly multiTokenChunks: number;
+}
+
+export interface ConnectionInfo {
+  readonly connections: number;
+  /** Time to open and warm each connection, ms; never part of TTFT. */
+  readonly connectMs: readonly number[];
+}
+
+export interface SweepPoint {
+  readonly label: string;
+  readonly concurrency?: number;
+  readonly rate?: number;
+  readonly promptTokens?: number;
+  readonly summary: Summary;
+  /** Indexes into RunFile.requests belonging to this point. */
+  readonly requestIndexes: readonly number[];
+}
+
+export interface SweepFit {
+  readonly baseMs: number;
+  readonly kMs: number;
+  readonly ceilingTokensPerSecond: number;
+  readonly r2: number;
+}
+
+export interface RunFile {
+  readonly format: 'llm-profiler.run';
+  readonly version: 1;
+  readonly id: string;
+  /** ISO time the run started. */
+  readonly startedAt: string;
+  readonly endedAt?: string;
+  /** True when the run was cancelled: what finished is still here. */
+  readonly cancelled?: boolean;
+  readonly tool: { readonly name: 'llm-profiler'; readonly version: string };
+  readonly endpoint: EndpointSpec & { readonly detectedApi?: boolean };
+  readonly workload: WorkloadSpec;
+  readonly connection?: ConnectionInfo;
+  readonly requests: readonly RequestRecord[];
+  readonly summary: Summary;
+  readonly sweep?: {
+    readonly dimension: 'concurrency' | 'rate' | 'promptTokens';
+    readonly points: readonly SweepPoint[];
+    readonly fit?: SweepFit;
+    readonly [extra: string]: unknown;
+  };
+  readonly [extra: string]: unknown;
+}
+
+// ---- Contracts between engine modules (the streaming layer, the runner) ----
+
+export interface ClientOptions {
+  /** Keep-alive connections to open (= the run's concurrency). */
+  readonly connections: number;
+  readonly timeoutMs: number;
+  readonly idleTimeoutMs: number;
+  /** Sent as a bearer token; never stored or logged. */
+  readonly apiKey?: string;
+}
+
+/** Live observation of one stream, for progress and the live panel. Called outside the data callback. */
+export interface StreamObserver {
+  onFirstToken?(index: number, ttftMs: number): void;
+  onChunk?(index: number, atMs: number): void;
+}
+
+export interface EndpointClient {
+  /** Opens and warms the connections before the measured phase. Throws PreflightError when unreachable. */
+  warm(): Promise<ConnectionInfo>;
+  /** Never rejects: a failure is returned in `record.error`, with what arrived before it kept. */
+  send(spec: RequestSpec, signal: AbortSignal, observer?: StreamObserver): Promise<RequestRecord>;
+  close(): Promise<void>;
+}
+
+export interface Progress {
+  readonly runId: string;
+  readonly done: number;
+  readonly failed: number;
+  /** Planned measured requests, when known (undefined for --duration). */
+  readonly total?: number;
+  readonly inFlight: number;
+  readonly ttftP50Ms?: number;
+  readonly outputTokensPerSecond?: number;
+  readonly elapsedS: number;
+}

@@ -1,0 +1,32 @@
+// The contract of the local server launcher, used by the CLI and the extension.
+
+export type SyntheticPreset = 'tiny' | 'small' | 'medium';
+
+export interface LocalServerOptions {
+  /** 'bundled' (node-llama-cpp, our own process) or 'llama-server' (a real llama.cpp server binary). */
+  readonly backend?: 'bundled' | 'llama-server';
+  /** A GGUF file of the user's, or a synthetic preset made and cached on first use. */
+  readonly model?: { readonly kind: 'preset'; readonly preset: SyntheticPreset } | { readonly kind: 'file'; readonly path: string };
+  /** 0 picks a free port. Always bound to 127.0.0.1. */
+  readonly port?: number;
+  readonly parallel?: number;
+  /** Prefill chunk (tokens per engine step): the chunked-prefill dial. */
+  readonly batchSize?: number;
+  readonly threads?: number;
+  readonly ctxSize?: number;
+  readonly llamaServerPath?: string;
+  readonly readyTimeoutMs?: number;
+  readonly onLog?: (line: string) => void;
+}
+
+export interface LocalServerHandle {
+  readonly url: string;
+  readonly pid: number;
+  /** The model name the server answers to. */
+  readonly model: string;
+  readonly backend: 'bundled' | 'llama-server';
+  /** Resolves with the exit code when the server process exits for any reason. */
+  readonly exited: Promise<number | null>;
+  /** SIGTERM, then SIGKILL after a grace period. */
+  stop(): Promise<void>;
+}
