@@ -1,0 +1,181 @@
+// One interface for every endpoint API: how to ask (path, body, headers) and how to read one parsed
+// stream event. Adapters are stateless and pure (no I/O, no clock): the client owns time and sockets.
+import type { ApiKind, EndpointSpec, Prompt, RequestSpec, ServerTimings } from '../types';
+import type { Framing } from '../streamParsers';
+import { openaiChatAdapter } from './openaiChat';
+import { openaiCompletionsAdapter } from './openaiCompletions';
+import { ollamaAdapter } from './ollama';
+import { llamacppAdapter } from './llamacpp';
+
+export interface BuiltRequest {
+  readonly method: 'POST';
+  /** Path from the server root, including any base path of the endpoint URL. */
+  readonly path: string;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
+export interface UsageInfo {
+  readonly promptTokens?: number;
+  /** Output tokens; cumulative when a server reports usage on every chunk. */
+  readonly completionTokens?: number;
+  readonly reasoningTokens?: number;
+}
+
+/** What one parsed event means. Every field is optional: most events carry one or two. */
+export interface EventInfo {
+  /** Output (non-reasoning) text; an empty string is no text. */
+  readonly content?: string;
+  /** Reasoning text (`reasoning_content` / `reasoning` / Ollama `thinking`). */
+  readonly reasoning?: string;
+  /** Tokens in this event, when the server says (llama.cpp `tokens`, several choices' deltas). */
+  readonly tokens?: number;
+  readonly usage?: UsageInfo;
+  readonly responseId?: string;
+  readonly serverTimings?: ServerTimings;
+  /** The server says the stream is complete (Ollama `done`, llama.cpp `stop`). */
+  readonly done?: boolean;
+  /** An error object inside the stream. */
+  readonly error?: string;
+}
+
+export interface EndpointAdapter {
+  readonly api: ApiKind;
+  /** How the streamed body is framed. */
+  readonly framing: Framing;
+  /** A cheap GET used to warm connections and for preflight (e.g. /v1/models). */
+  readonly probePath: string;
+  buildRequest(spec: RequestSpec, endpoint: EndpointSpec): BuiltRequest;
+  interpret(event: unknown): EventInfo;
+}
+
+/**
+ * The adapter for an API. Resolved at call time, not in a module-level table, because the adapter
+ * files import helpers from this one: a table built at load time would see a half-loaded module
+ * whenever an adapter file is the first one imported.
+ */
+export function adapterFor(api: ApiKind): EndpointAdapter {
+  switch (api) {
+    case 'openai-chat':
+      return openaiChatAdapter;
+    case 'openai-completions':
+      return openaiCompletionsAdapter;
+    case 'ollama':
+      return ollamaAdapter;
+    case 'llamacpp':
+      return llamacppAdapter;
+    default:
+      throw new Error(`unknown API "${String(api)}" (expected one of openai-chat, openai-completions, ollama, llamacpp)`);
+  }
+}
+
+/**
+ * Splits a base URL into the origin (what a connection pool is for) and a base path to prefix.
+ * A trailing `/v1` is dropped because every adapter's path starts from the server root
+ * (`http://h:8000/v1` and `http://h:8000` mean the same OpenAI server).
+ */
+export function splitBaseUrl(url: string): { origin: string; basePath: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error(`not a valid URL: "${url}"`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new Error(`unsupported URL scheme "${parsed.protocol}" in "${url}" (use http:// or https://)`);
+  }
+  let basePath = parsed.pathname.replace(/\/+$/, '');
+  if (basePath.endsWith('/v1')) basePath = basePath.slice(0, -3);
+  return { origin: parsed.origin, basePath };
+}
+
+/** True when the base URL explicitly names an OpenAI-style /v1 root. */
+export function endsWithV1(url: string): boolean {
+  try {
+    return /\/v1\/*$/.test(new URL(url).pathname);
+  } catch {
+    return false;
+  }
+}
+
+export function joinPath(endpoint: EndpointSpec, path: string): string {
+  return splitBaseUrl(endpoint.url).basePath + path;
+}
+
+/** Completion-style APIs get the chat messages as one plain text. */
+export function promptText(prompt: Prompt): string {
+  if (prompt.messages.length === 1) return prompt.messages[0]!.content;
+  return prompt.messages.map((m) => m.content).join('\n\n');
+}
+
+export function jsonHeaders(endpoint: EndpointSpec, accept: string): Record<string, string> {
+  return { ...endpoint.headers, 'content-type': 'application/json', accept };
+}
+
+// ---- Small readers for untrusted JSON ----
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function str(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function num(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+/** An error object as servers put it in a stream: `{error: "…"}`, `{error: {message}}`, or vLLM's `{object: "error", message}`. */
+export function streamError(event: Record<string, unknown>): string | undefined {
+  const e = event.error;
+  if (typeof e === 'string') return e;
+  if (isObject(e)) {
+    const message = str(e.message) ?? JSON.stringify(e);
+    const code = e.code ?? e.type;
+    return code !== undefined && code !== null ? `${message} (${String(code)})` : message;
+  }
+  if (event.object === 'error') return str(event.message) ?? 'error';
+  return undefined;
+}
+
+/** OpenAI usage object, as OpenAI, vLLM, llama.cpp and Ollama's /v1 send it. */
+export function openaiUsage(value: unknown): UsageInfo | undefined {
+  if (!isObject(value)) return undefined;
+  const details = isObject(value.completion_tokens_details) ? value.completion_tokens_details : undefined;
+  const usage: { promptTokens?: number; completionTokens?: number; reasoningTokens?: number } = {};
+  const p = num(value.prompt_tokens);
+  const c = num(value.completion_tokens);
+  const r = num(details?.reasoning_tokens);
+  if (p !== undefined) usage.promptTokens = p;
+  if (c !== undefined) usage.completionTokens = c;
+  if (r !== undefined) usage.reasoningTokens = r;
+  return usage;
+}
+
+/** llama.cpp's `timings` object (also sent by its OpenAI-compatible endpoints). */
+export function llamaTimings(value: unknown): ServerTimings | undefined {
+  if (!isObject(value)) return undefined;
+  const t: { promptTokens?: number; promptMs?: number; predictedTokens?: number; predictedMs?: number } = {};
+  const pn = num(value.prompt_n);
+  const pm = num(value.prompt_ms);
+  const dn = num(value.predicted_n);
+  const dm = num(value.predicted_ms);
+  if (pn !== undefined) t.promptTokens = pn;
+  if (pm !== undefined) t.promptMs = pm;
+  if (dn !== undefined) t.predictedTokens = dn;
+  if (dm !== undefined) t.predictedMs = dm;
+  return t;
+}
+
+/** Fields common to the OpenAI request bodies. `ignore_eos` only when asked: OpenAI itself rejects it. */
+export function commonSampling(spec: RequestSpec, body: Record<string, unknown>): void {
+  const temperature = spec.temperature ?? spec.prompt.temperature;
+  if (temperature !== undefined) body.temperature = temperature;
+  if (spec.seed !== undefined) body.seed = spec.seed;
+  if (spec.ignoreEos) body.ignore_eos = true;
+}
+
+export function maxTokensOf(spec: RequestSpec): number {
+  return spec.prompt.maxTokens ?? spec.maxTokens;
+}

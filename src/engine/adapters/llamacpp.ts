@@ -1,0 +1,50 @@
+// llama.cpp's native completion API (/completion): SSE without a [DONE] sentinel; each event has
+// `content`, and `tokens` (the token ids, asked for with return_tokens) whose length tells how many
+// tokens a chunk carried (several with speculative decoding). The last event has `stop: true`, the
+// server's `timings` (prompt_n/prompt_ms/predicted_n/predicted_ms) and the counts
+// `tokens_predicted`/`tokens_evaluated`.
+import type { EndpointSpec, RequestSpec, ServerTimings } from '../types';
+import type { BuiltRequest, EndpointAdapter, EventInfo, UsageInfo } from './adapter';
+import { isObject, joinPath, jsonHeaders, llamaTimings, maxTokensOf, num, promptText, str, streamError } from './adapter';
+
+export const llamacppAdapter: EndpointAdapter = {
+  api: 'llamacpp',
+  framing: 'sse',
+  probePath: '/health',
+
+  buildRequest(spec: RequestSpec, endpoint: EndpointSpec): BuiltRequest {
+    const body: Record<string, unknown> = {};
+    if (endpoint.model !== undefined) body.model = endpoint.model;
+    body.prompt = promptText(spec.prompt);
+    body.stream = true;
+    body.n_predict = maxTokensOf(spec);
+    body.return_tokens = true;
+    const temperature = spec.temperature ?? spec.prompt.temperature;
+    if (temperature !== undefined) body.temperature = temperature;
+    if (spec.seed !== undefined) body.seed = spec.seed;
+    if (spec.ignoreEos) body.ignore_eos = true;
+    return { method: 'POST', path: joinPath(endpoint, '/completion'), headers: jsonHeaders(endpoint, 'text/event-stream'), body: JSON.stringify(body) };
+  },
+
+  interpret(event: unknown): EventInfo {
+    if (!isObject(event)) return {};
+    const error = streamError(event);
+    if (error !== undefined) return { error };
+    const info: { content?: string; tokens?: number; usage?: UsageInfo; serverTimings?: ServerTimings; done?: boolean } = {};
+    const content = str(event.content);
+    if (content) info.content = content;
+    if (Array.isArray(event.tokens) && event.tokens.length > 0 && content) info.tokens = event.tokens.length;
+    if (event.stop === true) {
+      info.done = true;
+      const usage: { promptTokens?: number; completionTokens?: number } = {};
+      const predicted = num(event.tokens_predicted);
+      const evaluated = num(event.tokens_evaluated);
+      if (predicted !== undefined) usage.completionTokens = predicted;
+      if (evaluated !== undefined) usage.promptTokens = evaluated;
+      if (predicted !== undefined || evaluated !== undefined) info.usage = usage;
+      const timings = llamaTimings(event.timings);
+      if (timings) info.serverTimings = timings;
+    }
+    return info;
+  },
+};

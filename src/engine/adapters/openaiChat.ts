@@ -1,0 +1,74 @@
+// OpenAI-compatible chat completions (/v1/chat/completions), as OpenAI, vLLM, SGLang, llama.cpp's
+// server and Ollama's /v1 speak it. vLLM sends a role-only first chunk (not a token), puts reasoning
+// in `reasoning_content` (older) or `reasoning` (newer), and with `stream_options.include_usage` ends
+// with a chunk whose `choices` is empty and whose `usage` holds the counts.
+import type { EndpointSpec, RequestSpec } from '../types';
+import type { BuiltRequest, EndpointAdapter, EventInfo } from './adapter';
+import { commonSampling, isObject, joinPath, jsonHeaders, llamaTimings, maxTokensOf, openaiUsage, str, streamError } from './adapter';
+
+export const openaiChatAdapter: EndpointAdapter = {
+  api: 'openai-chat',
+  framing: 'sse',
+  probePath: '/v1/models',
+
+  buildRequest(spec: RequestSpec, endpoint: EndpointSpec): BuiltRequest {
+    const body: Record<string, unknown> = {};
+    if (endpoint.model !== undefined) body.model = endpoint.model;
+    body.messages = spec.prompt.messages.map((m) => ({ role: m.role, content: m.content }));
+    body.stream = true;
+    body.stream_options = { include_usage: true };
+    body.max_tokens = maxTokensOf(spec);
+    commonSampling(spec, body);
+    return { method: 'POST', path: joinPath(endpoint, '/v1/chat/completions'), headers: jsonHeaders(endpoint, 'text/event-stream'), body: JSON.stringify(body) };
+  },
+
+  interpret(event: unknown): EventInfo {
+    return interpretOpenAi(event, 'chat');
+  },
+};
+
+/** Shared by chat and completions: they differ only in where a choice keeps its text. */
+export function interpretOpenAi(event: unknown, kind: 'chat' | 'completions'): EventInfo {
+  if (!isObject(event)) return {};
+  const error = streamError(event);
+  if (error !== undefined) return { error };
+  const info: {
+    content?: string; reasoning?: string; tokens?: number; usage?: ReturnType<typeof openaiUsage>;
+    responseId?: string; serverTimings?: ReturnType<typeof llamaTimings>;
+  } = {};
+  const id = str(event.id);
+  if (id) info.responseId = id;
+  const choices = event.choices;
+  if (Array.isArray(choices) && choices.length > 0) {
+    let content: string | undefined;
+    let reasoning: string | undefined;
+    let textChoices = 0;
+    for (const choice of choices) {
+      if (!isObject(choice)) continue;
+      let c: string | undefined;
+      let r: string | undefined;
+      if (kind === 'chat') {
+        // `delta` when streamed; `message` when a server ignored stream:true and answered in one document.
+        const delta = isObject(choice.delta) ? choice.delta : isObject(choice.message) ? choice.message : undefined;
+        if (delta) {
+          c = str(delta.content);
+          r = str(delta.reasoning_content) ?? str(delta.reasoning);
+        }
+      } else {
+        c = str(choice.text);
+      }
+      if (c) content = content === undefined ? c : content + c;
+      if (r) reasoning = reasoning === undefined ? r : reasoning + r;
+      if (c || r) textChoices++;
+    }
+    if (content !== undefined) info.content = content;
+    if (reasoning !== undefined) info.reasoning = reasoning;
+    // Several choices with text in one event: each is at least one token.
+    if (textChoices > 1) info.tokens = textChoices;
+  }
+  const usage = openaiUsage(event.usage);
+  if (usage) info.usage = usage;
+  const timings = llamaTimings(event.timings);
+  if (timings) info.serverTimings = timings;
+  return info;
+}

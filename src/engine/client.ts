@@ -1,0 +1,639 @@
+// The streaming client: one undici Pool per endpoint, one request per keep-alive connection
+// (pipelining 1), connections opened and warmed before the measured phase.
+//
+// Clock discipline. undici calls the handler's onData once per body piece it cuts out of a socket
+// read. That callback reads the clock once, first thing, and queues (stream, bytes, time); nothing is
+// parsed there. The queue is drained in a setImmediate, i.e. in the event loop's check phase, after
+// the poll phase has delivered every socket that was readable in this turn: when 256 streams deliver
+// in the same tick, all 256 are stamped before the first JSON.parse runs. (A microtask would not do:
+// Node drains microtasks after each socket's callback, so stream 2 would be stamped after stream 1's
+// parse.) Times are kept as performance.now() values and turned into epoch ms with
+// performance.timeOrigin only when a record is built: the same clock, read once.
+import { Pool } from 'undici';
+import type { Dispatcher } from 'undici';
+import type {
+  ClientOptions,
+  ConnectionInfo,
+  EndpointClient,
+  EndpointSpec,
+  RequestError,
+  RequestRecord,
+  RequestSpec,
+  ServerTimings,
+  StreamObserver,
+} from './types';
+import { adapterFor, splitBaseUrl } from './adapters/adapter';
+import type { EndpointAdapter, EventInfo } from './adapters/adapter';
+import { createJsonStreamParser } from './streamParsers';
+import type { Framing, JsonStreamParser } from './streamParsers';
+import { PreflightError } from './detect';
+
+/** How much of an error body is kept. */
+const ERROR_BODY_BYTES = 500;
+
+const CONNECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'UND_ERR_CONNECT_TIMEOUT', 'ERR_TLS_CERT_ALTNAME_INVALID', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'CERT_HAS_EXPIRED']);
+const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'ECONNABORTED', 'UND_ERR_CLOSED']);
+
+// Queue entry kinds.
+const K_HEADERS = 0;
+const K_DATA = 1;
+const K_END = 2;
+const K_ERROR = 3;
+const K_FAIL = 4;
+
+type Payload = Buffer | Buffer[] | Error | RequestError | null;
+
+const round3 = (ms: number): number => Math.round(ms * 1000) / 1000;
+
+/**
+ * The arrival queue shared by all streams of one client: parallel arrays, so queuing a chunk
+ * allocates nothing but the array slots.
+ */
+class ArrivalQueue {
+  #streams: StreamState[] = [];
+  #kinds: number[] = [];
+  #payloads: Payload[] = [];
+  #times: number[] = [];
+  #scheduled = false;
+  readonly #drain = (): void => this.drain();
+
+  push(stream: StreamState, kind: number, payload: Payload, time: number): void {
+    this.#streams.push(stream);
+    this.#kinds.push(kind);
+    this.#payloads.push(payload);
+    this.#times.push(time);
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(this.#drain);
+    }
+  }
+
+  drain(): void {
+    this.#scheduled = false;
+    // Entries queued while draining (an observer that starts a request) are handled in this pass.
+    for (let i = 0; i < this.#streams.length; i++) {
+      const stream = this.#streams[i]!;
+      const payload = this.#payloads[i]!;
+      this.#payloads[i] = null;
+      try {
+        stream.process(this.#kinds[i]!, payload, this.#times[i]!);
+      } catch (err) {
+        // Never let one stream's surprise escape into the event loop: that request fails, the rest go on.
+        stream.failNow({ kind: 'other', message: `internal error while reading the stream: ${(err as Error).message}` });
+      }
+    }
+    this.#streams.length = 0;
+    this.#kinds.length = 0;
+    this.#payloads.length = 0;
+    this.#times.length = 0;
+  }
+}
+
+/**
+ * One abort listener per signal (per client), fanned out to its requests: a runner shares one
+ * signal among hundreds of streams, and a listener each would trip Node's MaxListeners warning.
+ */
+class AbortFanout {
+  #bySignal = new WeakMap<AbortSignal, Set<StreamState>>();
+
+  add(signal: AbortSignal, state: StreamState): void {
+    let set = this.#bySignal.get(signal);
+    if (set === undefined) {
+      const members = new Set<StreamState>();
+      set = members;
+      this.#bySignal.set(signal, members);
+      signal.addEventListener(
+        'abort',
+        () => {
+          for (const s of [...members]) s.abort();
+          members.clear();
+        },
+        { once: true },
+      );
+    }
+    set.add(state);
+  }
+
+  remove(signal: AbortSignal, state: StreamState): void {
+    this.#bySignal.get(signal)?.delete(state);
+  }
+}
+
+/**
+ * One request in flight: the undici handler (legacy callback form, the one that has onRequestSent)
+ * and the record being built. Handler callbacks only stamp and queue; `process` does the work.
+ */
+class StreamState implements Dispatcher.DispatchHandler {
+  readonly #spec: RequestSpec;
+  readonly #adapter: EndpointAdapter;
+  readonly #observer: StreamObserver | undefined;
+  readonly #queue: ArrivalQueue;
+  readonly #resolve: (r: RequestRecord) => void;
+  readonly #signal: AbortSignal;
+  readonly #aborts: AbortFanout;
+  readonly #timeoutMs: number;
+  readonly #idleTimeoutMs: number;
+
+  readonly #dispatchPerf: number;
+  #sentPerf: number | undefined;
+  #lastActivity: number;
+  #undiciAbort: ((err: Error) => void) | undefined;
+  #failed = false; // a failure was queued (abort, timeout): later callbacks are ignored
+  #finished = false;
+  #timeoutTimer: NodeJS.Timeout | undefined;
+  #idleTimer: NodeJS.Timeout | undefined;
+
+  #status: number | undefined;
+  #headersMs: number | undefined;
+  #headerRequestId: string | undefined;
+  #parser: JsonStreamParser | undefined;
+  #errorBody: Buffer[] | undefined;
+  #errorBodyBytes = 0;
+  #now = 0; // arrival time of the chunk being parsed
+
+  #firstChunkMs: number | undefined;
+  #ttftMs: number | undefined;
+  #ttfoMs: number | undefined;
+  readonly #chunkTimesMs: number[] = [];
+  #chunkTokens = 0;
+  #multiTokenChunks = 0;
+  #lastCumulative = 0;
+  #responseId: string | undefined;
+  #promptTokens: number | undefined;
+  #completionTokens: number | undefined;
+  #reasoningTokens: number | undefined;
+  #serverTimings: ServerTimings | undefined;
+  #serverError: string | undefined;
+  #ended = false; // [DONE], done/stop, or an error event: later events are not part of the answer
+
+  constructor(
+    spec: RequestSpec,
+    adapter: EndpointAdapter,
+    observer: StreamObserver | undefined,
+    queue: ArrivalQueue,
+    signal: AbortSignal,
+    aborts: AbortFanout,
+    options: ClientOptions,
+    resolve: (r: RequestRecord) => void,
+  ) {
+    this.#spec = spec;
+    this.#adapter = adapter;
+    this.#observer = observer;
+    this.#queue = queue;
+    this.#signal = signal;
+    this.#aborts = aborts;
+    this.#resolve = resolve;
+    this.#timeoutMs = options.timeoutMs;
+    this.#idleTimeoutMs = options.idleTimeoutMs;
+    this.#dispatchPerf = performance.now();
+    this.#lastActivity = this.#dispatchPerf;
+    if (!signal.aborted) aborts.add(signal, this);
+    if (this.#timeoutMs > 0) this.#timeoutTimer = setTimeout(this.#onTimeout, this.#timeoutMs);
+    if (this.#idleTimeoutMs > 0) this.#idleTimer = setTimeout(this.#checkIdle, this.#idleTimeoutMs);
+  }
+
+  // ---- undici handler: stamp, queue, return ----
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.#undiciAbort = abort;
+    if (this.#failed) abort(new Error('aborted'));
+  }
+
+  onRequestSent(): void {
+    // undici calls this once the request (headers and body) has been written to the socket.
+    this.#sentPerf = performance.now();
+    this.#lastActivity = this.#sentPerf;
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[], _resume: () => void, _statusText: string): boolean {
+    const t = performance.now();
+    this.#lastActivity = t;
+    if (this.#failed) return true;
+    this.#status = statusCode;
+    this.#queue.push(this, K_HEADERS, rawHeaders, t);
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    const t = performance.now(); // the one clock read for this piece of the stream
+    this.#lastActivity = t;
+    if (!this.#failed) this.#queue.push(this, K_DATA, chunk, t);
+    return true;
+  }
+
+  onComplete(): void {
+    const t = performance.now();
+    if (!this.#failed) this.#queue.push(this, K_END, null, t);
+  }
+
+  onError(err: Error): void {
+    const t = performance.now();
+    if (!this.#failed) {
+      this.#failed = true;
+      this.#queue.push(this, K_ERROR, err, t);
+    }
+  }
+
+  // ---- failures started on our side ----
+
+  abort(): void {
+    this.#fail({ kind: 'aborted', message: 'cancelled' });
+  }
+
+  readonly #onTimeout = (): void => {
+    this.#timeoutTimer = undefined;
+    this.#fail({ kind: 'timeout', message: `no complete response within ${this.#timeoutMs} ms (timeout)` });
+  };
+
+  // One timer per request, re-armed for the remaining time when it fires early, instead of a timer
+  // reset on every chunk: the data callback stays a clock read and a push.
+  readonly #checkIdle = (): void => {
+    this.#idleTimer = undefined;
+    if (this.#finished || this.#failed) return;
+    const idle = performance.now() - this.#lastActivity;
+    if (idle >= this.#idleTimeoutMs) {
+      this.#fail({ kind: 'idle-timeout', message: `nothing received for ${Math.round(idle)} ms (idle timeout ${this.#idleTimeoutMs} ms)` });
+    } else {
+      this.#idleTimer = setTimeout(this.#checkIdle, this.#idleTimeoutMs - idle);
+    }
+  };
+
+  #fail(error: RequestError): void {
+    if (this.#failed || this.#finished) return;
+    this.#failed = true;
+    const t = performance.now();
+    this.#queue.push(this, K_FAIL, error, t);
+    // Stop the socket now; undici's own onError that follows is ignored.
+    try {
+      this.#undiciAbort?.(new Error(error.message));
+    } catch {
+      // the request already ended inside undici; nothing to stop
+    }
+  }
+
+  /** A request that never reached undici (dispatch threw, or the signal was already aborted). */
+  failNow(error: RequestError): void {
+    this.#failed = true;
+    this.#finish(error, performance.now());
+    try {
+      this.#undiciAbort?.(new Error(error.message));
+    } catch {
+      // already ended inside undici
+    }
+  }
+
+  // ---- processing, outside the data callback ----
+
+  process(kind: number, payload: Payload, t: number): void {
+    if (this.#finished) return;
+    switch (kind) {
+      case K_HEADERS:
+        this.#onHeadersProcessed(payload as Buffer[], t);
+        return;
+      case K_DATA:
+        this.#onDataProcessed(payload as Buffer, t);
+        return;
+      case K_END:
+        this.#onEnd(t);
+        return;
+      case K_ERROR:
+        this.#finish(this.#classify(payload as Error), t);
+        return;
+      case K_FAIL:
+        this.#finish(payload as RequestError, t);
+        return;
+    }
+  }
+
+  #sent(): number {
+    return this.#sentPerf ?? this.#dispatchPerf;
+  }
+
+  #onHeadersProcessed(rawHeaders: Buffer[], t: number): void {
+    this.#headersMs = round3(t - this.#sent());
+    let contentType = '';
+    for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+      const name = rawHeaders[i]!.toString('latin1').toLowerCase();
+      if (name === 'x-request-id') this.#headerRequestId = rawHeaders[i + 1]!.toString('latin1');
+      else if (name === 'content-type') contentType = rawHeaders[i + 1]!.toString('latin1').toLowerCase();
+    }
+    const status = this.#status ?? 0;
+    if (status < 200 || status >= 300) {
+      this.#errorBody = [];
+      return;
+    }
+    // A server that ignored stream:true sends one JSON document.
+    let framing: Framing = this.#adapter.framing;
+    if (framing === 'sse' && contentType.startsWith('application/json')) framing = 'json';
+    this.#parser = createJsonStreamParser(framing, {
+      onValue: (value) => this.#onEvent(this.#adapter.interpret(value)),
+      onDone: () => {
+        this.#ended = true;
+      },
+      onFatal: () => {
+        this.#ended = true;
+      },
+    });
+  }
+
+  #onDataProcessed(chunk: Buffer, t: number): void {
+    if (this.#firstChunkMs === undefined) this.#firstChunkMs = round3(t - this.#sent());
+    if (this.#errorBody !== undefined) {
+      if (this.#errorBodyBytes < ERROR_BODY_BYTES) {
+        const piece = chunk.subarray(0, ERROR_BODY_BYTES - this.#errorBodyBytes);
+        this.#errorBody.push(Buffer.from(piece)); // a copy: keep 500 bytes, not the whole socket read
+        this.#errorBodyBytes += piece.length;
+      }
+      return;
+    }
+    if (this.#parser === undefined) return;
+    this.#now = t;
+    this.#parser.feedBytes(chunk);
+  }
+
+  #onEvent(info: EventInfo): void {
+    if (this.#ended) return;
+    if (info.responseId !== undefined && this.#responseId === undefined) this.#responseId = info.responseId;
+    if (info.error !== undefined) {
+      this.#serverError = info.error;
+      this.#ended = true;
+      return;
+    }
+    const usage = info.usage;
+    const content = info.content;
+    const reasoning = info.reasoning;
+    if (content || reasoning) {
+      const at = round3(this.#now - this.#sent());
+      this.#chunkTimesMs.push(at);
+      if (this.#ttftMs === undefined) {
+        this.#ttftMs = at;
+        this.#notify(0, at);
+      }
+      if (content && this.#ttfoMs === undefined) this.#ttfoMs = at;
+      let tokens = info.tokens;
+      // Usage on every chunk (vLLM's continuous_usage_stats) is cumulative: the difference is this chunk's count.
+      if (tokens === undefined && usage?.completionTokens !== undefined) {
+        const delta = usage.completionTokens - this.#lastCumulative;
+        if (delta > 0) tokens = delta;
+      }
+      this.#chunkTokens += tokens ?? 1;
+      if (tokens !== undefined && tokens > 1) this.#multiTokenChunks++;
+      this.#notify(1, at);
+    }
+    if (usage !== undefined) {
+      if (usage.promptTokens !== undefined) this.#promptTokens = usage.promptTokens;
+      if (usage.completionTokens !== undefined) {
+        this.#completionTokens = usage.completionTokens;
+        this.#lastCumulative = usage.completionTokens;
+      }
+      if (usage.reasoningTokens !== undefined) this.#reasoningTokens = usage.reasoningTokens;
+    }
+    if (info.serverTimings !== undefined) this.#serverTimings = { ...this.#serverTimings, ...info.serverTimings };
+    if (info.done) this.#ended = true;
+  }
+
+  /** Observer calls are the caller's code: an exception there must not cost the measurement. */
+  #notify(which: 0 | 1, at: number): void {
+    const o = this.#observer;
+    if (o === undefined) return;
+    try {
+      if (which === 0) o.onFirstToken?.(this.#spec.index, at);
+      else o.onChunk?.(this.#spec.index, at);
+    } catch {
+      // ignored on purpose: live display is best effort
+    }
+  }
+
+  #onEnd(t: number): void {
+    const status = this.#status ?? 0;
+    if (this.#errorBody !== undefined) {
+      const body = Buffer.concat(this.#errorBody).toString('utf8');
+      this.#finish({ kind: 'http', status, message: `HTTP ${status}${httpReason(status)}${bodyHint(body)}`, body }, t);
+      return;
+    }
+    const parser = this.#parser;
+    if (parser !== undefined) {
+      this.#now = t;
+      parser.end();
+    }
+    if (this.#serverError !== undefined) {
+      this.#finish({ kind: 'server', message: this.#serverError }, t);
+    } else if (parser?.failed) {
+      this.#finish({ kind: 'malformed', message: 'the stream could not be parsed (an event exceeded the buffer limit)' }, t);
+    } else if (parser !== undefined && parser.malformed > 0 && this.#chunkTimesMs.length === 0 && this.#completionTokens === undefined) {
+      this.#finish({ kind: 'malformed', message: `the stream could not be understood (${parser.malformed} malformed event${parser.malformed === 1 ? '' : 's'}, no tokens)` }, t);
+    } else {
+      this.#finish(undefined, t);
+    }
+  }
+
+  #classify(err: Error): RequestError {
+    const code = (err as { code?: string }).code ?? '';
+    const cause = (err as { cause?: { code?: string } }).cause?.code;
+    const c = code || cause || '';
+    if (CONNECT_CODES.has(c) || CONNECT_CODES.has(cause ?? '')) {
+      return { kind: 'connect', message: `cannot connect (${c}): ${err.message}` };
+    }
+    if (RESET_CODES.has(c)) {
+      const n = this.#chunkTimesMs.length;
+      const where = this.#status === undefined ? 'before the response' : `after ${n} chunk${n === 1 ? '' : 's'}`;
+      return { kind: 'reset', message: `connection closed ${where} (${c}: ${err.message})` };
+    }
+    return { kind: 'other', message: c ? `${err.message} (${c})` : err.message };
+  }
+
+  #finish(error: RequestError | undefined, t: number): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    this.#failed = true;
+    if (this.#timeoutTimer) clearTimeout(this.#timeoutTimer);
+    if (this.#idleTimer) clearTimeout(this.#idleTimer);
+    this.#aborts.remove(this.#signal, this);
+    const sent = this.#sent();
+    const e2eMs = round3(t - sent);
+    const usageCount = this.#completionTokens;
+    const outputTokens = usageCount ?? this.#chunkTokens;
+    const ttftMs = this.#ttftMs;
+    const record: {
+      -readonly [K in keyof RequestRecord]: RequestRecord[K];
+    } = {
+      index: this.#spec.index,
+      warmup: this.#spec.warmup,
+      scheduledAt: this.#spec.scheduledAt,
+      sentAt: performance.timeOrigin + sent,
+      outputTokens,
+      tokenSource: usageCount !== undefined ? 'usage' : 'chunks',
+      chunkTimesMs: this.#chunkTimesMs,
+      // The end of a failed request too: when it failed, for timelines; metrics skip failed requests.
+      e2eMs,
+    };
+    const responseId = this.#responseId ?? this.#headerRequestId;
+    if (responseId !== undefined) record.responseId = responseId;
+    if (this.#headersMs !== undefined) record.headersMs = this.#headersMs;
+    if (this.#firstChunkMs !== undefined) record.firstChunkMs = this.#firstChunkMs;
+    if (ttftMs !== undefined) record.ttftMs = ttftMs;
+    if (this.#ttfoMs !== undefined) record.ttfoMs = this.#ttfoMs;
+    if (error === undefined && ttftMs !== undefined && outputTokens > 1) record.tpotMs = round3((e2eMs - ttftMs) / (outputTokens - 1));
+    if (this.#promptTokens !== undefined) record.promptTokens = this.#promptTokens;
+    if (this.#reasoningTokens !== undefined) record.reasoningTokens = this.#reasoningTokens;
+    if (this.#multiTokenChunks > 0) record.multiTokenChunks = this.#multiTokenChunks;
+    if (this.#serverTimings !== undefined) record.serverTimings = this.#serverTimings;
+    const malformed = this.#parser?.malformed ?? 0;
+    if (malformed > 0) record.malformedEvents = malformed;
+    if (this.#status !== undefined) record.httpStatus = this.#status;
+    if (error !== undefined) record.error = error;
+    this.#resolve(record);
+  }
+}
+
+function httpReason(status: number): string {
+  switch (status) {
+    case 400: return ' Bad Request';
+    case 401: return ' Unauthorized (API key missing or wrong)';
+    case 403: return ' Forbidden';
+    case 404: return ' Not Found';
+    case 408: return ' Request Timeout';
+    case 413: return ' Payload Too Large';
+    case 422: return ' Unprocessable Entity';
+    case 429: return ' Too Many Requests';
+    case 500: return ' Internal Server Error';
+    case 502: return ' Bad Gateway';
+    case 503: return ' Service Unavailable';
+    case 504: return ' Gateway Timeout';
+    default: return '';
+  }
+}
+
+/** The server's own words, when the error body is JSON with a message. */
+function bodyHint(body: string): string {
+  try {
+    const v = JSON.parse(body) as { error?: unknown; message?: unknown; detail?: unknown };
+    const e = v.error;
+    const m = typeof e === 'string' ? e : typeof e === 'object' && e !== null && typeof (e as { message?: unknown }).message === 'string' ? (e as { message: string }).message : typeof v.message === 'string' ? v.message : typeof v.detail === 'string' ? v.detail : undefined;
+    return m ? `: ${m.length > 200 ? `${m.slice(0, 200)}…` : m}` : '';
+  } catch {
+    const line = body.split('\n', 1)[0]!.trim();
+    return line ? `: ${line.length > 200 ? `${line.slice(0, 200)}…` : line}` : '';
+  }
+}
+
+export function createEndpointClient(endpoint: EndpointSpec, options: ClientOptions): EndpointClient {
+  const adapter = adapterFor(endpoint.api);
+  const { origin, basePath } = splitBaseUrl(endpoint.url);
+  const connections = Math.max(1, Math.floor(options.connections));
+  const pool = new Pool(origin, {
+    connections,
+    pipelining: 1,
+    keepAliveTimeout: 60_000,
+    keepAliveMaxTimeout: 600_000,
+    // Our own timeouts (whole request, idle between chunks) replace undici's.
+    headersTimeout: 0,
+    bodyTimeout: 0,
+    connectTimeout: Math.min(options.timeoutMs > 0 ? options.timeoutMs : 10_000, 10_000),
+  });
+  // undici reports a connection failure to the request too; this keeps it from being an 'error' event.
+  pool.on('connectionError', () => {});
+  const queue = new ArrivalQueue();
+  const aborts = new AbortFanout();
+  const auth: Record<string, string> = options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {};
+  let closed = false;
+
+  async function warm(): Promise<ConnectionInfo> {
+    const start = performance.now();
+    const one = (): Promise<number> =>
+      new Promise<number>((resolve, reject) => {
+        let connectedAt: number | undefined;
+        try {
+          pool.dispatch(
+            { origin, path: basePath + adapter.probePath, method: 'GET', headers: { ...endpoint.headers, ...auth }, reset: false, blocking: true },
+            {
+              onConnect() {
+                connectedAt = performance.now();
+              },
+              onHeaders() {
+                return true;
+              },
+              onData() {
+                return true;
+              },
+              onComplete() {
+                resolve((connectedAt ?? performance.now()) - start);
+              },
+              onError(err: Error) {
+                reject(err);
+              },
+            },
+          );
+        } catch (err) {
+          reject(err as Error);
+        }
+      });
+    // All N at once, so each lands on its own socket (pipelining 1: a busy connection takes no second request).
+    const settled = await Promise.allSettled(Array.from({ length: connections }, one));
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) {
+      const err = failed.reason as Error & { code?: string };
+      const code = err.code ?? (err as { cause?: { code?: string } }).cause?.code ?? err.message;
+      throw new PreflightError(`cannot connect to ${endpoint.url} (${code})`);
+    }
+    return { connections, connectMs: settled.map((s) => round3((s as PromiseFulfilledResult<number>).value)) };
+  }
+
+  function send(spec: RequestSpec, signal: AbortSignal, observer?: StreamObserver): Promise<RequestRecord> {
+    return new Promise<RequestRecord>((resolve) => {
+      let state: StreamState;
+      try {
+        state = new StreamState(spec, adapter, observer, queue, signal, aborts, options, resolve);
+      } catch (err) {
+        const t = performance.timeOrigin + performance.now();
+        resolve({ index: spec.index, warmup: spec.warmup, scheduledAt: spec.scheduledAt, sentAt: t, outputTokens: 0, tokenSource: 'chunks', chunkTimesMs: [], error: { kind: 'other', message: `could not start the request: ${(err as Error).message}` } });
+        return;
+      }
+      if (signal.aborted) {
+        state.failNow({ kind: 'aborted', message: 'cancelled before it was sent' });
+        return;
+      }
+      if (closed) {
+        state.failNow({ kind: 'other', message: 'the client is closed' });
+        return;
+      }
+      let built;
+      try {
+        built = adapter.buildRequest(spec, endpoint);
+        pool.dispatch(
+          {
+            origin,
+            path: built.path,
+            method: built.method,
+            headers: { ...built.headers, ...auth },
+            body: built.body,
+            reset: false,
+            idempotent: false,
+            blocking: true,
+          },
+          state,
+        );
+      } catch (err) {
+        state.failNow({ kind: 'other', message: `could not send the request: ${(err as Error).message}` });
+      }
+    });
+  }
+
+  async function close(): Promise<void> {
+    if (closed) return;
+    closed = true;
+    queue.drain();
+    // Graceful first; a stuck request must not hold the process.
+    let timer: NodeJS.Timeout | undefined;
+    const graceful = pool.close().then(() => true, () => true);
+    const late = new Promise<boolean>((r) => {
+      timer = setTimeout(() => r(false), 2000);
+    });
+    const ok = await Promise.race([graceful, late]);
+    clearTimeout(timer);
+    if (!ok) await pool.destroy().catch(() => undefined);
+  }
+
+  return { warm, send, close };
+}
+

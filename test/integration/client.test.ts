@@ -1,0 +1,429 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { createEndpointClient } from '../../src/engine/client';
+import { PreflightError } from '../../src/engine/detect';
+import type { ApiKind, ClientOptions, EndpointClient, RequestRecord, RequestSpec } from '../../src/engine/types';
+import { startScriptedServer } from '../support/scriptedServer';
+import type { ScriptedServer, ScriptedServerOptions, ScriptedRequestLog } from '../support/scriptedServer';
+
+const unhandled: unknown[] = [];
+const onUnhandled = (r: unknown) => unhandled.push(r);
+process.on('unhandledRejection', onUnhandled);
+after(() => {
+  process.off('unhandledRejection', onUnhandled);
+  assert.deepEqual(unhandled, [], 'no unhandled rejections');
+});
+
+const APIS: readonly ApiKind[] = ['openai-chat', 'openai-completions', 'ollama', 'llamacpp'];
+
+let seedCounter = 1000;
+function spec(over: Partial<RequestSpec> = {}): RequestSpec {
+  return {
+    index: 0,
+    warmup: false,
+    prompt: { messages: [{ role: 'user', content: 'Say something.' }] },
+    maxTokens: 8,
+    seed: seedCounter++,
+    ignoreEos: true,
+    scheduledAt: performance.timeOrigin + performance.now(),
+    ...over,
+  };
+}
+
+async function withServer(options: ScriptedServerOptions, api: ApiKind, clientOptions: Partial<ClientOptions>, fn: (server: ScriptedServer, client: EndpointClient) => Promise<void>): Promise<void> {
+  const server = await startScriptedServer(options);
+  const client = createEndpointClient({ url: server.url, api, model: 'scripted-model' }, { connections: 1, timeoutMs: 10_000, idleTimeoutMs: 5_000, ...clientOptions });
+  try {
+    await fn(server, client);
+  } finally {
+    await client.close();
+    await server.close();
+  }
+}
+
+const signal = () => new AbortController().signal;
+
+/** Client arrival (ms after sentAt) minus the server's write time (ms after sentAt), per token chunk. */
+function arrivalErrors(record: RequestRecord, log: ScriptedRequestLog): number[] {
+  const writes = log.writes.filter((w) => w.tokens > 0);
+  assert.equal(record.chunkTimesMs.length, writes.length, 'one client chunk per server token write');
+  return writes.map((w, i) => record.chunkTimesMs[i]! - (w.at - record.sentAt));
+}
+
+function median(values: readonly number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+
+for (const api of APIS) {
+  test(`${api}: end to end, timings agree with the server's write log`, async () => {
+    await withServer({ ttftMs: 40, itlMs: 8 }, api, {}, async (server, client) => {
+      await client.warm();
+      const r = await client.send(spec({ maxTokens: 12 }), signal());
+      assert.equal(r.error, undefined, JSON.stringify(r.error));
+      assert.equal(r.httpStatus, 200);
+      assert.equal(r.outputTokens, 12);
+      assert.equal(r.tokenSource, api === 'openai-chat' || api === 'openai-completions' || api === 'ollama' || api === 'llamacpp' ? 'usage' : 'chunks');
+      assert.equal(r.promptTokens, 8);
+      assert.equal(r.chunkTimesMs.length, 12);
+      const log = server.find(r.responseId!);
+      assert.ok(log, `the response id ${r.responseId} finds the request in the server log`);
+      assert.equal(log.seed, r.index === 0 ? log.seed : -1);
+      if (api === 'openai-chat') assert.match(r.responseId!, /^chatcmpl-/);
+      if (api === 'ollama' || api === 'llamacpp') assert.match(r.responseId!, /^req-/, 'x-request-id when the stream has no id');
+      // TTFT: the first token write, as seen by the client.
+      const errors = arrivalErrors(r, log);
+      for (const e of errors) assert.ok(e > -0.05, `arrival before the write? ${e}`);
+      assert.ok(median(errors) < 3, `median arrival error ${median(errors)} ms`);
+      assert.ok(Math.max(...errors) < 25, `max arrival error ${Math.max(...errors)} ms`);
+      assert.ok(Math.abs(errors[0]!) < 25, `TTFT error ${errors[0]} ms`);
+      // ITL: every gap, against the server's gaps.
+      const writes = log.writes.filter((w) => w.tokens > 0).map((w) => w.at);
+      const itlErrors = r.chunkTimesMs.slice(1).map((t, i) => t - r.chunkTimesMs[i]! - (writes[i + 1]! - writes[i]!));
+      assert.ok(median(itlErrors.map(Math.abs)) < 3, `median ITL error ${median(itlErrors.map(Math.abs))}`);
+      assert.ok(r.ttftMs! >= 35, `ttft ${r.ttftMs}`);
+      assert.equal(r.ttfoMs, r.ttftMs);
+      assert.ok(r.tpotMs! > 6 && r.tpotMs! < 40, `tpot ${r.tpotMs}`);
+      assert.ok(r.e2eMs! >= r.chunkTimesMs[11]!);
+      assert.ok(r.headersMs! <= r.firstChunkMs!);
+      if (api === 'ollama' || api === 'llamacpp') {
+        assert.equal(r.serverTimings?.predictedTokens, 12);
+        assert.ok(r.serverTimings!.promptMs! > 30, JSON.stringify(r.serverTimings));
+      }
+      if (api === 'ollama') assert.equal(r.serverTimings?.loadMs, 0.5);
+      assert.ok(Math.abs(r.sentAt - log.receivedAt) < 25, 'sentAt is when the request was written');
+    });
+  });
+}
+
+test('a role-only first chunk counts as the first chunk, not as the first token', async () => {
+  await withServer({ ttftMs: 60, itlMs: 5, roleChunk: true }, 'openai-chat', {}, async (_server, client) => {
+    const r = await client.send(spec({ maxTokens: 3 }), signal());
+    assert.equal(r.error, undefined);
+    assert.ok(r.firstChunkMs! < 30, `first chunk ${r.firstChunkMs}`);
+    assert.ok(r.ttftMs! >= 55, `ttft ${r.ttftMs}`);
+    assert.equal(r.chunkTimesMs.length, 3);
+  });
+});
+
+test('reasoning chunks: TTFT at the first reasoning text, TTFO at the first answer text', async () => {
+  for (const api of ['openai-chat', 'ollama'] as const) {
+    await withServer({ ttftMs: 20, itlMs: 15, reasoningTokens: 3, reasoningField: 'reasoning' }, api, {}, async (_server, client) => {
+      const r = await client.send(spec({ maxTokens: 6 }), signal());
+      assert.equal(r.error, undefined);
+      assert.equal(r.chunkTimesMs.length, 6, 'reasoning chunks are timed too');
+      assert.equal(r.ttftMs, r.chunkTimesMs[0]);
+      assert.equal(r.ttfoMs, r.chunkTimesMs[3]);
+      assert.ok(r.ttfoMs! - r.ttftMs! > 35, `${api}: ttfo ${r.ttfoMs} vs ttft ${r.ttftMs}`);
+    });
+  }
+});
+
+test('token counts: chunks when the server gives no usage; several tokens per chunk are recorded', async () => {
+  await withServer({ ttftMs: 5, itlMs: 2, usage: false }, 'openai-chat', {}, async (_server, client) => {
+    const r = await client.send(spec({ maxTokens: 7 }), signal());
+    assert.equal(r.tokenSource, 'chunks');
+    assert.equal(r.outputTokens, 7);
+    assert.equal(r.promptTokens, undefined);
+  });
+  await withServer({ ttftMs: 5, itlMs: 2, tokensPerChunk: 3 }, 'llamacpp', {}, async (_server, client) => {
+    const r = await client.send(spec({ maxTokens: 10 }), signal());
+    assert.equal(r.error, undefined);
+    assert.equal(r.outputTokens, 10);
+    assert.equal(r.tokenSource, 'usage');
+    assert.deepEqual(r.chunkTimesMs.length, 4); // 3 + 3 + 3 + 1
+    assert.equal(r.multiTokenChunks, 3);
+  });
+});
+
+test('multibyte text split across network chunks is decoded whole', async () => {
+  await withServer({ ttftMs: 5, itlMs: 1, tokenText: (i) => (i % 2 ? '🙂' : 'é日') }, 'ollama', {}, async (_server, client) => {
+    const r = await client.send(spec({ maxTokens: 20 }), signal());
+    assert.equal(r.error, undefined);
+    assert.equal(r.malformedEvents, undefined);
+    assert.equal(r.chunkTimesMs.length, 20);
+  });
+});
+
+test('a slow observer does not delay the arrival stamps of other streams (parsing is outside the data callback)', async () => {
+  const streams = 8;
+  await withServer({ ttftMs: 30, itlMs: 30 }, 'openai-chat', { connections: streams }, async (server, client) => {
+    await client.warm();
+    const busy = (ms: number) => {
+      const end = performance.now() + ms;
+      while (performance.now() < end);
+    };
+    const records = await Promise.all(
+      Array.from({ length: streams }, (_, i) => client.send(spec({ index: i, maxTokens: 4 }), signal(), { onChunk: () => busy(3) })),
+    );
+    const errors: number[] = [];
+    for (const r of records) {
+      assert.equal(r.error, undefined);
+      errors.push(...arrivalErrors(r, server.find(r.responseId!)!));
+    }
+    // Were every chunk stamped after the previous streams' observers ran, the median error would be
+    // ~3 ms × streams / 2 = 12 ms.
+    assert.ok(median(errors) < 5, `median arrival error ${median(errors).toFixed(3)} ms with a 3 ms observer per chunk`);
+  });
+});
+
+test('warm() opens one connection per slot; requests then reuse them (connect time never in TTFT)', async () => {
+  await withServer({ ttftMs: 10, itlMs: 2 }, 'openai-chat', { connections: 6 }, async (server, client) => {
+    const info = await client.warm();
+    assert.equal(info.connections, 6);
+    assert.equal(info.connectMs.length, 6);
+    for (const ms of info.connectMs) assert.ok(ms >= 0 && ms < 2000, `connect ${ms}`);
+    assert.equal(server.connections, 6, 'six sockets after warming');
+    assert.equal(server.hits['GET /v1/models'], 6);
+    const records = await Promise.all(Array.from({ length: 6 }, (_, i) => client.send(spec({ index: i, maxTokens: 3 }), signal())));
+    for (const r of records) assert.equal(r.error, undefined);
+    assert.equal(server.connections, 6, 'no new socket during the measured requests');
+    await Promise.all(Array.from({ length: 6 }, (_, i) => client.send(spec({ index: i, maxTokens: 3 }), signal())));
+    assert.equal(server.connections, 6, 'keep-alive across requests');
+  });
+});
+
+test('warm() on a down endpoint throws a PreflightError', async () => {
+  const port = await closedPort();
+  const client = createEndpointClient({ url: `http://127.0.0.1:${port}`, api: 'openai-chat' }, { connections: 2, timeoutMs: 2000, idleTimeoutMs: 1000 });
+  try {
+    await assert.rejects(client.warm(), (err: unknown) => err instanceof PreflightError && /cannot connect to http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/.test((err as Error).message));
+  } finally {
+    await client.close();
+  }
+});
+
+test('fault: connection refused is a connect error', async () => {
+  const port = await closedPort();
+  const client = createEndpointClient({ url: `http://127.0.0.1:${port}`, api: 'openai-chat' }, { connections: 1, timeoutMs: 2000, idleTimeoutMs: 1000 });
+  try {
+    const r = await client.send(spec(), signal());
+    assert.equal(r.error?.kind, 'connect');
+    assert.match(r.error!.message, /ECONNREFUSED/);
+    assert.equal(r.outputTokens, 0);
+  } finally {
+    await client.close();
+  }
+});
+
+test('fault: HTTP 500 and 429 are recorded with status and the start of the body; the connection is kept', async () => {
+  const longBody = JSON.stringify({ error: { message: 'rate limited, slow down', code: 429 }, pad: 'x'.repeat(2000) });
+  await withServer({ fault: (i) => (i.seq === 1 ? { kind: 'http', status: 500, body: 'engine exploded\nstack...' } : i.seq === 2 ? { kind: 'http', status: 429, body: longBody } : undefined) }, 'openai-chat', {}, async (server, client) => {
+    await client.warm();
+    const a = await client.send(spec(), signal());
+    assert.equal(a.error?.kind, 'http');
+    assert.equal(a.error?.status, 500);
+    assert.equal(a.httpStatus, 500);
+    assert.equal(a.error?.body, 'engine exploded\nstack...');
+    assert.match(a.error!.message, /HTTP 500 Internal Server Error: engine exploded/);
+    const b = await client.send(spec(), signal());
+    assert.equal(b.error?.status, 429);
+    assert.equal(b.error?.body?.length, 500, 'the first 500 bytes');
+    assert.match(b.error!.message, /429 Too Many Requests/);
+    const c = await client.send(spec({ maxTokens: 2 }), signal());
+    assert.equal(c.error, undefined);
+    assert.equal(server.connections, 1, 'one keep-alive socket throughout');
+  });
+});
+
+test('fault: a reset mid-stream is an error and the tokens so far are kept', async () => {
+  for (const api of APIS) {
+    await withServer({ ttftMs: 5, itlMs: 3, fault: { kind: 'reset', afterTokens: 3 } }, api, {}, async (_server, client) => {
+      const r = await client.send(spec({ maxTokens: 10 }), signal());
+      assert.equal(r.error?.kind, 'reset', `${api}: ${JSON.stringify(r.error)}`);
+      assert.equal(r.chunkTimesMs.length, 3);
+      assert.equal(r.outputTokens, 3);
+      assert.equal(r.tokenSource, 'chunks');
+      assert.equal(r.tpotMs, undefined, 'no TPOT for a failed request');
+      assert.ok(r.ttftMs !== undefined);
+    });
+  }
+});
+
+test('fault: malformed JSON and malformed SSE events are counted, the stream goes on', async () => {
+  for (const api of APIS) {
+    await withServer({ ttftMs: 5, itlMs: 2, fault: { kind: 'malformed-json', atToken: 2 } }, api, {}, async (_server, client) => {
+      const r = await client.send(spec({ maxTokens: 5 }), signal());
+      assert.equal(r.error, undefined, `${api}: ${JSON.stringify(r.error)}`);
+      assert.equal(r.malformedEvents, 1);
+      assert.equal(r.chunkTimesMs.length, 5);
+    });
+  }
+  await withServer({ ttftMs: 5, itlMs: 2, fault: { kind: 'malformed-sse', atToken: 1 } }, 'openai-chat', {}, async (_server, client) => {
+    const r = await client.send(spec({ maxTokens: 4 }), signal());
+    assert.equal(r.error, undefined);
+    assert.equal(r.malformedEvents, 1);
+    assert.equal(r.outputTokens, 4);
+  });
+});
+
+test('fault: an error object inside the stream is a server error; tokens so far kept', async () => {
+  for (const api of APIS) {
+    await withServer({ ttftMs: 5, itlMs: 2, fault: { kind: 'stream-error', afterTokens: 2, message: 'CUDA out of memory' } }, api, {}, async (server, client) => {
+      const r = await client.send(spec({ maxTokens: 6 }), signal());
+      assert.equal(r.error?.kind, 'server', api);
+      assert.match(r.error!.message, /CUDA out of memory/);
+      assert.equal(r.chunkTimesMs.length, 2);
+      const r2 = await client.send(spec({ maxTokens: 2 }), signal());
+      assert.equal(r2.error?.kind, 'server', 'the same fault on every request');
+      assert.equal(server.connections, 1, 'the connection survives an in-stream error');
+    });
+  }
+});
+
+test('fault: a stall longer than the idle timeout is an idle-timeout; a shorter one is a visible gap', async () => {
+  await withServer({ ttftMs: 5, itlMs: 5, fault: { kind: 'stall', afterTokens: 2, ms: 600 } }, 'openai-chat', { idleTimeoutMs: 200 }, async (_server, client) => {
+    const t0 = performance.now();
+    const r = await client.send(spec({ maxTokens: 6 }), signal());
+    const took = performance.now() - t0;
+    assert.equal(r.error?.kind, 'idle-timeout');
+    assert.equal(r.chunkTimesMs.length, 2);
+    assert.ok(took >= 190 && took < 550, `gave up after ${took} ms`);
+  });
+  await withServer({ ttftMs: 5, itlMs: 5, fault: { kind: 'stall', afterTokens: 2, ms: 150 } }, 'ollama', { idleTimeoutMs: 1000 }, async (_server, client) => {
+    const r = await client.send(spec({ maxTokens: 5 }), signal());
+    assert.equal(r.error, undefined);
+    const gap = r.chunkTimesMs[2]! - r.chunkTimesMs[1]!;
+    assert.ok(gap >= 150, `gap ${gap}`);
+  });
+});
+
+test('fault: the whole-request timeout', async () => {
+  await withServer({ ttftMs: 5, itlMs: 50 }, 'llamacpp', { timeoutMs: 300, idleTimeoutMs: 5000 }, async (_server, client) => {
+    const t0 = performance.now();
+    const r = await client.send(spec({ maxTokens: 100 }), signal());
+    const took = performance.now() - t0;
+    assert.equal(r.error?.kind, 'timeout');
+    assert.ok(r.chunkTimesMs.length >= 2 && r.chunkTimesMs.length <= 8, `${r.chunkTimesMs.length} chunks kept`);
+    assert.ok(took >= 290 && took < 800, `timed out after ${took} ms`);
+  });
+});
+
+test('abort: stops within a few ms, keeps what arrived; an already-aborted signal never sends', async () => {
+  await withServer({ ttftMs: 5, itlMs: 20 }, 'openai-chat', {}, async (server, client) => {
+    const ac = new AbortController();
+    let abortedAt = 0;
+    const p = client.send(spec({ maxTokens: 100 }), ac.signal, {
+      onChunk: (_i, _at) => {
+        if (abortedAt === 0 && ++chunks === 3) {
+          abortedAt = performance.now();
+          ac.abort();
+        }
+      },
+    });
+    let chunks = 0;
+    const r = await p;
+    const stopMs = performance.now() - abortedAt;
+    assert.equal(r.error?.kind, 'aborted');
+    assert.equal(r.chunkTimesMs.length, 3);
+    assert.ok(stopMs < 30, `resolved ${stopMs} ms after abort`);
+    await new Promise((res) => setTimeout(res, 50));
+    assert.equal(server.log[0]!.clientClosed, true, 'the server saw the client go away');
+    const before = server.log.length;
+    const pre = new AbortController();
+    pre.abort();
+    const r2 = await client.send(spec(), pre.signal);
+    assert.equal(r2.error?.kind, 'aborted');
+    assert.equal(server.log.length, before, 'nothing sent');
+    // The client still works after an abort (a new connection is opened).
+    const r3 = await client.send(spec({ maxTokens: 2 }), signal());
+    assert.equal(r3.error, undefined);
+  });
+});
+
+test('the API key travels as a bearer token and is never in the record', async () => {
+  const key = 'sk-test-secret-123';
+  await withServer({ apiKey: key, ttftMs: 2, itlMs: 1 }, 'openai-chat', { apiKey: key }, async (server, client) => {
+    await client.warm();
+    const r = await client.send(spec({ maxTokens: 2 }), signal());
+    assert.equal(r.error, undefined);
+    assert.equal(server.log[0]!.authorization, `Bearer ${key}`);
+    assert.ok(!JSON.stringify(r).includes(key));
+  });
+  await withServer({ apiKey: key, ttftMs: 2, itlMs: 1 }, 'openai-chat', { apiKey: 'sk-bad-key-987' }, async (_server, client) => {
+    const r = await client.send(spec({ maxTokens: 2 }), signal());
+    assert.equal(r.error?.kind, 'http');
+    assert.equal(r.error?.status, 401);
+    assert.ok(!JSON.stringify(r).includes('sk-bad-key-987'));
+  });
+});
+
+test('many concurrent streams: every record complete, in-order chunk times', async () => {
+  await withServer({ ttftMs: 20, itlMs: 4 }, 'openai-chat', { connections: 32 }, async (server, client) => {
+    await client.warm();
+    const records = await Promise.all(Array.from({ length: 32 }, (_, i) => client.send(spec({ index: i, maxTokens: 16 }), signal())));
+    for (const r of records) {
+      assert.equal(r.error, undefined);
+      assert.equal(r.chunkTimesMs.length, 16);
+      for (let i = 1; i < r.chunkTimesMs.length; i++) assert.ok(r.chunkTimesMs[i]! >= r.chunkTimesMs[i - 1]!);
+    }
+    assert.equal(new Set(records.map((r) => r.responseId)).size, 32);
+    assert.equal(server.connections, 32);
+  });
+});
+
+async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+test('sentAt is when the request was written, after waiting for a free connection', async () => {
+  await withServer({ ttftMs: 5, itlMs: 20 }, 'openai-chat', { connections: 1 }, async (_server, client) => {
+    await client.warm();
+    const [a, b] = await Promise.all([client.send(spec({ index: 0, maxTokens: 5 }), signal()), client.send(spec({ index: 1, maxTokens: 5 }), signal())]);
+    assert.equal(a.error, undefined);
+    assert.equal(b.error, undefined);
+    assert.ok(b.sentAt >= a.sentAt + a.e2eMs! - 1, `second sent at +${(b.sentAt - a.sentAt).toFixed(1)} ms, first ended at +${a.e2eMs} ms`);
+    assert.ok(b.sentAt - b.scheduledAt > 50, 'the wait for the connection is not in TTFT');
+    assert.ok(b.ttftMs! < 40, `ttft ${b.ttftMs}`);
+  });
+});
+
+test('an observer that throws does not break the measurement', async () => {
+  await withServer({ ttftMs: 5, itlMs: 2 }, 'openai-chat', {}, async (_server, client) => {
+    const r = await client.send(spec({ maxTokens: 4 }), signal(), {
+      onFirstToken: () => {
+        throw new Error('observer bug');
+      },
+      onChunk: () => {
+        throw new Error('observer bug');
+      },
+    });
+    assert.equal(r.error, undefined);
+    assert.equal(r.chunkTimesMs.length, 4);
+  });
+});
+
+test('one signal shared by many streams: no listener warning, and aborting it stops them all', async () => {
+  const warnings: string[] = [];
+  const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+  process.on('warning', onWarning);
+  try {
+    await withServer({ ttftMs: 5, itlMs: 10 }, 'openai-chat', { connections: 24 }, async (_server, client) => {
+      await client.warm();
+      const ac = new AbortController();
+      const t = setTimeout(() => ac.abort(), 120);
+      const t0 = performance.now();
+      const records = await Promise.all(Array.from({ length: 24 }, (_, i) => client.send(spec({ index: i, maxTokens: 200 }), ac.signal)));
+      clearTimeout(t);
+      const took = performance.now() - t0;
+      for (const r of records) {
+        assert.equal(r.error?.kind, 'aborted');
+        assert.ok(r.chunkTimesMs.length > 0, 'tokens so far kept');
+      }
+      assert.ok(took < 400, `all stopped after ${took} ms`);
+      // The same signal, done with: later sends on a fresh one still work.
+      const r = await client.send(spec({ maxTokens: 2 }), signal());
+      assert.equal(r.error, undefined);
+    });
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(warnings.filter((w) => /MaxListeners/.test(w)), []);
+  } finally {
+    process.off('warning', onWarning);
+  }
+});
