@@ -1,0 +1,76 @@
+// Prefill stalls, first cut: a gap in one stream far longer than that stream's own rhythm.
+//
+// Why judge a gap against the stream's own median ITL and not a fixed threshold: decode speed varies
+// tenfold between endpoints (a tiny local model streams a token every 5 ms, a large hosted one every
+// 60 ms), so "slow" only means something relative to the same stream. Why a factor of 3: ordinary
+// jitter (scheduler noise, a GC pause, network batching) rarely triples a gap, whereas another
+// request's prefill landing in the same engine step typically stretches it by far more. Why a floor
+// (50 ms): on a fast stream 3 × 4 ms = 12 ms is within the noise of a loaded machine and of the OS
+// timer; a pause under ~50 ms is also below what a reader of streamed text notices. Both are
+// settings (WorkloadSpec.stallFactor / stallFloorMs).
+import type { RequestRecord, Stall, StallSummary } from './types';
+import { percentile } from './metrics';
+
+export const DEFAULT_STALL_FACTOR = 3;
+export const DEFAULT_STALL_FLOOR_MS = 50;
+export const WORST_STALLS = 10;
+
+/** The gaps between consecutive content chunks of one stream, ms. */
+export function gapsOf(chunkTimesMs: readonly number[]): number[] {
+  const gaps: number[] = [];
+  for (let i = 1; i < chunkTimesMs.length; i++) gaps.push(chunkTimesMs[i]! - chunkTimesMs[i - 1]!);
+  return gaps;
+}
+
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  return percentile([...values].sort((a, b) => a - b), 50);
+}
+
+/** The stalls in one stream: gaps > factor × the stream's median ITL and > floorMs. */
+export function findStalls(record: RequestRecord, factor: number, floorMs: number): Stall[] {
+  const times = record.chunkTimesMs;
+  const gaps = gapsOf(times);
+  if (gaps.length === 0) return [];
+  const med = median(gaps);
+  const threshold = Math.max(factor * med, floorMs);
+  const stalls: Stall[] = [];
+  for (let i = 0; i < gaps.length; i++) {
+    const gap = gaps[i]!;
+    if (gap > threshold) {
+      const startMs = times[i]!;
+      stalls.push({ requestIndex: record.index, startMs, startAt: record.sentAt + startMs, gapMs: gap, medianItlMs: med });
+    }
+  }
+  return stalls;
+}
+
+/**
+ * Stalls over a set of requests (the caller passes the measured, successful ones). Decode time of a
+ * request is its first content chunk to its last; `shareOfDecode` is stalled time over the sum.
+ */
+export function summarizeStalls(
+  records: readonly RequestRecord[],
+  factor: number,
+  floorMs: number,
+  worstCount = WORST_STALLS,
+): StallSummary {
+  const all: Stall[] = [];
+  let decodeMs = 0;
+  for (const r of records) {
+    const t = r.chunkTimesMs;
+    if (t.length >= 2) decodeMs += t[t.length - 1]! - t[0]!;
+    for (const s of findStalls(r, factor, floorMs)) all.push(s);
+  }
+  let totalMs = 0;
+  for (const s of all) totalMs += s.gapMs;
+  const worst = [...all].sort((a, b) => b.gapMs - a.gapMs || a.requestIndex - b.requestIndex).slice(0, worstCount);
+  return {
+    count: all.length,
+    totalMs,
+    shareOfDecode: decodeMs > 0 ? totalMs / decodeMs : 0,
+    worst,
+    factor,
+    floorMs,
+  };
+}
