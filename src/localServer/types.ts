@@ -17,6 +17,8 @@ export interface LocalServerOptions {
   readonly llamaServerPath?: string;
   readonly readyTimeoutMs?: number;
   readonly onLog?: (line: string) => void;
+  /** Added: bundled backend only; false turns off the full-batch fix to show node-llama-cpp's own batching. */
+  readonly fullBatches?: boolean;
 }
 
 export interface LocalServerHandle {
@@ -29,4 +31,6 @@ export interface LocalServerHandle {
   readonly exited: Promise<number | null>;
   /** SIGTERM, then SIGKILL after a grace period. */
   stop(): Promise<void>;
+  /** Added: the server's last log lines (stdout and stderr), oldest first. */
+  readonly logTail?: () => readonly string[];
 }

@@ -1,0 +1,302 @@
+// The bundled server's HTTP face: OpenAI-compatible /v1/chat/completions, /v1/completions and
+// /v1/models, llama.cpp's /completion and /health, llama.cpp-style `timings` on every response,
+// and /slots and /stats (batch sizes per engine step) for tests and the curious.
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Token } from 'node-llama-cpp';
+import { RequestError } from './engine';
+import type { GenerateRequest, GenerateResult, LlamaEngine } from './engine';
+
+const MAX_BODY = 16 * 1024 * 1024;
+
+type Api = 'chat' | 'completions' | 'llamacpp';
+
+interface Parsed {
+  readonly tokens: Token[];
+  readonly stream: boolean;
+  readonly includeUsage: boolean;
+  readonly gen: Omit<GenerateRequest, 'tokens' | 'signal' | 'onText'>;
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function timingsOf(r: GenerateResult): Record<string, number> {
+  const pn = r.evaluatedPromptTokens;
+  const gn = r.completionTokens;
+  return {
+    cache_n: r.promptTokens - r.evaluatedPromptTokens,
+    prompt_n: pn,
+    prompt_ms: r.promptMs,
+    prompt_per_token_ms: pn ? r.promptMs / pn : 0,
+    prompt_per_second: r.promptMs > 0 ? (pn * 1000) / r.promptMs : 0,
+    predicted_n: gn,
+    predicted_ms: r.predictedMs,
+    predicted_per_token_ms: gn ? r.predictedMs / gn : 0,
+    predicted_per_second: r.predictedMs > 0 ? (gn * 1000) / r.predictedMs : 0,
+  };
+}
+
+function num(body: Record<string, unknown>, key: string, def: number | undefined, min: number, max: number): number | undefined {
+  const v = body[key];
+  if (v === undefined || v === null) return def;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) throw new HttpError(400, `"${key}" must be a number from ${min} to ${max} (got ${JSON.stringify(v)})`);
+  return v;
+}
+
+export class LocalHttpServer {
+  readonly #engine: LlamaEngine;
+  readonly #modelId: string;
+  readonly #server: Server;
+  readonly #created = Math.floor(Date.now() / 1000);
+  readonly #log: (line: string) => void;
+
+  constructor(engine: LlamaEngine, modelId: string, log: (line: string) => void = () => undefined) {
+    this.#engine = engine;
+    this.#modelId = modelId;
+    this.#log = log;
+    this.#server = createServer((req, res) => {
+      this.#handle(req, res).catch((e: unknown) => {
+        this.#log(`error: ${(e as Error).stack ?? String(e)}`);
+        if (!res.headersSent) this.#json(res, 500, { error: { message: (e as Error).message, type: 'server_error', code: 500 } });
+        else res.end();
+      });
+    });
+    this.#server.keepAliveTimeout = 65_000;
+  }
+
+  /** Binds 127.0.0.1 only. Rejects with a clear message when the port is taken. */
+  listen(port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const onError = (e: NodeJS.ErrnoException) => {
+        reject(new Error(e.code === 'EADDRINUSE' ? `port ${port} on 127.0.0.1 is already in use (pick another with --port, or 0 for any free port)` : e.code === 'EACCES' ? `no permission to listen on port ${port}` : e.message));
+      };
+      this.#server.once('error', onError);
+      this.#server.listen(port, '127.0.0.1', () => {
+        this.#server.off('error', onError);
+        const addr = this.#server.address();
+        resolve(typeof addr === 'object' && addr ? addr.port : port);
+      });
+    });
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#server.close(() => resolve());
+      this.#server.closeAllConnections();
+    });
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const path = url.pathname.replace(/\/+$/, '') || '/';
+    req.socket.setNoDelay(true);
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      switch (path) {
+        case '/health':
+        case '/v1/health':
+          return this.#json(res, 200, { status: 'ok' });
+        case '/v1/models':
+        case '/models':
+          return this.#json(res, 200, { object: 'list', data: [{ id: this.#modelId, object: 'model', created: this.#created, owned_by: 'llm-profiler' }] });
+        case '/slots':
+          return this.#json(res, 200, this.#engine.slots());
+        case '/stats':
+        case '/metrics':
+          return this.#json(res, 200, { ...this.#engine.stats(url.searchParams.has('reset')), parallel: this.#engine.parallel, queued: this.#engine.queued });
+        default:
+          return this.#json(res, 404, { error: { message: `no route for GET ${path}`, type: 'not_found_error', code: 404 } });
+      }
+    }
+    if (req.method !== 'POST') return this.#json(res, 405, { error: { message: `method ${req.method} not allowed`, type: 'invalid_request_error', code: 405 } });
+    let api: Api;
+    if (path === '/v1/chat/completions' || path === '/chat/completions') api = 'chat';
+    else if (path === '/v1/completions' || path === '/completions') api = 'completions';
+    else if (path === '/completion') api = 'llamacpp';
+    else return this.#json(res, 404, { error: { message: `no route for POST ${path}`, type: 'not_found_error', code: 404 } });
+
+    let parsed: Parsed;
+    try {
+      const body = await readJson(req);
+      parsed = await this.#parse(api, body);
+    } catch (e) {
+      if (e instanceof HttpError || e instanceof RequestError) {
+        return this.#json(res, e instanceof HttpError ? e.status : 400, { error: { message: e.message, type: 'invalid_request_error', code: e instanceof HttpError ? e.status : 400 } });
+      }
+      throw e;
+    }
+    await this.#serve(api, parsed, res);
+  }
+
+  async #parse(api: Api, body: unknown): Promise<Parsed> {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'the request body must be a JSON object');
+    const b = body as Record<string, unknown>;
+    let tokens: Token[];
+    if (api === 'chat') {
+      const messages = b.messages;
+      if (!Array.isArray(messages) || messages.length === 0) throw new HttpError(400, '"messages" must be a non-empty array');
+      const flat = messages.map((m, i) => {
+        if (typeof m !== 'object' || m === null) throw new HttpError(400, `messages[${i}] must be an object`);
+        const { role, content } = m as { role?: unknown; content?: unknown };
+        if (typeof role !== 'string') throw new HttpError(400, `messages[${i}].role must be a string`);
+        let text: string;
+        if (typeof content === 'string') text = content;
+        else if (Array.isArray(content)) text = content.map((p: { type?: string; text?: string }) => (p && p.type === 'text' && typeof p.text === 'string' ? p.text : '')).join('');
+        else if (content == null) text = '';
+        else throw new HttpError(400, `messages[${i}].content must be a string`);
+        return { role, content: text };
+      });
+      tokens = await this.#engine.chatTokens(flat);
+    } else {
+      let prompt = b.prompt;
+      if (Array.isArray(prompt) && prompt.length === 1) prompt = prompt[0];
+      if (typeof prompt !== 'string') throw new HttpError(400, '"prompt" must be a string');
+      tokens = this.#engine.tokenize(prompt, true, false);
+    }
+    const n = num(b, 'n', 1, 1, 1);
+    void n;
+    const maxTokens = num(b, 'max_tokens', undefined, -1, 1e9) ?? num(b, 'max_completion_tokens', undefined, -1, 1e9) ?? num(b, 'n_predict', undefined, -1, 1e9);
+    const stop = b.stop == null ? [] : typeof b.stop === 'string' ? [b.stop] : Array.isArray(b.stop) && b.stop.every((s) => typeof s === 'string') ? (b.stop as string[]) : null;
+    if (stop === null) throw new HttpError(400, '"stop" must be a string or an array of strings');
+    const seed = num(b, 'seed', undefined, -(2 ** 53), 2 ** 53);
+    const so = b.stream_options as { include_usage?: unknown } | undefined;
+    return {
+      tokens,
+      stream: b.stream === true,
+      includeUsage: so?.include_usage === true,
+      gen: {
+        maxTokens: maxTokens === undefined || maxTokens < 0 ? undefined : Math.floor(maxTokens),
+        ignoreEos: b.ignore_eos === true,
+        seed: seed === undefined ? undefined : Math.abs(Math.floor(seed)) % 2 ** 32,
+        temperature: num(b, 'temperature', 0.8, 0, 10)!,
+        topK: num(b, 'top_k', 40, 0, 1e6)!,
+        topP: num(b, 'top_p', 0.95, 0, 1)!,
+        minP: num(b, 'min_p', 0.05, 0, 1)!,
+        stop,
+        cachePrompt: b.cache_prompt !== false,
+      },
+    };
+  }
+
+  async #serve(api: Api, p: Parsed, res: ServerResponse): Promise<void> {
+    const ac = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) ac.abort();
+    });
+    const id = `${api === 'chat' ? 'chatcmpl' : 'cmpl'}-${randomBytes(12).toString('hex')}`;
+    const created = Math.floor(Date.now() / 1000);
+    const model = this.#modelId;
+    const sse = (obj: unknown) => {
+      if (!res.destroyed) res.write(`data: ${JSON.stringify(obj)}\n\n`);
+    };
+    let started = false;
+    const startStream = () => {
+      if (started) return;
+      started = true;
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+      res.flushHeaders();
+    };
+    // The hot path: one write per token, built from a prefix and suffix made once per response.
+    const head = (obj: unknown, hole: string) => {
+      const json = JSON.stringify(obj);
+      const at = json.indexOf(`"${hole}"`);
+      return [`data: ${json.slice(0, at)}`, `${json.slice(at + hole.length + 2)}\n\n`] as const;
+    };
+    const HOLE = `llmp-hole-${id}`; // nothing else in the object can contain it
+    const [pre, post] =
+      api === 'chat'
+        ? head({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta: { content: HOLE }, logprobs: null, finish_reason: null }] }, HOLE)
+        : api === 'completions'
+          ? head({ id, object: 'text_completion', created, model, choices: [{ index: 0, text: HOLE, logprobs: null, finish_reason: null }] }, HOLE)
+          : head({ content: HOLE, stop: false, id_slot: -1 }, HOLE);
+    const onText = !p.stream
+      ? undefined
+      : (text: string) => {
+          startStream();
+          if (first && api === 'chat') {
+            sse({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta: { role: 'assistant', content: text }, logprobs: null, finish_reason: null }] });
+          } else if (!res.destroyed) res.write(pre + JSON.stringify(text) + post);
+          first = false;
+        };
+    let first = true;
+    let result: GenerateResult;
+    try {
+      result = await this.#engine.generate({ ...p.gen, tokens: p.tokens, signal: ac.signal, onText });
+    } catch (e) {
+      const status = e instanceof RequestError ? 400 : 500;
+      const error = { message: (e as Error).message, type: status === 400 ? 'invalid_request_error' : 'server_error', code: status };
+      if (!started) return this.#json(res, status, { error });
+      sse({ error });
+      res.end();
+      return;
+    }
+    if (result.finishReason === 'aborted') {
+      res.destroy();
+      return;
+    }
+    const timings = timingsOf(result);
+    const usage = { prompt_tokens: result.promptTokens, completion_tokens: result.completionTokens, total_tokens: result.promptTokens + result.completionTokens };
+    const finish = result.finishReason;
+    if (p.stream) {
+      startStream();
+      if (api === 'chat') {
+        sse({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: finish }], timings });
+        if (p.includeUsage) sse({ id, object: 'chat.completion.chunk', created, model, choices: [], usage, timings });
+        res.end('data: [DONE]\n\n');
+      } else if (api === 'completions') {
+        sse({ id, object: 'text_completion', created, model, choices: [{ index: 0, text: '', logprobs: null, finish_reason: finish }], timings });
+        if (p.includeUsage) sse({ id, object: 'text_completion', created, model, choices: [], usage, timings });
+        res.end('data: [DONE]\n\n');
+      } else {
+        sse({ content: '', stop: true, model, tokens_predicted: result.completionTokens, tokens_evaluated: result.promptTokens, stop_type: finish === 'length' ? 'limit' : 'eos', timings });
+        res.end();
+      }
+      return;
+    }
+    if (api === 'chat') {
+      this.#json(res, 200, { id, object: 'chat.completion', created, model, choices: [{ index: 0, message: { role: 'assistant', content: result.text }, logprobs: null, finish_reason: finish }], usage, timings });
+    } else if (api === 'completions') {
+      this.#json(res, 200, { id, object: 'text_completion', created, model, choices: [{ index: 0, text: result.text, logprobs: null, finish_reason: finish }], usage, timings });
+    } else {
+      this.#json(res, 200, { content: result.text, stop: true, model, tokens_predicted: result.completionTokens, tokens_evaluated: result.promptTokens, stop_type: finish === 'length' ? 'limit' : 'eos', timings });
+    }
+  }
+
+  #json(res: ServerResponse, status: number, body: unknown): void {
+    const text = JSON.stringify(body);
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  }
+}
+
+function readJson(req: IncomingMessage): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY) {
+        reject(new HttpError(413, `the request body is larger than ${MAX_BODY} bytes`));
+        req.destroy();
+        return;
+      }
+      parts.push(c);
+    });
+    req.on('end', () => {
+      const text = Buffer.concat(parts).toString('utf8');
+      try {
+        resolve(JSON.parse(text));
+      } catch {
+        reject(new HttpError(400, `the request body is not valid JSON: ${text.slice(0, 80)}`));
+      }
+    });
+    req.on('error', reject);
+  });
+}
