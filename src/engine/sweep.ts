@@ -1,0 +1,430 @@
+// Sweeps (one workload at several concurrencies, rates or prompt lengths) and the chunked-prefill
+// dial (one mixed workload at several prefill chunk sizes), each stored as ONE run file whose
+// `requests` hold every point's requests, re-indexed in order.
+import { analyzeSweep, meanDecodingBatch, meanPromptTokens, saturationReason } from './fit';
+import { summarize } from './metrics';
+import { newRunId } from './runFile';
+import { runWorkload } from './runner';
+import type {
+  EndpointSpec,
+  PrefillDialConfig,
+  Progress,
+  Prompt,
+  RequestRecord,
+  RunFile,
+  Summary,
+  SweepPoint,
+  WorkloadSpec,
+} from './types';
+
+export type SweepDimension = 'concurrency' | 'rate' | 'promptTokens';
+
+export interface SweepSpec {
+  readonly dimension: SweepDimension;
+  /** The values swept, in the order run (e.g. 1, 2, 4, 8). */
+  readonly values: readonly number[];
+  /**
+   * The workload of every point; per point the swept field is replaced (the closed-loop concurrency,
+   * the open-loop rate, or the synthetic prompt length at concurrency 1). `requests` (or `durationS`)
+   * is per point; `slo` feeds each point's goodput and the operating point.
+   */
+  readonly workload: WorkloadSpec;
+  /** Stop after a point that shows saturation (fit.ts `saturationReason`). Default true. */
+  readonly stopOnSaturation?: boolean;
+}
+
+export interface SweepOptions {
+  readonly apiKey?: string;
+  readonly signal?: AbortSignal;
+  /** Progress over the whole sweep: `done`/`failed`/`total` count every point's requests. */
+  onProgress?(p: Progress): void;
+  /** Each finished request, with its index in the sweep's run file. */
+  onRecord?(r: RequestRecord): void;
+  /** Each finished point (its requestIndexes already point into the final run file). */
+  onPoint?(point: SweepPoint, index: number): void;
+  readonly prompts?: readonly Prompt[];
+  readonly runId?: string;
+  /** Recorded in the run file when the API kind was detected (`--api auto`). */
+  readonly detectedApi?: boolean;
+}
+
+/** 1, 2, 4, … up to and including `limit` (and `limit` itself when it is not a power of two). */
+export function defaultConcurrencies(limit = 32): number[] {
+  const out: number[] = [];
+  for (let c = 1; c < limit; c *= 2) out.push(c);
+  out.push(Math.max(1, Math.floor(limit)));
+  return out;
+}
+
+export function pointLabel(dimension: SweepDimension, value: number): string {
+  return dimension === 'concurrency' ? `c=${value}` : dimension === 'rate' ? `${value}/s` : `${value} tok`;
+}
+
+/** The workload of one point of a sweep. */
+export function pointWorkload(dimension: SweepDimension, base: WorkloadSpec, value: number): WorkloadSpec {
+  switch (dimension) {
+    case 'concurrency':
+      return { ...base, mode: { kind: 'closed', concurrency: value } };
+    case 'rate': {
+      const m = base.mode;
+      return {
+        ...base,
+        mode: {
+          kind: 'open',
+          rate: value,
+          burstiness: m.kind === 'open' ? m.burstiness : 1,
+          ...(m.kind === 'open' && m.maxConcurrency !== undefined ? { maxConcurrency: m.maxConcurrency } : {}),
+        },
+      };
+    }
+    case 'promptTokens':
+      return {
+        ...base,
+        mode: { kind: 'closed', concurrency: 1 },
+        prompt: { kind: 'synthetic', tokens: value, sharedPrefix: base.prompt.kind === 'synthetic' ? base.prompt.sharedPrefix : false },
+      };
+  }
+}
+
+/** Collects point runs into one run file: requests re-indexed, stall indexes remapped. */
+class Collector {
+  readonly requests: RequestRecord[] = [];
+  readonly #offsets: number[] = [];
+
+  /** The global index a point's local index will get, so live records and the file agree. */
+  globalIndex(pointIndex: number, localIndex: number): number {
+    return (this.#offsets[pointIndex] ?? this.requests.length) + localIndex;
+  }
+
+  begin(pointIndex: number): void {
+    this.#offsets[pointIndex] = this.requests.length;
+  }
+
+  /** Adds a run's records; returns their global indexes and the run summary with stalls remapped. */
+  add(run: RunFile): { indexes: number[]; summary: Summary; records: RequestRecord[] } {
+    const sorted = [...run.requests].sort((a, b) => a.index - b.index);
+    const map = new Map<number, number>();
+    const indexes: number[] = [];
+    const records: RequestRecord[] = [];
+    for (const r of sorted) {
+      const g = this.requests.length;
+      map.set(r.index, g);
+      const rec = { ...r, index: g };
+      this.requests.push(rec);
+      records.push(rec);
+      indexes.push(g);
+    }
+    const s = run.summary;
+    const summary: Summary = {
+      ...s,
+      stalls: { ...s.stalls, worst: s.stalls.worst.map((st) => ({ ...st, requestIndex: map.get(st.requestIndex) ?? st.requestIndex })) },
+    };
+    return { indexes, summary, records };
+  }
+}
+
+function progressAdapter(
+  runId: string,
+  startedMs: number,
+  total: number | undefined,
+  before: () => { done: number; failed: number },
+  onProgress: ((p: Progress) => void) | undefined,
+): ((p: Progress) => void) | undefined {
+  if (!onProgress) return undefined;
+  return (p) => {
+    const b = before();
+    onProgress({
+      ...p,
+      runId,
+      done: b.done + p.done,
+      failed: b.failed + p.failed,
+      ...(total !== undefined ? { total } : {}),
+      elapsedS: (performance.now() - startedMs) / 1000,
+    });
+  };
+}
+
+/**
+ * Runs `spec.values` one after another through `runWorkload`, stopping early when a point shows the
+ * endpoint saturated, and returns one run file with `sweep` holding the points, the TPOT(B) fit (or
+ * the prefill fit), the knee, the operating point and the verdicts. A cancelled sweep keeps every
+ * finished point (and the partial one) and is marked `cancelled`. An error starting the first point
+ * (endpoint down, bad workload) is thrown; one at a later point ends the sweep there, keeping the rest.
+ */
+export async function runSweep(endpoint: EndpointSpec, spec: SweepSpec, options: SweepOptions = {}): Promise<RunFile> {
+  if (spec.values.length === 0) throw new Error('a sweep needs at least one value');
+  for (const v of spec.values) {
+    if (!(Number.isFinite(v) && v > 0)) throw new Error(`bad ${spec.dimension} value ${v}: must be a positive number`);
+  }
+  const id = options.runId ?? newRunId();
+  const started = performance.now();
+  const collector = new Collector();
+  const points: SweepPoint[] = [];
+  const runs: RunFile[] = [];
+  let done = 0;
+  let failed = 0;
+  let stoppedEarly: { afterLabel: string; reason: string } | undefined;
+  const perPoint = spec.workload.requests !== undefined ? spec.workload.requests : undefined;
+  const total = perPoint !== undefined ? perPoint * spec.values.length : undefined;
+  const onProgress = progressAdapter(id, started, total, () => ({ done, failed }), options.onProgress);
+
+  for (let i = 0; i < spec.values.length; i++) {
+    if (options.signal?.aborted) break;
+    const value = spec.values[i]!;
+    const label = pointLabel(spec.dimension, value);
+    const workload = pointWorkload(spec.dimension, spec.workload, value);
+    collector.begin(i);
+    let run: RunFile;
+    try {
+      run = await runWorkload(endpoint, workload, {
+        ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.prompts ? { prompts: options.prompts } : {}),
+        ...(options.detectedApi ? { detectedApi: true } : {}),
+        ...(onProgress ? { onProgress } : {}),
+        ...(options.onRecord ? { onRecord: (r: RequestRecord) => options.onRecord!({ ...r, index: collector.globalIndex(i, r.index) }) } : {}),
+        runId: `${id}#${i}`,
+      });
+    } catch (err) {
+      if (i === 0) throw err;
+      stoppedEarly = { afterLabel: points[points.length - 1]!.label, reason: `${label} could not run: ${err instanceof Error ? err.message : String(err)}` };
+      break;
+    }
+    runs.push(run);
+    const { indexes, summary, records } = collector.add(run);
+    // as the runner counts: `done` includes the failed ones
+    done += summary.completed + summary.failed;
+    failed += summary.failed;
+    const meanBatch = spec.dimension === 'promptTokens' ? undefined : meanDecodingBatch(records);
+    const measuredPrompt = meanPromptTokens(records);
+    const point: SweepPoint = {
+      label,
+      ...(spec.dimension === 'concurrency' ? { concurrency: value } : {}),
+      ...(spec.dimension === 'rate' ? { rate: value } : {}),
+      ...(spec.dimension === 'promptTokens' ? { concurrency: 1, promptTokens: value } : {}),
+      summary,
+      requestIndexes: indexes,
+      ...(meanBatch !== undefined ? { meanBatch } : {}),
+      ...(measuredPrompt !== undefined ? { measuredPromptTokens: measuredPrompt } : {}),
+    };
+    points.push(point);
+    options.onPoint?.(point, i);
+    if (run.cancelled) break;
+    if (spec.stopOnSaturation !== false && i + 1 < spec.values.length) {
+      const why = saturationReason(spec.dimension, points[i - 1]?.summary, summary);
+      if (why) {
+        stoppedEarly = { afterLabel: label, reason: why };
+        break;
+      }
+    }
+  }
+
+  const first = runs[0];
+  if (!first) throw new Error('the sweep was cancelled before its first point finished');
+  const last = runs[runs.length - 1]!;
+  const slo = spec.workload.slo;
+  const analysis = analyzeSweep(spec.dimension, points, slo);
+  const cancelled = runs.some((r) => r.cancelled) || options.signal?.aborted === true;
+  return {
+    format: 'llm-profiler.run',
+    version: 1,
+    id,
+    startedAt: first.startedAt,
+    ...(last.endedAt !== undefined ? { endedAt: last.endedAt } : {}),
+    ...(cancelled ? { cancelled: true } : {}),
+    tool: first.tool,
+    endpoint: first.endpoint,
+    // the first point's workload: every point's differs from it only in the swept field
+    workload: pointWorkload(spec.dimension, spec.workload, spec.values[0]!),
+    ...(first.connection ? { connection: first.connection } : {}),
+    requests: collector.requests,
+    // pooled over every point: the sweep's view is in `sweep.points`
+    summary: summarize(collector.requests, spec.workload),
+    sweep: {
+      dimension: spec.dimension,
+      points,
+      ...analysis,
+      ...(slo ? { slo } : {}),
+      ...(stoppedEarly ? { stoppedEarly } : {}),
+    },
+  };
+}
+
+// ---- The chunked-prefill dial ----
+
+export interface PrefillDialSpec {
+  /** Prefill chunk sizes to compare, tokens per step (at least two). */
+  readonly batchSizes: readonly number[];
+  /** Concurrent short decodes (closed loop): the streams that a long prefill stalls. */
+  readonly decodeStreams: number;
+  readonly shortPromptTokens: number;
+  readonly shortMaxTokens: number;
+  readonly longPromptTokens: number;
+  readonly longMaxTokens: number;
+  /** Long prompts per second, open loop with a fixed seed: every configuration gets the same arrivals. */
+  readonly longRate: number;
+  /** How long each configuration runs, s. */
+  readonly durationS: number;
+  /** The rest of the workload (timeouts, seed, SLO, stall factor and floor, percentiles). */
+  readonly workload: WorkloadSpec;
+}
+
+/** A server the dial profiles: started once per chunk size, stopped after. */
+export interface DialServer {
+  readonly endpoint: EndpointSpec;
+  stop(): Promise<void>;
+}
+
+export interface PrefillDialOptions {
+  /** Starts the server with the given prefill chunk (the local server: startLocalServer({ batchSize })). */
+  startServer(batchSize: number): Promise<DialServer>;
+  readonly apiKey?: string;
+  readonly signal?: AbortSignal;
+  onProgress?(p: Progress): void;
+  onConfig?(config: PrefillDialConfig, index: number): void;
+  readonly runId?: string;
+}
+
+/**
+ * For each chunk size: start the server, run the short decodes (closed loop, `decodeStreams`) and
+ * the long prompts (open loop, `longRate`) against it at the same time for `durationS`, stop it.
+ * The result is one run file: `requests` hold every configuration's requests, `prefillDial.configs`
+ * the per-configuration summaries of the decodes (TPOT p99, stalls) and of the long prompts (TTFT).
+ */
+export async function runPrefillDial(spec: PrefillDialSpec, options: PrefillDialOptions): Promise<RunFile> {
+  if (spec.batchSizes.length < 2) throw new Error('the prefill dial needs at least two batch sizes to compare');
+  for (const b of spec.batchSizes) if (!(Number.isInteger(b) && b >= 1)) throw new Error(`bad batch size ${b}: must be a whole number ≥ 1`);
+  const id = options.runId ?? newRunId();
+  const started = performance.now();
+  const collector = new Collector();
+  const configs: PrefillDialConfig[] = [];
+  const runs: RunFile[] = [];
+  let done = 0;
+  let failed = 0;
+  // --duration, not a request count: the decodes and the long prompts must overlap for the whole run
+  const { requests: _perRun, ...rest } = spec.workload;
+  const decodeWorkload: WorkloadSpec = {
+    ...rest,
+    mode: { kind: 'closed', concurrency: spec.decodeStreams },
+    durationS: spec.durationS,
+    warmup: 0,
+    maxTokens: spec.shortMaxTokens,
+    prompt: { kind: 'synthetic', tokens: spec.shortPromptTokens, sharedPrefix: false },
+  };
+  const longWorkload: WorkloadSpec = {
+    ...decodeWorkload,
+    mode: { kind: 'open', rate: spec.longRate, burstiness: 1, maxConcurrency: 4 },
+    maxTokens: spec.longMaxTokens,
+    prompt: { kind: 'synthetic', tokens: spec.longPromptTokens, sharedPrefix: false },
+    // the long prompts' own seed, the same in every configuration
+    seed: spec.workload.seed + 1,
+  };
+
+  for (let i = 0; i < spec.batchSizes.length; i++) {
+    if (options.signal?.aborted) break;
+    const batchSize = spec.batchSizes[i]!;
+    const server = await options.startServer(batchSize);
+    let decodeRun: RunFile;
+    let longRun: RunFile;
+    try {
+      const common = {
+        ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      };
+      let decodeSoFar = { done: 0, failed: 0 };
+      let longSoFar = { done: 0, failed: 0 };
+      const report = (p: Progress, which: 'decode' | 'long') => {
+        if (which === 'decode') decodeSoFar = { done: p.done, failed: p.failed };
+        else longSoFar = { done: p.done, failed: p.failed };
+        options.onProgress?.({
+          ...p,
+          runId: id,
+          done: done + decodeSoFar.done + longSoFar.done,
+          failed: failed + decodeSoFar.failed + longSoFar.failed,
+          elapsedS: (performance.now() - started) / 1000,
+        });
+      };
+      [decodeRun, longRun] = await Promise.all([
+        runWorkload(server.endpoint, decodeWorkload, { ...common, runId: `${id}#${i}d`, onProgress: (p) => report(p, 'decode') }),
+        runWorkload(server.endpoint, longWorkload, { ...common, runId: `${id}#${i}l`, onProgress: (p) => report(p, 'long') }),
+      ]);
+    } finally {
+      await server.stop();
+    }
+    runs.push(decodeRun, longRun);
+    const d = collector.add(decodeRun);
+    const l = collector.add(longRun);
+    done += d.summary.completed + d.summary.failed + l.summary.completed + l.summary.failed;
+    failed += d.summary.failed + l.summary.failed;
+    const config: PrefillDialConfig = {
+      batchSize,
+      label: `batch ${batchSize}`,
+      decode: { summary: d.summary, requestIndexes: d.indexes },
+      long: { summary: l.summary, requestIndexes: l.indexes },
+    };
+    configs.push(config);
+    options.onConfig?.(config, i);
+    if (decodeRun.cancelled || longRun.cancelled) break;
+  }
+
+  const first = runs[0];
+  if (!first) throw new Error('the prefill dial was cancelled before its first configuration finished');
+  const last = runs[runs.length - 1]!;
+  const cancelled = runs.some((r) => r.cancelled) || options.signal?.aborted === true;
+  return {
+    format: 'llm-profiler.run',
+    version: 1,
+    id,
+    startedAt: first.startedAt,
+    ...(last.endedAt !== undefined ? { endedAt: last.endedAt } : {}),
+    ...(cancelled ? { cancelled: true } : {}),
+    tool: first.tool,
+    // each configuration had its own server (and port): the first one's endpoint stands for them
+    endpoint: first.endpoint,
+    workload: decodeWorkload,
+    requests: collector.requests,
+    summary: summarize(collector.requests, decodeWorkload),
+    prefillDial: {
+      configs,
+      decodeStreams: spec.decodeStreams,
+      shortPromptTokens: spec.shortPromptTokens,
+      shortMaxTokens: spec.shortMaxTokens,
+      longPromptTokens: spec.longPromptTokens,
+      longMaxTokens: spec.longMaxTokens,
+      longRate: spec.longRate,
+      durationS: spec.durationS,
+    },
+  };
+}
+
+/** The figures the dial compares, per configuration. */
+export interface DialFigures {
+  readonly batchSize: number;
+  readonly tpotP99Ms: number;
+  readonly stallCount: number;
+  readonly stallTotalMs: number;
+  readonly stallShare: number;
+  readonly longTtftP50Ms: number;
+  readonly longTtftP99Ms: number;
+  readonly longCount: number;
+  /** Failed requests, decodes and long prompts together. */
+  readonly failed: number;
+  readonly outputTokensPerSecond: number;
+}
+
+export function dialFigures(config: PrefillDialConfig): DialFigures {
+  const d = config.decode.summary;
+  const l = config.long.summary;
+  return {
+    batchSize: config.batchSize,
+    tpotP99Ms: d.tpotMs.p99 ?? d.tpotMs.max,
+    stallCount: d.stalls.count,
+    stallTotalMs: d.stalls.totalMs,
+    stallShare: d.stalls.shareOfDecode,
+    longTtftP50Ms: l.ttftMs.p50 ?? l.ttftMs.mean,
+    longTtftP99Ms: l.ttftMs.p99 ?? l.ttftMs.max,
+    longCount: l.completed,
+    failed: d.failed + l.failed,
+    outputTokensPerSecond: d.outputTokensPerSecond,
+  };
+}
