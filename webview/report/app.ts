@@ -1,0 +1,413 @@
+// The report: one run, two runs compared, a live run, or an error. Owns the timelines and charts
+// it creates and disposes of them before drawing something else.
+import type { Chart } from 'chart.js';
+import type { RequestRecord, RunFile, Stall } from '../../src/engine/types';
+import type { ReportHostMessage } from '../../src/shared/protocol';
+import { buildCdf } from './cdf';
+import { applyTheme, cdfChart, itlChart, setChartTheme, throughputChart, type CdfSeries, type ScatterPoint } from './charts';
+import { h } from './dom';
+import { formatInt, formatMs, formatNumber } from './format';
+import { addToLanes, buildLanes, itlSamples, runStart, seriesRequests, stallRuleOf, stallWindow, type LaneModel } from './lanes';
+import { applyLive, type LiveMessage, type LiveState } from './liveState';
+import { perSecond } from './series';
+import { readTheme, watchTheme, type Theme } from './theme';
+import { Timeline } from './timeline';
+import { SWEEP_POINT_SELECTED, hasSweepView, renderSweep, type SweepPointSelectedDetail } from './sweepView';
+import { asRun } from './validate';
+import { compareTable, errorView, headerView, headlineView, percentileTable, runTitle, stallsList } from './views';
+import { post, setPanelState } from './vscodeApi';
+
+type Mode = 'empty' | 'run' | 'compare' | 'live' | 'error';
+
+export class ReportApp {
+  readonly #root: HTMLElement;
+  #theme: Theme;
+  #timelines: Timeline[] = [];
+  #charts: Chart[] = [];
+  #live: LiveState | undefined;
+  #liveParts: { model: LaneModel; timeline: Timeline; progress: HTMLElement; ttft: Chart; tput: Chart } | undefined;
+  #generation = 0;
+  /** The sweep view's container and its run, drawn again when the theme changes (its colours are read once). */
+  #sweep: { container: HTMLElement; run: RunFile } | undefined;
+
+  constructor(root: HTMLElement) {
+    this.#root = root;
+    this.#theme = readTheme();
+    setChartTheme(this.#theme);
+    watchTheme((t) => this.#setTheme(t));
+  }
+
+  handle(msg: ReportHostMessage): void {
+    try {
+      switch (msg.type) {
+        case 'showRun': this.showRun(msg.run, msg.compareWith); break;
+        case 'runError': this.showError(msg.message, msg.path); break;
+        case 'liveStart':
+        case 'liveUpdate':
+        case 'liveEnd': this.#onLive(msg); break;
+        default: {
+          const never: never = msg;
+          void never;
+        }
+      }
+    } catch (e) {
+      this.showError(`The report could not be drawn: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  showRun(value: unknown, compareValue?: unknown): void {
+    const a = asRun(value);
+    if ('error' in a) { this.showError(a.error); return; }
+    if (compareValue !== undefined) {
+      const b = asRun(compareValue);
+      if ('error' in b) { this.showError(`The run to compare with: ${b.error}`); return; }
+      this.#live = undefined;
+      this.#renderCompare(a.run, b.run);
+      setPanelState({ runId: a.run.id, compareId: b.run.id });
+      return;
+    }
+    this.#live = undefined;
+    this.#renderRun(a.run);
+    setPanelState({ runId: a.run.id });
+  }
+
+  showError(message: string, path?: string): void {
+    this.#clear('error');
+    this.#root.append(errorView(message, path));
+  }
+
+  showPlaceholder(text: string): void {
+    this.#clear('empty');
+    this.#root.append(h('p', { class: 'placeholder', text }));
+  }
+
+  #clear(mode: Mode): void {
+    this.#generation++;
+    for (const t of this.#timelines) t.dispose();
+    for (const c of this.#charts) c.destroy();
+    this.#timelines = [];
+    this.#charts = [];
+    this.#liveParts = undefined;
+    if (this.#sweep) { renderSweep(this.#sweep.container, { ...this.#sweep.run, sweep: undefined, prefillDial: undefined }); this.#sweep = undefined; }
+    this.#root.replaceChildren();
+    document.body.dataset.view = mode;
+    delete document.body.dataset.rendered;
+    delete document.body.dataset.timelineDrawn;
+  }
+
+  #setTheme(t: Theme): void {
+    this.#theme = t;
+    setChartTheme(t);
+    for (const tl of this.#timelines) tl.setTheme(t);
+    for (const c of this.#charts) applyTheme(c, t);
+    if (this.#sweep) renderSweep(this.#sweep.container, this.#sweep.run);
+    document.body.dataset.themeKind = t.kind;
+  }
+
+  // ---- one run ----
+
+  #renderRun(run: RunFile): void {
+    this.#clear('run');
+    const started = performance.now();
+    const model = buildLanes(run);
+    this.#root.append(headerView(run, this.#exportButtons(run)), headlineView(run));
+    // a sweep's trade-off curve comes first: it is what a sweep run is for (webview/report/sweepView.ts)
+    const sweepBox = hasSweepView(run) ? h('div', { class: 'sweep-container' }) : undefined;
+    if (sweepBox) {
+      this.#root.append(section(run.sweep ? 'Sweep' : 'Chunked-prefill dial', 'sweep', sweepBox,
+        'Clicking a point shows its requests on the timeline.'));
+    }
+    this.#root.append(section('Percentiles', 'percentiles', percentileTable(run)));
+    const tl = this.#timelineSection(model, run, 'Timeline');
+    this.#root.append(section('Stalls', 'stalls', stallsList(run, (s) => this.#selectStall(tl, model, s), model.t0),
+      'The worst gaps between chunks; Enter or click shows one on the timeline.'));
+    const dist = h('div', { class: 'charts' });
+    this.#root.append(section('Distributions', 'distributions', dist));
+    tl.attach();
+    if (sweepBox) {
+      renderSweep(sweepBox, run);
+      this.#sweep = { container: sweepBox, run };
+      sweepBox.addEventListener(SWEEP_POINT_SELECTED, (e) => this.#showRequests(tl, model, (e as CustomEvent<SweepPointSelectedDetail>).detail.requestIndexes));
+    }
+    document.body.dataset.timelineDrawn = String(performance.now() - started);
+    document.body.dataset.renderedRun = run.id;
+    // the charts come a task later, so the timeline and the table show first on a large run
+    const gen = this.#generation;
+    setTimeout(() => {
+      if (gen !== this.#generation) return;
+      this.#distributions(dist, run, model);
+      document.body.dataset.rendered = String(performance.now() - started);
+    }, 0);
+  }
+
+  #distributions(into: HTMLElement, run: RunFile, model: LaneModel): void {
+    const t = this.#theme;
+    const slo = run.workload?.slo ?? {};
+    const measured = run.requests.filter((r) => !r.warmup && !r.error);
+    const pick = (f: (r: RequestRecord) => number | undefined) => measured.map(f).filter((v): v is number => typeof v === 'number');
+    const itl = itlSamples(model);
+    const cdfs: [string, string, number[] | Float64Array, number | undefined][] = [
+      ['ttft', 'TTFT', pick((r) => r.ttftMs), slo.ttftMs],
+      ['tpot', 'TPOT', pick((r) => r.tpotMs), slo.tpotMs],
+      ['itl', 'ITL', itl.itl, slo.itlMs],
+    ];
+    for (const [id, label, values, sloV] of cdfs) {
+      const { card, canvas } = chartCard(`${label} CDF`, `${run.id}-${id}-cdf`, id);
+      into.append(card);
+      const points = buildCdf(values).filter((q) => id !== 'itl' || q.x > 0);
+      this.#charts.push(cdfChart(canvas, t, label, [{ label: run.id, points, slot: 0 }], sloV, id === 'itl'));
+    }
+    const { card: itlCard, canvas: itlCanvas } = chartCard('ITL over time', `${run.id}-itl-time`, 'itl-time', 'Wheel to zoom, drag to pan, double-click to reset.');
+    into.append(itlCard);
+    const { normal, high, note } = itlScatter(itl.at, itl.itl, run.summary.itlMs.p99);
+    const itlC = itlChart(itlCanvas, t, normal, high, note);
+    itlCanvas.addEventListener('dblclick', () => (itlC as Chart & { resetZoom?: () => void }).resetZoom?.());
+    this.#charts.push(itlC);
+    const ps = perSecond(seriesRequests(model));
+    const { card: tCard, canvas: tCanvas } = chartCard('Output tokens/s and requests in flight (1 s buckets)', `${run.id}-throughput`, 'throughput');
+    into.append(tCard);
+    this.#charts.push(throughputChart(tCanvas, t, ps.seconds, ps.tokensPerSecond, ps.inFlight));
+    for (const c of into.querySelectorAll<HTMLButtonElement>('button.png')) c.addEventListener('click', () => exportCanvasPng(c));
+  }
+
+  #timelineSection(model: LaneModel, run: RunFile, title: string, slot = 0): Timeline {
+    const tl = new Timeline(model, this.#theme, title);
+    this.#timelines.push(tl);
+    const status = h('span', { class: 'view-status', 'aria-live': 'polite' });
+    tl.onViewChange = (v) => { status.textContent = `${formatMs(v.xEnd - v.xStart)} shown`; };
+    const btn = (label: string, title2: string, fn: () => void) => {
+      const b = h('button', { type: 'button', class: 'tool', title: title2, 'aria-label': title2, text: label });
+      b.addEventListener('click', fn);
+      return b;
+    };
+    const png = btn('PNG', 'Save the timeline as PNG', () => {
+      tl.draw();
+      post('exportPng', { name: `${run.id}-timeline.png`, dataUrl: tl.canvas.toDataURL('image/png') });
+    });
+    const toolbar = h('div', { class: 'toolbar', role: 'toolbar', 'aria-label': `${title} controls` },
+      btn('+', 'Zoom in', () => tl.zoomBy(0.6)),
+      btn('−', 'Zoom out', () => tl.zoomBy(1 / 0.6)),
+      btn('Reset', 'Show the whole run', () => tl.reset()),
+      png, status);
+    const legend = h('ul', { class: 'legend', 'aria-label': 'Legend' },
+      ...[['wait', 'client wait'], ['ttft', 'waiting for first token'], ['decode', 'decoding (tick per chunk when zoomed)'], ['stall', 'stall'], ['error', 'error']]
+        .map(([k, l]) => h('li', {}, h('span', { class: `swatch sw-${k}` }), l!)));
+    const sub = timelineSubtitle(model);
+    this.#root.append(section(title, slot === 0 ? 'timeline' : `timeline-${slot}`, h('div', {}, toolbar, legend, tl.element), sub));
+    return tl;
+  }
+
+  /** Zooms the timeline to a set of requests (a sweep point's), which lie next to each other in start order. */
+  #showRequests(tl: Timeline, model: LaneModel, indexes: readonly number[]): void {
+    let lo = Infinity, hi = -Infinity, t0 = Infinity, t1 = -Infinity;
+    for (const i of indexes) {
+      const lane = model.laneOf.get(i);
+      if (lane === undefined) continue;
+      const l = model.lanes[lane]!;
+      lo = Math.min(lo, lane); hi = Math.max(hi, lane);
+      t0 = Math.min(t0, l.scheduled); t1 = Math.max(t1, l.end);
+    }
+    if (!Number.isFinite(lo)) return;
+    const pad = (t1 - t0) * 0.02;
+    tl.setView({ xStart: t0 - pad, xEnd: t1 + pad, yStart: lo, yEnd: hi + 1 });
+    document.body.dataset.shownRequests = `${lo}-${hi}`;
+  }
+
+  #selectStall(tl: Timeline, model: LaneModel, s: Stall): void {
+    const w = stallWindow(model, s);
+    if (!w) return;
+    tl.select(w.lane, w.start, w.end);
+    document.body.dataset.selectedStall = `${s.requestIndex}:${s.startMs}`;
+  }
+
+  #exportButtons(run: RunFile): HTMLElement {
+    const csv = h('button', { type: 'button', class: 'action', text: 'Export CSV', title: 'Save the requests as CSV' });
+    csv.addEventListener('click', () => post('exportCsv', { runId: run.id }));
+    const json = h('button', { type: 'button', class: 'action', text: 'Export JSON', title: 'Save the run file as JSON' });
+    json.addEventListener('click', () => post('exportJson', { runId: run.id }));
+    return h('div', { class: 'actions' }, csv, json);
+  }
+
+  // ---- two runs ----
+
+  #renderCompare(a: RunFile, b: RunFile): void {
+    this.#clear('compare');
+    const started = performance.now();
+    const side = (run: RunFile, tag: string) => {
+      const head = headerView(run, this.#exportButtons(run));
+      head.querySelector('h1')!.textContent = `${tag}: ${runTitle(run)}`;
+      return h('div', { class: 'side', 'data-side': tag }, head, headlineView(run));
+    };
+    this.#root.append(h('div', { class: 'sides' }, side(a, 'A'), side(b, 'B')));
+    this.#root.append(section('Differences', 'differences', compareTable(a, b)));
+    const charts = h('div', { class: 'charts' });
+    this.#root.append(section('Distributions, overlaid', 'distributions', charts, 'A solid, B dashed.'));
+    const ma = buildLanes(a);
+    const mb = buildLanes(b);
+    const tla = this.#timelineSection(ma, a, 'Timeline A', 0);
+    const tlb = this.#timelineSection(mb, b, 'Timeline B', 1);
+    tla.attach();
+    tlb.attach();
+    document.body.dataset.timelineDrawn = String(performance.now() - started);
+    document.body.dataset.renderedRun = `${a.id}|${b.id}`;
+    const t = this.#theme;
+    const slo = a.workload?.slo ?? {};
+    const vals = (run: RunFile, m: LaneModel, k: 'ttft' | 'tpot' | 'itl') => {
+      if (k === 'itl') return itlSamples(m).itl;
+      const ok = run.requests.filter((r) => !r.warmup && !r.error);
+      return ok.map((r) => (k === 'ttft' ? r.ttftMs : r.tpotMs)).filter((v): v is number => typeof v === 'number');
+    };
+    for (const [k, label, sloV] of [['ttft', 'TTFT', slo.ttftMs], ['tpot', 'TPOT', slo.tpotMs], ['itl', 'ITL', slo.itlMs]] as const) {
+      const { card, canvas } = chartCard(`${label} CDF`, `${a.id}-vs-${b.id}-${k}-cdf`, k);
+      charts.append(card);
+      const series: CdfSeries[] = [
+        { label: `A ${a.id}`, points: buildCdf(vals(a, ma, k)).filter((q) => k !== 'itl' || q.x > 0), slot: 0 },
+        { label: `B ${b.id}`, points: buildCdf(vals(b, mb, k)).filter((q) => k !== 'itl' || q.x > 0), slot: 1, dashed: true },
+      ];
+      this.#charts.push(cdfChart(canvas, t, label, series, sloV, k === 'itl'));
+    }
+    for (const c of charts.querySelectorAll<HTMLButtonElement>('button.png')) c.addEventListener('click', () => exportCanvasPng(c));
+    document.body.dataset.rendered = String(performance.now() - started);
+  }
+
+  // ---- live ----
+
+  #onLive(msg: LiveMessage): void {
+    const next = applyLive(this.#live, msg);
+    if (!next) {
+      document.body.dataset.staleDropped = String(Number(document.body.dataset.staleDropped ?? 0) + 1);
+      return;
+    }
+    const prev = this.#live;
+    this.#live = next;
+    if (msg.type === 'liveEnd') {
+      this.#live = undefined;
+      this.showRun(msg.run);
+      document.body.dataset.liveEnded = msg.runId;
+      return;
+    }
+    if (msg.type === 'liveStart' || !this.#liveParts || prev?.runId !== next.runId) {
+      this.#renderLiveFrame(next);
+      setPanelState({ liveRunId: next.runId, runId: next.runId });
+      return;
+    }
+    const parts = this.#liveParts;
+    parts.model = addToLanes(parts.model, msg.records, stallRuleOf(next.run));
+    parts.timeline.setModel(parts.model, true);
+    const sub = parts.timeline.element.closest('section')?.querySelector('.sub');
+    if (sub) sub.textContent = timelineSubtitle(parts.model);
+    this.#updateLiveFigures(next);
+  }
+
+  #renderLiveFrame(state: LiveState): void {
+    this.#clear('live');
+    const run = state.run;
+    const records = [...state.records.values()];
+    const t0 = records.length ? runStart(records) : Date.parse(run.startedAt) || 0;
+    const model = addToLanes(buildLanes({ ...run, requests: [] }, t0), records, stallRuleOf(run));
+    const head = headerView(run, h('div', { class: 'actions' }, h('span', { class: 'live-badge', text: 'Live' })));
+    const progress = h('section', { class: 'headline live-progress', 'aria-label': 'Progress', 'aria-live': 'polite' });
+    this.#root.append(head, progress);
+    const timeline = this.#timelineSection(model, run, 'Timeline (live)');
+    const charts = h('div', { class: 'charts' });
+    this.#root.append(section('Distributions so far', 'distributions', charts, 'Provisional: the final figures come from the engine when the run ends.'));
+    const { card, canvas } = chartCard('TTFT CDF', `${run.id}-ttft-cdf`, 'ttft');
+    const { card: tc, canvas: tcv } = chartCard('Output tokens/s and requests in flight (1 s buckets)', `${run.id}-throughput`, 'throughput');
+    charts.append(card, tc);
+    const ttft = cdfChart(canvas, this.#theme, 'TTFT', [{ label: run.id, points: [], slot: 0 }], run.workload?.slo?.ttftMs);
+    const tput = throughputChart(tcv, this.#theme, [], [], []);
+    this.#charts.push(ttft, tput);
+    timeline.attach();
+    this.#liveParts = { model, timeline, progress, ttft, tput };
+    this.#updateLiveFigures(state);
+  }
+
+  #updateLiveFigures(state: LiveState): void {
+    const parts = this.#liveParts;
+    if (!parts) return;
+    const p = state.progress;
+    const figures: [string, string, string][] = [
+      ['done', 'Done', p ? `${formatInt(p.done)}${p.total !== undefined ? ` of ${formatInt(p.total)}` : ''}` : '0'],
+      ['failed', 'Failed', formatInt(p?.failed ?? 0)],
+      ['in-flight', 'In flight', formatInt(p?.inFlight ?? 0)],
+      ['elapsed', 'Elapsed', p ? `${formatNumber(p.elapsedS)} s` : '–'],
+      ['ttft-p50', 'TTFT p50 so far', formatMs(p?.ttftP50Ms)],
+      ['output-tps', 'Output tokens/s', formatNumber(p?.outputTokensPerSecond)],
+    ];
+    parts.progress.replaceChildren(...figures.map(([id, label, value]) =>
+      h('div', { class: 'figure', 'data-figure': id }, h('span', { class: 'label', text: label }), h('span', { class: 'value', text: value }))));
+    if (p?.total) {
+      const bar = h('progress', { max: p.total, value: p.done + p.failed, 'aria-label': 'Requests finished' });
+      parts.progress.append(h('div', { class: 'figure wide' }, bar));
+    }
+    const ok = parts.model.lanes.filter((l) => !l.request.warmup && !l.request.error && l.request.ttftMs !== undefined);
+    parts.ttft.data.datasets[0]!.data = buildCdf(ok.map((l) => l.request.ttftMs!)) as never;
+    parts.ttft.update('none');
+    const ps = perSecond(seriesRequests(parts.model));
+    parts.tput.data.datasets[0]!.data = ps.seconds.map((x, i) => ({ x: x + 0.5, y: ps.tokensPerSecond[i]! })) as never;
+    parts.tput.data.datasets[1]!.data = ps.seconds.map((x, i) => ({ x: x + 0.5, y: ps.inFlight[i]! })) as never;
+    parts.tput.update('none');
+    document.body.dataset.liveRecords = String(state.records.size);
+  }
+}
+
+function timelineSubtitle(model: LaneModel): string {
+  return `${formatInt(model.lanes.length)} requests in start order · ${formatInt(model.chunkCount)} chunks · wheel zooms time, Shift+wheel zooms lanes, drag pans, double-click resets`;
+}
+
+function section(title: string, id: string, body: HTMLElement, sub?: string): HTMLElement {
+  return h('section', { class: `block ${id}`, 'aria-labelledby': `h-${id}` },
+    h('h2', { id: `h-${id}`, text: title }),
+    sub ? h('p', { class: 'sub', text: sub }) : undefined,
+    body);
+}
+
+function chartCard(title: string, fileName: string, id: string, sub?: string): { card: HTMLElement; canvas: HTMLCanvasElement } {
+  const canvas = h('canvas', { role: 'img', 'aria-label': title });
+  const png = h('button', { type: 'button', class: 'tool png', title: `Save “${title}” as PNG`, 'aria-label': `Save ${title} as PNG`, 'data-file': `${fileName}.png`, text: 'PNG' });
+  const card = h('figure', { class: 'chart-card', 'data-chart': id },
+    h('figcaption', {}, h('span', { text: title }), png),
+    sub ? h('p', { class: 'sub', text: sub }) : undefined,
+    h('div', { class: 'chart-box' }, canvas));
+  return { card, canvas };
+}
+
+function exportCanvasPng(button: HTMLButtonElement): void {
+  const canvas = button.closest('figure')?.querySelector('canvas');
+  if (!canvas) return;
+  post('exportPng', { name: button.dataset.file ?? 'chart.png', dataUrl: canvas.toDataURL('image/png') });
+}
+
+/** ITL points for the scatter: all of them when few; else the mean and the worst per time bucket. */
+function itlScatter(at: Float64Array, itl: Float64Array, p99: number): { normal: ScatterPoint[]; high: ScatterPoint[]; note: string } {
+  const n = at.length;
+  const limit = Number.isFinite(p99) ? p99 : Infinity;
+  if (n <= 20_000) {
+    const normal: ScatterPoint[] = [];
+    const high: ScatterPoint[] = [];
+    for (let i = 0; i < n; i++) (itl[i]! > limit ? high : normal).push({ x: at[i]! / 1000, y: itl[i]! });
+    return { normal, high, note: '(each gap)' };
+  }
+  let end = 0;
+  for (let i = 0; i < n; i++) if (at[i]! > end) end = at[i]!;
+  const B = 1500;
+  const sum = new Float64Array(B);
+  const cnt = new Uint32Array(B);
+  const maxV = new Float64Array(B);
+  const maxAt = new Float64Array(B);
+  const scale = B / Math.max(1, end);
+  for (let i = 0; i < n; i++) {
+    const b = Math.min(B - 1, Math.floor(at[i]! * scale));
+    sum[b]! += itl[i]!;
+    cnt[b]!++;
+    if (itl[i]! > maxV[b]!) { maxV[b] = itl[i]!; maxAt[b] = at[i]!; }
+  }
+  const normal: ScatterPoint[] = [];
+  const high: ScatterPoint[] = [];
+  for (let b = 0; b < B; b++) {
+    if (!cnt[b]) continue;
+    normal.push({ x: (b + 0.5) / scale / 1000, y: sum[b]! / cnt[b]! });
+    if (maxV[b]! > limit) high.push({ x: maxAt[b]! / 1000, y: maxV[b]! });
+  }
+  return { normal, high, note: `(mean per ${formatMs(1 / scale)}; ${formatInt(n)} gaps)` };
+}

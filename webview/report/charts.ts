@@ -1,0 +1,222 @@
+// The chart.js charts: CDFs (one run or two overlaid), ITL over time (zoomable with
+// chartjs-plugin-zoom), and output tokens/s with requests in flight per second. Colours come from the
+// theme; `applyTheme` re-reads them when VS Code switches theme. Animations are off: data this size
+// should appear at once, and a report is not a show.
+import {
+  Chart,
+  Filler,
+  Legend,
+  LinearScale,
+  LogarithmicScale,
+  LineController,
+  LineElement,
+  PointElement,
+  ScatterController,
+  Tooltip,
+  type ChartDataset,
+  type ChartOptions,
+  type Plugin,
+} from 'chart.js';
+import zoomPlugin from 'chartjs-plugin-zoom';
+import type { CdfPoint } from './cdf';
+import { formatAxisMs, formatMs, formatNumber } from './format';
+import type { Theme } from './theme';
+
+Chart.register(LineController, ScatterController, LineElement, PointElement, LinearScale, LogarithmicScale, Legend, Tooltip, Filler, zoomPlugin);
+
+let currentTheme: Theme | undefined;
+
+/** Fills the canvas with the editor background so an exported PNG is not transparent. */
+const background: Plugin = {
+  id: 'reportBackground',
+  beforeDraw(chart) {
+    if (!currentTheme) return;
+    const { ctx, width, height } = chart;
+    ctx.save();
+    ctx.globalCompositeOperation = 'destination-over';
+    ctx.fillStyle = currentTheme.background;
+    ctx.fillRect(0, 0, width, height);
+    ctx.restore();
+  },
+};
+
+/** Dashed vertical SLO lines, labelled. */
+interface SloLine { readonly x: number; readonly label: string }
+const sloLines: Plugin = {
+  id: 'sloLines',
+  afterDatasetsDraw(chart) {
+    const lines = (chart.options.plugins as { sloLines?: { lines?: SloLine[] } } | undefined)?.sloLines?.lines;
+    if (!lines?.length || !currentTheme) return;
+    const { ctx, chartArea, scales } = chart;
+    const x = scales.x;
+    if (!x) return;
+    ctx.save();
+    ctx.strokeStyle = currentTheme.red;
+    ctx.fillStyle = currentTheme.red;
+    ctx.setLineDash([5, 4]);
+    ctx.lineWidth = 1.5;
+    ctx.font = `${Math.max(10, currentTheme.fontSize - 2)}px ${currentTheme.fontFamily}`;
+    for (const l of lines) {
+      const px = x.getPixelForValue(l.x);
+      if (px < chartArea.left || px > chartArea.right) continue;
+      ctx.beginPath();
+      ctx.moveTo(px, chartArea.top);
+      ctx.lineTo(px, chartArea.bottom);
+      ctx.stroke();
+      ctx.textAlign = px > chartArea.right - 60 ? 'right' : 'left';
+      ctx.fillText(l.label, px + (ctx.textAlign === 'right' ? -4 : 4), chartArea.top + 10);
+    }
+    ctx.restore();
+  },
+};
+Chart.register(background, sloLines);
+
+export function setChartTheme(t: Theme): void {
+  currentTheme = t;
+  Chart.defaults.color = t.muted;
+  Chart.defaults.borderColor = t.lines;
+  Chart.defaults.font.family = t.fontFamily;
+  Chart.defaults.font.size = Math.max(10, t.fontSize - 1);
+}
+
+export interface CdfSeries {
+  readonly label: string;
+  readonly points: readonly CdfPoint[];
+  /** Palette slot: 0 first run, 1 compared run. */
+  readonly slot: number;
+  readonly dashed?: boolean;
+}
+
+const palette = (t: Theme, slot: number) => [t.blue, t.orange, t.green, t.purple][slot % 4]!;
+
+function axisStyle(t: Theme) {
+  return { grid: { color: t.lines, tickColor: t.lines }, ticks: { color: t.muted }, border: { color: t.lines } };
+}
+
+/** `log`: a logarithmic time axis, for ITL, where a few long stalls would squash the body of the curve. */
+export function cdfChart(canvas: HTMLCanvasElement, t: Theme, title: string, series: readonly CdfSeries[], slo?: number, log = false): Chart {
+  const datasets: ChartDataset<'line', CdfPoint[]>[] = series.map((s) => ({
+    label: s.label,
+    data: s.points as CdfPoint[],
+    borderColor: palette(t, s.slot),
+    backgroundColor: palette(t, s.slot),
+    borderWidth: 2,
+    borderDash: s.dashed ? [6, 3] : [],
+    pointRadius: 0,
+    stepped: 'after' as const,
+    parsing: false as const,
+  }));
+  const options: ChartOptions<'line'> = {
+    animation: false,
+    responsive: true,
+    maintainAspectRatio: false,
+    interaction: { mode: 'nearest', intersect: false, axis: 'x' },
+    scales: {
+      x: log
+        ? { type: 'logarithmic', title: { display: true, text: `${title} (ms, log scale)`, color: t.muted }, ...axisStyle(t),
+          ticks: { color: t.muted, autoSkip: true, maxRotation: 0, callback: (v) => { const n = Number(v); const m = n / 10 ** Math.floor(Math.log10(n)); return m === 1 || m === 2 || m === 5 ? String(n) : ''; } } }
+        : { type: 'linear', title: { display: true, text: `${title} (ms)`, color: t.muted }, ...axisStyle(t) },
+      y: {
+        type: 'linear', min: 0, max: 1, ...axisStyle(t),
+        ticks: { color: t.muted, callback: (v) => `${Math.round(Number(v) * 100)}%` },
+      },
+    },
+    plugins: {
+      legend: { display: series.length > 1, labels: { color: t.foreground, boxWidth: 14 } },
+      tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${formatMs((c.raw as CdfPoint).x)} at ${((c.raw as CdfPoint).y * 100).toFixed(1)}%` } },
+      ...({ sloLines: { lines: slo === undefined ? [] : [{ x: slo, label: `SLO ${formatMs(slo)}` }] } } as object),
+    },
+  };
+  return new Chart(canvas, { type: 'line', data: { datasets }, options });
+}
+
+export interface ScatterPoint { readonly x: number; readonly y: number }
+
+/** ITL over time: typical points in the run's colour, those above `highlightAbove` (stalls) in red. */
+export function itlChart(canvas: HTMLCanvasElement, t: Theme, normal: ScatterPoint[], high: ScatterPoint[], note: string): Chart {
+  const options: ChartOptions<'scatter'> = {
+    animation: false,
+    responsive: true,
+    maintainAspectRatio: false,
+    scales: {
+      x: { type: 'linear', title: { display: true, text: 'time since start', color: t.muted }, ...axisStyle(t),
+        ticks: { color: t.muted, callback: (v) => formatAxisMs(Number(v) * 1000, 1000) } },
+      y: { type: 'linear', title: { display: true, text: 'ITL (ms)', color: t.muted }, beginAtZero: true, ...axisStyle(t) },
+    },
+    plugins: {
+      legend: { display: true, labels: { color: t.foreground, boxWidth: 10 } },
+      tooltip: { callbacks: { label: (c) => `${formatMs((c.raw as ScatterPoint).y)} at ${formatNumber((c.raw as ScatterPoint).x)} s` } },
+      zoom: {
+        zoom: { wheel: { enabled: true }, pinch: { enabled: true }, drag: { enabled: false }, mode: 'x' },
+        pan: { enabled: true, mode: 'x' },
+        limits: { x: { min: 'original', max: 'original' } },
+      },
+    },
+  };
+  return new Chart(canvas, {
+    type: 'scatter',
+    data: {
+      datasets: [
+        { label: `ITL ${note}`, data: normal, pointRadius: 1.5, borderWidth: 0, backgroundColor: t.blue, parsing: false },
+        { label: 'above ITL p99', data: high, pointRadius: 2.5, borderWidth: 0, backgroundColor: t.red, parsing: false },
+      ],
+    },
+    options,
+  });
+}
+
+export function throughputChart(canvas: HTMLCanvasElement, t: Theme, seconds: number[], tps: number[], inFlight: number[]): Chart {
+  const options: ChartOptions<'line'> = {
+    animation: false,
+    responsive: true,
+    maintainAspectRatio: false,
+    interaction: { mode: 'index', intersect: false },
+    scales: {
+      x: { type: 'linear', title: { display: true, text: 'time since start (s)', color: t.muted }, ...axisStyle(t) },
+      y: { type: 'linear', beginAtZero: true, position: 'left', title: { display: true, text: 'output tokens/s', color: t.muted }, ...axisStyle(t) },
+      y1: { type: 'linear', beginAtZero: true, position: 'right', title: { display: true, text: 'in flight', color: t.muted },
+        ...axisStyle(t), grid: { drawOnChartArea: false, color: t.lines } },
+    },
+    plugins: {
+      legend: { display: true, labels: { color: t.foreground, boxWidth: 14 } },
+      tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${formatNumber(c.parsed.y ?? undefined)}` } },
+    },
+  };
+  return new Chart(canvas, {
+    type: 'line',
+    data: {
+      datasets: [
+        { label: 'output tokens/s', data: seconds.map((x, i) => ({ x: x + 0.5, y: tps[i]! })), borderColor: t.green,
+          backgroundColor: t.green, pointRadius: 0, borderWidth: 2, yAxisID: 'y', parsing: false, stepped: false },
+        { label: 'requests in flight', data: seconds.map((x, i) => ({ x: x + 0.5, y: inFlight[i]! })), borderColor: t.orange,
+          backgroundColor: t.orange, pointRadius: 0, borderWidth: 1.5, borderDash: [4, 3], yAxisID: 'y1', parsing: false },
+      ],
+    },
+    options,
+  });
+}
+
+/** Re-colours a chart for a new theme without rebuilding it. */
+export function applyTheme(chart: Chart, t: Theme): void {
+  const slotColours = [t.blue, t.orange, t.green, t.purple];
+  chart.data.datasets.forEach((d, i) => {
+    const kind = (chart.config as { type?: string }).type;
+    let c: string;
+    if (kind === 'scatter') c = i === 0 ? t.blue : t.red;
+    else if (chart.options.scales && 'y1' in chart.options.scales) c = i === 0 ? t.green : t.orange;
+    else c = slotColours[i % 4]!;
+    (d as { borderColor?: string }).borderColor = c;
+    (d as { backgroundColor?: string }).backgroundColor = c;
+  });
+  for (const s of Object.values(chart.options.scales ?? {})) {
+    if (!s) continue;
+    const sc = s as { grid?: { color?: string; tickColor?: string }; ticks?: { color?: string }; border?: { color?: string }; title?: { color?: string } };
+    if (sc.grid) { sc.grid.color = t.lines; sc.grid.tickColor = t.lines; }
+    if (sc.ticks) sc.ticks.color = t.muted;
+    if (sc.border) sc.border.color = t.lines;
+    if (sc.title) sc.title.color = t.muted;
+  }
+  const legend = chart.options.plugins?.legend;
+  if (legend?.labels) legend.labels.color = t.foreground;
+  chart.update('none');
+}

@@ -1,0 +1,470 @@
+// The trade-off view of a sweep run (and the compact view of a chunked-prefill dial run).
+//
+//   renderSweep(container: HTMLElement, run: RunFile): void
+//
+// Call it when `run.sweep` (or `run.prefillDial`) exists; `hasSweepView(run)` says so. It replaces
+// the container's content (and destroys the charts it drew there before; `disposeSweep(container)`
+// does only that). No inline styles (the panel's CSP forbids them): the layout is in media/report.css,
+// whose `.sweep-canvas` must give the canvas box a height (charts are drawn with maintainAspectRatio off). It shows throughput
+// against TPOT p50/p99 and against TTFT p50/p99, one dot per point labelled with its concurrency
+// (or rate, or prompt length), the SLO lines, the knee, the operating point and the max-throughput
+// point; the fit TPOT(B) ≈ base + k·B (or TTFT ≈ a + b·tokens) with its residuals and a verdict when
+// the model does not fit. Clicking a dot (or a row) shows that point's figures and dispatches on the
+// container a bubbling CustomEvent 'sweep-point-selected' with detail
+// { index, label, requestIndexes } (indexes into run.requests), for the timeline to filter on.
+//
+// Colours: only the --vscode-charts-* variables (and --vscode-* for text), read at runtime with
+// getComputedStyle. Browser only.
+import {
+  BarController,
+  BarElement,
+  CategoryScale,
+  Chart,
+  Legend,
+  LinearScale,
+  LineController,
+  LineElement,
+  PointElement,
+  ScatterController,
+  Tooltip,
+  type ChartDataset,
+  type Plugin,
+} from 'chart.js';
+import type { PrefillDialConfig, RunFile, SloSpec, SweepPoint } from '../../src/engine/types';
+
+Chart.register(ScatterController, LineController, BarController, LineElement, PointElement, BarElement, LinearScale, CategoryScale, Legend, Tooltip);
+
+export const SWEEP_POINT_SELECTED = 'sweep-point-selected';
+
+export interface SweepPointSelectedDetail {
+  readonly index: number;
+  readonly label: string;
+  readonly requestIndexes: readonly number[];
+}
+
+export function hasSweepView(run: RunFile): boolean {
+  return run.sweep !== undefined || run.prefillDial !== undefined;
+}
+
+interface Colours {
+  readonly foreground: string;
+  readonly lines: string;
+  readonly blue: string;
+  readonly orange: string;
+  readonly green: string;
+  readonly red: string;
+  readonly purple: string;
+  readonly yellow: string;
+}
+
+function readColours(el: HTMLElement): Colours {
+  const style = getComputedStyle(el);
+  const v = (name: string, fallback: string) => style.getPropertyValue(name).trim() || fallback;
+  // a fallback only when a variable is missing altogether (outside VS Code): the element's text colour
+  const fg = v('--vscode-charts-foreground', style.color || 'gray');
+  return {
+    foreground: fg,
+    lines: v('--vscode-charts-lines', fg),
+    blue: v('--vscode-charts-blue', fg),
+    orange: v('--vscode-charts-orange', fg),
+    green: v('--vscode-charts-green', fg),
+    red: v('--vscode-charts-red', fg),
+    purple: v('--vscode-charts-purple', fg),
+    yellow: v('--vscode-charts-yellow', fg),
+  };
+}
+
+const drawn = new WeakMap<HTMLElement, Chart[]>();
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  for (const [k, val] of Object.entries(attrs)) {
+    if (k === 'class') e.className = val;
+    else e.setAttribute(k, val);
+  }
+  for (const c of children) e.append(c);
+  return e;
+}
+
+function num(v: number | undefined, digits = 1): string {
+  return v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(digits);
+}
+
+function ms(v: number | undefined): string {
+  return v === undefined || !Number.isFinite(v) ? '–' : `${v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : v.toFixed(0)} ms`;
+}
+
+function shortLabel(run: RunFile, p: SweepPoint): string {
+  const d = run.sweep?.dimension;
+  if (d === 'concurrency' && p.concurrency !== undefined) return String(p.concurrency);
+  if (d === 'rate' && p.rate !== undefined) return `${p.rate}/s`;
+  if (d === 'promptTokens' && p.promptTokens !== undefined) return `${p.promptTokens}`;
+  return p.label;
+}
+
+/** Destroys the charts renderSweep drew in `container` and empties it. */
+export function disposeSweep(container: HTMLElement): void {
+  for (const c of drawn.get(container) ?? []) c.destroy();
+  drawn.delete(container);
+  container.replaceChildren();
+}
+
+export function renderSweep(container: HTMLElement, run: RunFile): void {
+  disposeSweep(container);
+  drawn.set(container, []);
+  container.replaceChildren();
+  container.classList.add('sweep-view');
+  if (run.sweep) renderSweepRun(container, run);
+  else if (run.prefillDial) renderDial(container, run);
+  else container.append(el('p', {}, 'This run is not a sweep.'));
+}
+
+// ---- Sweep ----
+
+/** Draws each dot's label (its concurrency) beside it. */
+const dotLabels: Plugin<'scatter'> = {
+  id: 'sweepDotLabels',
+  afterDatasetsDraw(chart) {
+    const opts = (chart.options.plugins as { sweepDotLabels?: { labels?: (string | undefined)[][]; color?: string } } | undefined)?.sweepDotLabels;
+    if (!opts?.labels) return;
+    const { ctx } = chart;
+    ctx.save();
+    ctx.fillStyle = opts.color ?? 'gray';
+    ctx.font = `${Math.max(10, Number(Chart.defaults.font.size ?? 12) - 1)}px ${Chart.defaults.font.family ?? 'sans-serif'}`;
+    ctx.textBaseline = 'bottom';
+    chart.data.datasets.forEach((_ds, di) => {
+      const labels = opts.labels![di];
+      if (!labels || !chart.isDatasetVisible(di)) return;
+      chart.getDatasetMeta(di).data.forEach((elem, i) => {
+        const text = labels[i];
+        if (text) ctx.fillText(text, elem.x + 5, elem.y - 4);
+      });
+    });
+    ctx.restore();
+  },
+};
+
+/** Horizontal SLO lines, labelled, dashed. */
+const hLines: Plugin<'scatter'> = {
+  id: 'sweepSloLines',
+  afterDatasetsDraw(chart) {
+    const opts = (chart.options.plugins as { sweepSloLines?: { lines?: { y: number; label: string }[]; color?: string } } | undefined)?.sweepSloLines;
+    if (!opts?.lines?.length) return;
+    const { ctx, chartArea, scales } = chart;
+    const y = scales.y;
+    if (!y) return;
+    ctx.save();
+    ctx.strokeStyle = opts.color ?? 'gray';
+    ctx.fillStyle = opts.color ?? 'gray';
+    ctx.setLineDash([5, 4]);
+    ctx.lineWidth = 1.5;
+    ctx.textAlign = 'right';
+    ctx.textBaseline = 'bottom';
+    for (const l of opts.lines) {
+      const py = y.getPixelForValue(l.y);
+      if (py < chartArea.top || py > chartArea.bottom) continue;
+      ctx.beginPath();
+      ctx.moveTo(chartArea.left, py);
+      ctx.lineTo(chartArea.right, py);
+      ctx.stroke();
+      ctx.fillText(l.label, chartArea.right - 4, py - 2);
+    }
+    ctx.restore();
+  },
+};
+
+function renderSweepRun(container: HTMLElement, run: RunFile): void {
+  const sw = run.sweep!;
+  const colours = readColours(container);
+  const points = sw.points;
+  const slo: SloSpec | undefined = sw.slo ?? run.workload.slo;
+  const dimName = sw.dimension === 'concurrency' ? 'concurrency' : sw.dimension === 'rate' ? 'request rate' : 'prompt length';
+
+  container.append(el('h2', {}, `Sweep over ${dimName} · ${points.length} point${points.length === 1 ? '' : 's'}`));
+
+  // What the sweep says, in words first
+  const facts = el('ul', { class: 'sweep-facts' });
+  const fact = (cls: string, text: string) => facts.append(el('li', { class: cls }, text));
+  if (sw.fit) {
+    fact(
+      'sweep-fit',
+      `Fit: TPOT(B) ≈ ${num(sw.fit.baseMs, 2)} ms + ${num(sw.fit.kMs, 3)} ms × B (B = ${sw.fitX === 'meanBatch' ? 'measured decoding batch' : 'concurrency'}), R² = ${num(sw.fit.r2, 3)}; throughput ceiling ≈ ${num(sw.fit.ceilingTokensPerSecond, 0)} tokens/s.`,
+    );
+    if (sw.sloBatch !== undefined && slo?.tpotMs !== undefined) fact('sweep-slo-batch', `TPOT reaches the ${slo.tpotMs} ms SLO at B ≈ ${num(sw.sloBatch, 1)}.`);
+  }
+  if (sw.prefillFit) {
+    fact(
+      'sweep-prefill',
+      `Prefill: TTFT ≈ ${num(sw.prefillFit.aMs, 1)} ms + ${num(sw.prefillFit.bMsPerToken, 4)} ms × prompt tokens, R² = ${num(sw.prefillFit.r2, 3)}; prefill rate ≈ ${num(sw.prefillFit.prefillTokensPerSecond, 0)} tokens/s.`,
+    );
+  }
+  if (sw.knee) fact('sweep-knee', `Knee: ${sw.knee.label}: the next doubling buys ${num(sw.knee.gainPerDoubling * 100, 1)}% throughput (under ${num(sw.knee.threshold * 100, 0)}%).`);
+  if (sw.operatingPoint) fact('sweep-op', `Operating point (interactive): ${sw.operatingPoint.label}: goodput ${num(sw.operatingPoint.goodput, 2)} req/s, ${num(sw.operatingPoint.outputTokensPerSecond)} tokens/s.`);
+  if (sw.maxThroughputPoint) fact('sweep-max', `Max throughput (batch work): ${sw.maxThroughputPoint.label}: ${num(sw.maxThroughputPoint.outputTokensPerSecond)} tokens/s.`);
+  if (sw.stoppedEarly) fact('sweep-stopped', `Stopped after ${sw.stoppedEarly.afterLabel}: ${sw.stoppedEarly.reason}.`);
+  for (const v of sw.verdicts ?? []) fact(`sweep-verdict sweep-verdict-${v.kind}`, `⚠ ${v.message}`);
+  container.append(facts);
+
+  const details = el('div', { class: 'sweep-point-details', role: 'status' });
+  const select = (index: number) => {
+    const p = points[index];
+    if (!p) return;
+    showPoint(details, run, p, index);
+    for (const row of table.querySelectorAll('tr[data-index]')) row.classList.toggle('selected', row.getAttribute('data-index') === String(index));
+    const detail: SweepPointSelectedDetail = { index, label: p.label, requestIndexes: p.requestIndexes };
+    container.dispatchEvent(new CustomEvent<SweepPointSelectedDetail>(SWEEP_POINT_SELECTED, { detail, bubbles: true }));
+  };
+
+  const charts = drawn.get(container)!;
+  const labels = points.map((p) => shortLabel(run, p));
+  const mark = (i: number) =>
+    [
+      sw.operatingPoint?.index === i ? 'operating point' : '',
+      sw.maxThroughputPoint?.index === i ? 'max throughput' : '',
+      sw.knee?.index === i ? 'knee' : '',
+    ].filter(Boolean);
+
+  const tradeOff = (metric: 'tpotMs' | 'ttftMs', title: string, sloValue: number | undefined) => {
+    const canvas = el('canvas', { 'aria-label': title, role: 'img' });
+    const box = el('div', { class: 'sweep-chart', 'data-chart': metric }, el('h3', {}, title), el('div', { class: 'sweep-canvas' }, canvas));
+    container.append(box);
+    const idx: number[] = [];
+    const p50: { x: number; y: number }[] = [];
+    const p99: { x: number; y: number }[] = [];
+    points.forEach((p, i) => {
+      const s = p.summary[metric];
+      if (s.count === 0) return;
+      idx.push(i);
+      p50.push({ x: p.summary.outputTokensPerSecond, y: s.p50 ?? s.mean });
+      p99.push({ x: p.summary.outputTokensPerSecond, y: s.p99 ?? s.max });
+    });
+    const special = idx.map((i) => mark(i));
+    const radius = special.map((m) => (m.length ? 7 : 4));
+    const style = idx.map((i) => (sw.operatingPoint?.index === i ? 'rectRot' : sw.maxThroughputPoint?.index === i ? 'rect' : sw.knee?.index === i ? 'triangle' : 'circle'));
+    const datasets: ChartDataset<'scatter'>[] = [
+      { label: `${metric === 'tpotMs' ? 'TPOT' : 'TTFT'} p50`, data: p50, showLine: true, borderColor: colours.blue, backgroundColor: colours.blue, pointRadius: radius, pointHoverRadius: 9, pointStyle: style },
+      { label: `${metric === 'tpotMs' ? 'TPOT' : 'TTFT'} p99`, data: p99, showLine: true, borderColor: colours.orange, backgroundColor: colours.orange, borderDash: [4, 3], pointRadius: radius, pointHoverRadius: 9, pointStyle: style },
+    ];
+    const dot = idx.map((i, j) => {
+      const m = special[j]!;
+      return m.length ? `${labels[i]} · ${m.join(', ')}` : labels[i];
+    });
+    const chart = new Chart(canvas, {
+      type: 'scatter',
+      data: { datasets },
+      options: {
+        animation: false,
+        maintainAspectRatio: false,
+        responsive: true,
+        scales: {
+          x: { type: 'linear', title: { display: true, text: 'output tokens/s', color: colours.foreground }, ticks: { color: colours.foreground }, grid: { color: colours.lines } },
+          y: {
+            type: 'linear',
+            beginAtZero: true,
+            suggestedMax: sloValue !== undefined ? sloValue * 1.1 : undefined,
+            title: { display: true, text: `${metric === 'tpotMs' ? 'TPOT' : 'TTFT'} (ms)`, color: colours.foreground },
+            ticks: { color: colours.foreground },
+            grid: { color: colours.lines },
+          },
+        },
+        plugins: {
+          legend: { labels: { color: colours.foreground } },
+          tooltip: {
+            callbacks: {
+              label: (item) => `${datasets[item.datasetIndex]!.label} ${ms(item.parsed.y ?? undefined)} at ${num(item.parsed.x ?? undefined)} tok/s (${dot[item.dataIndex]})`,
+            },
+          },
+          ...({
+            sweepDotLabels: { labels: [dot, []], color: colours.foreground },
+            sweepSloLines: { lines: sloValue !== undefined ? [{ y: sloValue, label: `SLO ${sloValue} ms` }] : [], color: colours.red },
+          } as object),
+        },
+        onClick: (_e, elements) => {
+          const hit = elements[0];
+          if (hit) select(idx[hit.index]!);
+        },
+      },
+      plugins: [dotLabels, hLines],
+    });
+    charts.push(chart as unknown as Chart);
+  };
+
+  tradeOff('tpotMs', 'Throughput against TPOT', slo?.tpotMs);
+  tradeOff('ttftMs', 'Throughput against TTFT', slo?.ttftMs);
+
+  // The model against the measurements: TPOT against B, or TTFT against prompt tokens
+  if (sw.residuals?.length || sw.prefillFit) {
+    const canvas = el('canvas', { 'aria-label': 'fit', role: 'img' });
+    const box = el('div', { class: 'sweep-chart', 'data-chart': 'fit' }, el('h3', {}, sw.prefillFit ? 'TTFT against prompt tokens, with the fit' : 'Mean TPOT against the batch, with the fit'), el('div', { class: 'sweep-canvas' }, canvas));
+    container.append(box);
+    let measured: { x: number; y: number }[] = [];
+    let line: { x: number; y: number }[] = [];
+    if (sw.prefillFit) {
+      const pf = sw.prefillFit;
+      const xs = points.map((p) => p.measuredPromptTokens ?? p.promptTokens ?? NaN);
+      measured = points.map((p, i) => ({ x: xs[i]!, y: p.summary.ttftMs.mean })).filter((d) => Number.isFinite(d.x));
+      const maxX = Math.max(...measured.map((d) => d.x), 1);
+      line = [{ x: 0, y: pf.aMs }, { x: maxX, y: pf.aMs + pf.bMsPerToken * maxX }];
+    } else {
+      const rs = sw.residuals!;
+      measured = rs.map((r) => ({ x: r.batch, y: r.tpotMs }));
+      const maxX = Math.max(...rs.map((r) => r.batch), 1);
+      const k = rs.length >= 2 && rs[1]!.batch !== rs[0]!.batch ? (rs[1]!.predictedMs - rs[0]!.predictedMs) / (rs[1]!.batch - rs[0]!.batch) : 0;
+      const base = rs[0]!.predictedMs - k * rs[0]!.batch;
+      line = [{ x: 0, y: base }, { x: maxX, y: base + k * maxX }];
+    }
+    const chart = new Chart(canvas, {
+      type: 'scatter',
+      data: {
+        datasets: [
+          { label: 'measured (mean)', data: measured, backgroundColor: colours.blue, borderColor: colours.blue, pointRadius: 5 },
+          { label: 'fit', data: line, showLine: true, pointRadius: 0, borderColor: colours.green, borderDash: [6, 3] },
+        ],
+      },
+      options: {
+        animation: false,
+        maintainAspectRatio: false,
+        scales: {
+          x: { type: 'linear', beginAtZero: true, title: { display: true, text: sw.prefillFit ? 'prompt tokens' : 'decoding batch B', color: colours.foreground }, ticks: { color: colours.foreground }, grid: { color: colours.lines } },
+          y: { type: 'linear', beginAtZero: true, title: { display: true, text: sw.prefillFit ? 'TTFT mean (ms)' : 'TPOT mean (ms)', color: colours.foreground }, ticks: { color: colours.foreground }, grid: { color: colours.lines } },
+        },
+        plugins: {
+          legend: { labels: { color: colours.foreground } },
+          ...({ sweepSloLines: { lines: !sw.prefillFit && slo?.tpotMs !== undefined ? [{ y: slo.tpotMs, label: `TPOT SLO ${slo.tpotMs} ms` }] : [], color: colours.red } } as object),
+        },
+      },
+      plugins: [hLines],
+    });
+    charts.push(chart as unknown as Chart);
+  }
+
+  // The points, as a table (clickable), with the residual of each
+  const resid = new Map((sw.residuals ?? []).map((r) => [r.label, r]));
+  const table = el('table', { class: 'sweep-points' });
+  const head = ['point', 'req/s', 'tok/s', 'TTFT p50', 'TTFT p99', 'TPOT p50', 'TPOT p99', 'ITL p99', 'goodput', 'B', 'residual', 'errors', ''];
+  table.append(el('thead', {}, el('tr', {}, ...head.map((h) => el('th', {}, h)))));
+  const body = el('tbody');
+  points.forEach((p, i) => {
+    const s = p.summary;
+    const r = resid.get(p.label);
+    const row = el(
+      'tr',
+      { 'data-index': String(i), tabindex: '0' },
+      ...[
+        p.label,
+        num(s.requestsPerSecond, 2),
+        num(s.outputTokensPerSecond),
+        ms(s.ttftMs.p50),
+        ms(s.ttftMs.p99),
+        ms(s.tpotMs.p50),
+        ms(s.tpotMs.p99),
+        ms(s.itlMs.p99),
+        s.goodput === undefined ? '–' : num(s.goodput, 2),
+        num(p.meanBatch, 2),
+        r ? `${r.residualMs >= 0.005 ? '+' : ''}${num(Math.abs(r.residualMs) < 0.005 ? 0 : r.residualMs, 2)} ms` : '–',
+        String(s.failed),
+        mark(i).join(', '),
+      ].map((t) => el('td', {}, t)),
+    );
+    row.addEventListener('click', () => select(i));
+    row.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' || e.key === ' ') select(i);
+    });
+    body.append(row);
+  });
+  table.append(body);
+  container.append(table, details);
+}
+
+function showPoint(details: HTMLElement, run: RunFile, p: SweepPoint, index: number): void {
+  const s = p.summary;
+  const sw = run.sweep!;
+  const slo = sw.slo ?? run.workload.slo;
+  const missed = s.sloMissed ?? [];
+  details.replaceChildren(
+    el('h3', {}, `Point ${p.label}`),
+    el(
+      'dl',
+      {},
+      ...(
+        [
+          ['requests', `${s.completed} ok, ${s.failed} failed (${p.requestIndexes.length} in the timeline)`],
+          ['throughput', `${num(s.outputTokensPerSecond)} tokens/s, ${num(s.requestsPerSecond, 2)} req/s`],
+          ['TTFT p50 / p99', `${ms(s.ttftMs.p50)} / ${ms(s.ttftMs.p99)}`],
+          ['TPOT p50 / p99', `${ms(s.tpotMs.p50)} / ${ms(s.tpotMs.p99)}`],
+          ['ITL p99', ms(s.itlMs.p99)],
+          ['E2E p50 / p99', `${ms(s.e2eMs.p50)} / ${ms(s.e2eMs.p99)}`],
+          ['goodput', s.goodput === undefined ? '– (no SLO)' : `${num(s.goodput, 2)} req/s`],
+          ['SLO', slo ? (missed.length ? `missed: ${missed.join(', ')}` : 'met at p99') : 'none given'],
+          ['decoding batch', num(p.meanBatch, 2)],
+          ['stalls', `${s.stalls.count} (${ms(s.stalls.totalMs)})`],
+        ] as const
+      ).flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]),
+    ),
+  );
+  details.setAttribute('data-index', String(index));
+}
+
+// ---- The chunked-prefill dial ----
+
+function renderDial(container: HTMLElement, run: RunFile): void {
+  const dial = run.prefillDial!;
+  const colours = readColours(container);
+  container.append(
+    el('h2', {}, `Chunked-prefill dial · ${dial.configs.length} chunk sizes`),
+    el(
+      'p',
+      { class: 'sweep-dial-workload' },
+      `${dial.decodeStreams} short decodes (${dial.shortPromptTokens}-token prompts, ${dial.shortMaxTokens} tokens each) while ${dial.longPromptTokens}-token prompts arrive at ${dial.longRate}/s, ${dial.durationS} s per chunk size.`,
+    ),
+  );
+  const figs = dial.configs.map((c: PrefillDialConfig) => {
+    const d = c.decode.summary;
+    const l = c.long.summary;
+    return {
+      label: c.label,
+      tpotP99: d.tpotMs.p99 ?? d.tpotMs.max,
+      stallMs: d.stalls.totalMs,
+      stallCount: d.stalls.count,
+      stallShare: d.stalls.shareOfDecode,
+      longTtftP50: l.ttftMs.p50 ?? l.ttftMs.mean,
+      longTtftP99: l.ttftMs.p99 ?? l.ttftMs.max,
+      tps: d.outputTokensPerSecond,
+    };
+  });
+  const rows: [string, (f: (typeof figs)[number]) => string][] = [
+    ['decode TPOT p99', (f) => ms(f.tpotP99)],
+    ['stalls', (f) => `${f.stallCount} (${ms(f.stallMs)}, ${num(f.stallShare * 100, 1)}% of decode)`],
+    ['long-prompt TTFT p50', (f) => ms(f.longTtftP50)],
+    ['long-prompt TTFT p99', (f) => ms(f.longTtftP99)],
+    ['decode tokens/s', (f) => num(f.tps)],
+  ];
+  const table = el('table', { class: 'sweep-dial' });
+  table.append(el('thead', {}, el('tr', {}, el('th', {}, ''), ...figs.map((f) => el('th', {}, f.label)))));
+  table.append(el('tbody', {}, ...rows.map(([name, get]) => el('tr', {}, el('th', {}, name), ...figs.map((f) => el('td', {}, get(f)))))));
+  container.append(table);
+
+  const canvas = el('canvas', { 'aria-label': 'prefill dial', role: 'img' });
+  container.append(el('div', { class: 'sweep-chart', 'data-chart': 'dial' }, el('div', { class: 'sweep-canvas' }, canvas)));
+  const chart = new Chart(canvas, {
+    type: 'bar',
+    data: {
+      labels: figs.map((f) => f.label),
+      datasets: [
+        { label: 'decode TPOT p99 (ms)', data: figs.map((f) => f.tpotP99), backgroundColor: colours.blue },
+        { label: 'stall time (ms)', data: figs.map((f) => f.stallMs), backgroundColor: colours.red },
+        { label: 'long-prompt TTFT p50 (ms)', data: figs.map((f) => f.longTtftP50), backgroundColor: colours.purple },
+      ],
+    },
+    options: {
+      animation: false,
+      maintainAspectRatio: false,
+      scales: {
+        x: { ticks: { color: colours.foreground }, grid: { color: colours.lines } },
+        y: { type: 'linear', beginAtZero: true, title: { display: true, text: 'ms', color: colours.foreground }, ticks: { color: colours.foreground }, grid: { color: colours.lines } },
+      },
+      plugins: { legend: { labels: { color: colours.foreground } } },
+    },
+  });
+  drawn.get(container)!.push(chart as unknown as Chart);
+}

@@ -1,0 +1,172 @@
+// The report's DOM parts: the header with the headline figures, the percentile table, the compare
+// table and the stalls list. Figures are the engine's summary values, formatted here and nowhere else.
+import type { RunFile, SloSpec, Stall, Stats, Summary } from '../../src/engine/types';
+import { h } from './dom';
+import { formatAt, formatDelta, formatInt, formatMs, formatNumber, formatPercent } from './format';
+
+export type MetricKey = 'ttftMs' | 'tpotMs' | 'itlMs' | 'e2eMs';
+export const METRICS: readonly { key: MetricKey; label: string; title: string }[] = [
+  { key: 'ttftMs', label: 'TTFT', title: 'Time to first token' },
+  { key: 'tpotMs', label: 'TPOT', title: 'Time per output token' },
+  { key: 'itlMs', label: 'ITL', title: 'Inter-token latency' },
+  { key: 'e2eMs', label: 'E2E', title: 'End-to-end latency' },
+];
+
+export function percentileKeys(run: RunFile): `p${string}`[] {
+  const ps = run.workload?.percentiles?.length ? run.workload.percentiles : [50, 90, 95, 99];
+  return ps.map((p) => `p${p}` as const);
+}
+
+function stat(s: Stats | undefined, k: string): number | undefined {
+  const v = s ? (s as unknown as Record<string, number>)[k] : undefined;
+  return typeof v === 'number' ? v : undefined;
+}
+
+function describeWorkload(run: RunFile): string {
+  const w = run.workload;
+  if (!w) return '';
+  const mode = w.mode.kind === 'closed' ? `concurrency ${w.mode.concurrency}` : `${w.mode.rate} req/s (open loop)`;
+  const size = w.requests !== undefined ? `${formatInt(w.requests)} requests` : `${w.durationS ?? '?'} s`;
+  const prompt = w.prompt.kind === 'synthetic' ? `${w.prompt.tokens}-token prompts` : `prompts from ${w.prompt.path}`;
+  return `${mode} · ${size}${w.warmup ? ` + ${w.warmup} warmup` : ''} · ${prompt} · max ${w.maxTokens} tokens`;
+}
+
+function when(run: RunFile): string {
+  const d = new Date(run.startedAt);
+  if (Number.isNaN(d.getTime())) return run.startedAt;
+  return d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+}
+
+export function runTitle(run: RunFile): string {
+  return `${run.endpoint?.model ?? run.endpoint?.name ?? 'endpoint'} @ ${run.endpoint?.url ?? '?'}`;
+}
+
+export function headerView(run: RunFile, actions: HTMLElement): HTMLElement {
+  const meta = [run.endpoint?.api, describeWorkload(run), when(run)].filter(Boolean).join(' · ');
+  const flags: string[] = [];
+  if (run.cancelled) flags.push('cancelled: partial results');
+  if (run.sweep) flags.push(`sweep over ${run.sweep.dimension} (${run.sweep.points.length} points)`);
+  return h('header', { class: 'run-header' },
+    h('div', { class: 'titles' },
+      h('h1', { text: runTitle(run) }),
+      h('p', { class: 'meta', text: meta }),
+      flags.length ? h('p', { class: 'flags', text: flags.join(' · ') }) : undefined,
+    ),
+    actions,
+  );
+}
+
+interface Figure { readonly id: string; readonly label: string; readonly value: string; readonly raw?: number; readonly slo?: keyof SloSpec; readonly sloValue?: number; readonly bad?: boolean; readonly note?: string }
+
+export function headlineView(run: RunFile): HTMLElement {
+  const s = run.summary;
+  const slo = run.workload?.slo ?? {};
+  const missed = new Set(s.sloMissed ?? []);
+  const f: Figure[] = [
+    { id: 'ttft-p50', label: 'TTFT p50', value: formatMs(s.ttftMs.p50), raw: s.ttftMs.p50 },
+    { id: 'ttft-p99', label: 'TTFT p99', value: formatMs(s.ttftMs.p99), raw: s.ttftMs.p99, slo: 'ttftMs', sloValue: slo.ttftMs },
+    { id: 'tpot-p50', label: 'TPOT p50', value: formatMs(s.tpotMs.p50), raw: s.tpotMs.p50 },
+    { id: 'tpot-p99', label: 'TPOT p99', value: formatMs(s.tpotMs.p99), raw: s.tpotMs.p99, slo: 'tpotMs', sloValue: slo.tpotMs },
+    { id: 'itl-p99', label: 'ITL p99', value: formatMs(s.itlMs.p99), raw: s.itlMs.p99, slo: 'itlMs', sloValue: slo.itlMs },
+    { id: 'e2e-p50', label: 'E2E p50', value: formatMs(s.e2eMs.p50), raw: s.e2eMs.p50, slo: 'e2eMs', sloValue: slo.e2eMs },
+    { id: 'output-tps', label: 'Output tokens/s', value: formatNumber(s.outputTokensPerSecond), raw: s.outputTokensPerSecond },
+    { id: 'rps', label: 'Requests/s', value: formatNumber(s.requestsPerSecond), raw: s.requestsPerSecond },
+  ];
+  if (s.goodput !== undefined) {
+    f.push({ id: 'goodput', label: 'Goodput', value: `${formatNumber(s.goodput)} req/s`, raw: s.goodput,
+      note: s.requestsPerSecond > 0 ? `${formatPercent(s.goodput / s.requestsPerSecond)} of requests meet the SLOs` : undefined });
+  }
+  const kinds = Object.entries(s.errorsByKind ?? {}).map(([k, n]) => `${k} ${n}`).join(', ');
+  f.push({ id: 'errors', label: 'Errors', value: `${formatInt(s.failed)} of ${formatInt(s.completed + s.failed)}`, raw: s.failed, bad: s.failed > 0, note: kinds || undefined });
+  f.push({ id: 'stalls', label: 'Stalls', value: formatInt(s.stalls.count), raw: s.stalls.count, bad: s.stalls.count > 0,
+    note: s.stalls.count ? `${formatMs(s.stalls.totalMs)} total, ${formatPercent(s.stalls.shareOfDecode)} of decode` : undefined });
+  return h('section', { class: 'headline', 'aria-label': 'Headline figures' }, ...f.map((x) => {
+    const isMissed = x.slo !== undefined && missed.has(x.slo);
+    const sloText = x.slo && x.sloValue !== undefined ? `${isMissed ? '✗ misses' : '✓ meets'} SLO ${formatMs(x.sloValue)}` : undefined;
+    return h('div', { class: `figure${isMissed || x.bad ? ' bad' : ''}${isMissed ? ' missed' : ''}`, 'data-figure': x.id, 'data-value': x.raw },
+      h('span', { class: 'label', text: x.label }),
+      h('span', { class: 'value', text: x.value }),
+      sloText ? h('span', { class: `slo${isMissed ? ' missed' : ''}`, text: sloText }) : undefined,
+      x.note ? h('span', { class: 'note', text: x.note }) : undefined,
+    );
+  }));
+}
+
+export function percentileTable(run: RunFile): HTMLElement {
+  const s = run.summary;
+  const ps = percentileKeys(run);
+  const slo = run.workload?.slo ?? {};
+  const missed = new Set(s.sloMissed ?? []);
+  const cols = ['mean', ...ps, 'max'];
+  const head = h('tr', {}, h('th', { scope: 'col', text: 'Metric' }), h('th', { scope: 'col', class: 'num', text: 'n' }),
+    ...cols.map((c) => h('th', { scope: 'col', class: 'num', text: c })), h('th', { scope: 'col', text: 'SLO' }));
+  const rows = METRICS.map((m) => {
+    const st = (s as Summary)[m.key];
+    const sloV = slo[m.key];
+    const isMissed = missed.has(m.key);
+    return h('tr', { 'data-metric': m.key },
+      h('th', { scope: 'row', title: m.title, text: m.label }),
+      h('td', { class: 'num', 'data-stat': 'count', 'data-value': st?.count, text: formatInt(st?.count) }),
+      ...cols.map((c) => {
+        const v = stat(st, c);
+        return h('td', { class: 'num', 'data-stat': c, 'data-value': v, title: v === undefined ? undefined : String(v), text: formatMs(v) });
+      }),
+      h('td', { class: `slo${isMissed ? ' missed' : ''}`, 'data-stat': 'slo',
+        text: sloV === undefined ? '–' : `≤ ${formatMs(sloV)} ${isMissed ? '✗ missed' : '✓'}` }),
+    );
+  });
+  return h('table', { class: 'percentiles' },
+    h('caption', { text: 'Latency percentiles over measured requests (SLOs judged on p99)' }),
+    h('thead', {}, head), h('tbody', {}, ...rows));
+}
+
+export function compareTable(a: RunFile, b: RunFile): HTMLElement {
+  const head = h('tr', {}, h('th', { scope: 'col', text: 'Metric' }),
+    ...['A p50', 'B p50', 'Δ p50', 'A p99', 'B p99', 'Δ p99'].map((c) => h('th', { scope: 'col', class: 'num', text: c })));
+  const rows = METRICS.map((m) => {
+    const sa = a.summary[m.key];
+    const sb = b.summary[m.key];
+    const cell = (v: number | undefined, stat: string) => h('td', { class: 'num', 'data-stat': stat, 'data-value': v, text: formatMs(v) });
+    const delta = (x: number | undefined, y: number | undefined, stat: string) => {
+      const worse = x !== undefined && y !== undefined && y > x;
+      return h('td', { class: `num delta${worse ? ' worse' : x !== undefined && y !== undefined && y < x ? ' better' : ''}`, 'data-stat': stat, text: formatDelta(x, y) });
+    };
+    return h('tr', { 'data-metric': m.key }, h('th', { scope: 'row', text: m.label }),
+      cell(sa.p50, 'a-p50'), cell(sb.p50, 'b-p50'), delta(sa.p50, sb.p50, 'd-p50'),
+      cell(sa.p99, 'a-p99'), cell(sb.p99, 'b-p99'), delta(sa.p99, sb.p99, 'd-p99'));
+  });
+  const tput = h('tr', { 'data-metric': 'outputTokensPerSecond' }, h('th', { scope: 'row', text: 'Output tok/s' }),
+    h('td', { class: 'num', colspan: 3, text: `${formatNumber(a.summary.outputTokensPerSecond)} → ${formatNumber(b.summary.outputTokensPerSecond)}` }),
+    h('td', { class: 'num', colspan: 3, text: `req/s ${formatNumber(a.summary.requestsPerSecond)} → ${formatNumber(b.summary.requestsPerSecond)}` }));
+  return h('table', { class: 'compare' },
+    h('caption', { text: 'B against A: positive Δ means B is slower' }),
+    h('thead', {}, head), h('tbody', {}, ...rows, tput));
+}
+
+export function stallsList(run: RunFile, onSelect: (s: Stall) => void, t0: number): HTMLElement {
+  const worst = run.summary.stalls.worst ?? [];
+  if (worst.length === 0) {
+    return h('p', { class: 'empty', text: `No stalls: no gap between chunks was longer than ${run.summary.stalls.factor}× its stream's median ITL (and ${formatMs(run.summary.stalls.floorMs)}).` });
+  }
+  const list = h('ol', { class: 'stalls-list' });
+  for (const s of worst) {
+    const at = s.startAt - t0;
+    const btn = h('button', { type: 'button', class: 'stall', 'data-request': s.requestIndex, 'data-start': s.startMs },
+      h('span', { class: 'req', text: `Request #${s.requestIndex}` }),
+      h('span', { class: 'at', text: `at ${formatAt(at)}` }),
+      h('span', { class: 'gap', text: formatMs(s.gapMs) }),
+      h('span', { class: 'ratio', text: s.medianItlMs > 0 ? `${formatNumber(s.gapMs / s.medianItlMs)}× median ITL` : '' }),
+    );
+    btn.addEventListener('click', () => onSelect(s));
+    list.append(h('li', {}, btn));
+  }
+  return list;
+}
+
+export function errorView(message: string, path?: string): HTMLElement {
+  return h('section', { class: 'error-view', role: 'alert' },
+    h('h1', { text: 'This run cannot be shown' }),
+    h('p', { class: 'message', text: message }),
+    path ? h('p', { class: 'path', text: path }) : undefined,
+    h('p', { class: 'hint', text: 'Nothing was changed. Open another run file, or run the profile again.' }));
+}
