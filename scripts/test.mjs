@@ -6,6 +6,8 @@ import { existsSync, readdirSync } from 'node:fs';
 const only = process.argv.slice(2);
 const has = (dir) => existsSync(dir) && readdirSync(dir).some((f) => f.endsWith('.test.ts'));
 const stages = [
+  // Debian packages the browser and VS Code host stages need (a no-op when present; root or sudo on a fresh machine).
+  ['system', 'bash .ci/setup-system', true],
   ['build', 'npm run build', true],
   ['typecheck', 'npm run typecheck', true],
   ['layout', 'npm run check:layout', true],

@@ -215,6 +215,11 @@ export interface SweepPoint {
   readonly summary: Summary;
   /** Indexes into RunFile.requests belonging to this point. */
   readonly requestIndexes: readonly number[];
+  /** (sweep) Measured mean decoding batch: for each request, how many streams were decoding at each of
+   *  its token arrivals, averaged (src/engine/fit.ts `meanDecodingBatch`). The B of TPOT(B) = base + k·B. */
+  readonly meanBatch?: number;
+  /** (sweep) Mean prompt tokens as the server counted them (usage), for the prefill fit. */
+  readonly measuredPromptTokens?: number;
 }
 
 export interface SweepFit {
@@ -222,6 +227,82 @@ export interface SweepFit {
   readonly kMs: number;
   readonly ceilingTokensPerSecond: number;
   readonly r2: number;
+}
+
+// ---- Sweep extras (src/engine/fit.ts, src/engine/sweep.ts): all optional, beside `fit` ----
+
+/** A point named by the analysis: its position in `sweep.points` and its label. */
+export interface SweepPick {
+  readonly index: number;
+  readonly label: string;
+  readonly goodput?: number;
+  readonly outputTokensPerSecond: number;
+}
+
+export interface SweepResidual {
+  readonly label: string;
+  /** The B used by the fit (meanBatch, else concurrency). */
+  readonly batch: number;
+  readonly tpotMs: number;
+  readonly predictedMs: number;
+  readonly residualMs: number;
+}
+
+export interface SweepKnee {
+  readonly index: number;
+  readonly label: string;
+  /** Throughput gained per doubling of the dimension just after the knee (0.13 = 13%). */
+  readonly gainPerDoubling: number;
+  /** The threshold under which a doubling no longer pays (default 0.15). */
+  readonly threshold: number;
+}
+
+/** TTFT ≈ aMs + bMsPerToken · promptTokens, from a prompt-length sweep at concurrency 1. */
+export interface PrefillFit {
+  readonly aMs: number;
+  readonly bMsPerToken: number;
+  /** 1000 / bMsPerToken; absent when b ≤ 0. */
+  readonly prefillTokensPerSecond?: number;
+  readonly r2: number;
+  readonly residualsMs: readonly number[];
+}
+
+export interface SweepVerdict {
+  readonly kind:
+    | 'too-few-points'
+    | 'poor-fit'
+    | 'non-monotone'
+    | 'not-rising'
+    | 'negative-base'
+    | 'throughput-falls'
+    | 'errors'
+    | 'no-slo'
+    | 'no-point-meets-slo';
+  readonly message: string;
+}
+
+/** One chunk size of the chunked-prefill dial (src/engine/sweep.ts `runPrefillDial`). */
+export interface PrefillDialConfig {
+  /** The prefill chunk, tokens per engine step (the local server's --batch-size). */
+  readonly batchSize: number;
+  readonly label: string;
+  /** The short decodes: the streams a long prefill stalls (TPOT p99, stalls). */
+  readonly decode: { readonly summary: Summary; readonly requestIndexes: readonly number[] };
+  /** The occasional long prompts (their TTFT). */
+  readonly long: { readonly summary: Summary; readonly requestIndexes: readonly number[] };
+}
+
+/** The chunked-prefill dial: the same mixed workload at two or more prefill chunk sizes. */
+export interface PrefillDial {
+  readonly configs: readonly PrefillDialConfig[];
+  readonly decodeStreams: number;
+  readonly shortPromptTokens: number;
+  readonly shortMaxTokens: number;
+  readonly longPromptTokens: number;
+  readonly longMaxTokens: number;
+  /** Long prompts per second (open loop, seeded, so every configuration gets the same arrivals). */
+  readonly longRate: number;
+  readonly durationS: number;
 }
 
 export interface RunFile {
@@ -243,8 +324,25 @@ export interface RunFile {
     readonly dimension: 'concurrency' | 'rate' | 'promptTokens';
     readonly points: readonly SweepPoint[];
     readonly fit?: SweepFit;
+    /** What `fit` used as B: the measured mean decoding batch, or the concurrency when not measurable. */
+    readonly fitX?: 'meanBatch' | 'concurrency';
+    readonly residuals?: readonly SweepResidual[];
+    /** The batch at which the fitted TPOT crosses the TPOT SLO: (slo − base) / k. */
+    readonly sloBatch?: number;
+    readonly knee?: SweepKnee;
+    /** Highest goodput whose p99 meets every SLO (interactive work). */
+    readonly operatingPoint?: SweepPick;
+    /** Highest output tokens/s (offline/batch work). */
+    readonly maxThroughputPoint?: SweepPick;
+    readonly prefillFit?: PrefillFit;
+    readonly verdicts?: readonly SweepVerdict[];
+    readonly slo?: SloSpec;
+    /** Why the sweep stopped before its last value (saturation), with the label of the last point run. */
+    readonly stoppedEarly?: { readonly afterLabel: string; readonly reason: string };
     readonly [extra: string]: unknown;
   };
+  /** Present on a chunked-prefill dial run (then `sweep` is absent). */
+  readonly prefillDial?: PrefillDial;
   readonly [extra: string]: unknown;
 }
 

@@ -5,7 +5,13 @@ import type { Progress, RequestRecord, RunFile } from '../engine/types';
 // ---- Report panel (webview/report) ----
 // (owned by the report panel work; keep additions in this section)
 
-/** Host → report webview. */
+/**
+ * Host → report webview. Live mode: `liveStart` carries the run so far (its `requests` are the
+ * records finished until then, possibly none); each `liveUpdate` carries only the records finished
+ * since the previous one (the host sends the first at once, later ones at most every 100 ms); the
+ * page drops any live message whose runId is not the live run's; `liveEnd` carries the final run.
+ * A page that was discarded while hidden gets the whole state again (showRun, or liveStart) on `ready`.
+ */
 export type ReportHostMessage =
   | { readonly type: 'showRun'; readonly run: RunFile; readonly compareWith?: RunFile }
   | { readonly type: 'runError'; readonly message: string; readonly path?: string }
@@ -13,7 +19,7 @@ export type ReportHostMessage =
   | { readonly type: 'liveUpdate'; readonly runId: string; readonly progress: Progress; readonly records: readonly RequestRecord[] }
   | { readonly type: 'liveEnd'; readonly runId: string; readonly run: RunFile };
 
-/** Report webview → host. */
+/** Report webview → host. `ready` comes first; exports name the run (the host holds it) or carry a PNG data: URL. */
 export type ReportWebviewMessage =
   | { readonly type: 'ready' }
   | { readonly type: 'exportCsv'; readonly runId: string }
@@ -23,5 +29,73 @@ export type ReportWebviewMessage =
 // ---- Sidebar (webview/sidebar) ----
 // (owned by the extension work; keep additions in this section)
 
-export type SidebarHostMessage = { readonly type: 'state'; readonly state: unknown };
-export type SidebarWebviewMessage = { readonly type: 'ready' };
+export interface SidebarEndpoint {
+  /** 'cfg:<name>' for a configured endpoint, 'local' for the local server. */
+  readonly id: string;
+  readonly name: string;
+  readonly url: string;
+  readonly api: string;
+  readonly model?: string;
+  /** Defined by an untrusted workspace's settings: no stored key, a confirmation before each run. */
+  readonly restricted: boolean;
+  readonly hasKey: boolean;
+  readonly reachable?: 'checking' | 'yes' | 'no';
+  readonly lastTtftP50Ms?: number;
+  readonly lastTpotP50Ms?: number;
+}
+
+export interface SidebarLocalServer {
+  readonly state: 'stopped' | 'starting' | 'running' | 'stopping' | 'error';
+  readonly url?: string;
+  readonly model?: string;
+  readonly port?: number;
+  /** 'preset:tiny' or the model file's name. */
+  readonly source: string;
+  readonly parallel: number;
+  readonly message?: string;
+}
+
+export interface SidebarRun {
+  readonly id: string;
+  readonly endpointName: string;
+  readonly startedAt: string;
+  readonly completed: number;
+  readonly failed: number;
+  readonly cancelled: boolean;
+  readonly ttftP50Ms?: number;
+  readonly tpotP50Ms?: number;
+}
+
+export interface SidebarWorkload {
+  readonly concurrency: number;
+  readonly requests: number;
+  readonly maxTokens: number;
+  readonly promptTokens: number;
+}
+
+export interface SidebarState {
+  readonly endpoints: readonly SidebarEndpoint[];
+  readonly localServer: SidebarLocalServer;
+  readonly runs: readonly SidebarRun[];
+  readonly workload: SidebarWorkload;
+  readonly running?: { readonly runId: string; readonly label: string; readonly done: number; readonly total?: number; readonly ttftP50Ms?: number };
+  /** Settings problems and corrupt run files, one line each. */
+  readonly problems: readonly string[];
+}
+
+/** Host → sidebar webview. */
+export type SidebarHostMessage = { readonly type: 'state'; readonly state: SidebarState };
+
+/** Sidebar webview → host. */
+export type SidebarWebviewMessage =
+  | { readonly type: 'ready' }
+  | { readonly type: 'run'; readonly endpointId: string; readonly workload: SidebarWorkload }
+  | { readonly type: 'cancelRun' }
+  | { readonly type: 'startLocalServer'; readonly parallel: number }
+  | { readonly type: 'stopLocalServer' }
+  | { readonly type: 'openRun'; readonly runId: string }
+  | { readonly type: 'compareRuns'; readonly runId: string; readonly otherId: string }
+  | { readonly type: 'deleteRun'; readonly runId: string }
+  | { readonly type: 'addEndpoint' }
+  | { readonly type: 'setApiKey'; readonly endpointId: string }
+  | { readonly type: 'checkEndpoints' };

@@ -1,0 +1,26 @@
+// Every command id, in one place. They match `contributes.commands` in package.json
+// (test/unit/extensionManifest.test.ts keeps the two in step).
+export const enum Command {
+  ProfileEndpoint = 'llmProfiler.profileEndpoint',
+  StartLocalServer = 'llmProfiler.startLocalServer',
+  StopLocalServer = 'llmProfiler.stopLocalServer',
+  AddEndpoint = 'llmProfiler.addEndpoint',
+  SetApiKey = 'llmProfiler.setApiKey',
+  OpenRun = 'llmProfiler.openRun',
+  CompareRuns = 'llmProfiler.compareRuns',
+  ExportRunCsv = 'llmProfiler.exportRunCsv',
+  DeleteRun = 'llmProfiler.deleteRun',
+  ShowLog = 'llmProfiler.showLog',
+  ProfilePrompt = 'llmProfiler.profilePrompt',
+  ProfilePromptWith = 'llmProfiler.profilePromptWith',
+  ShowPromptProblem = 'llmProfiler.showPromptProblem',
+}
+
+/** For the manifest test: const enums vanish at run time, so the list is spelled once more here. */
+export const ALL_COMMANDS: readonly string[] = [
+  Command.ProfileEndpoint, Command.StartLocalServer, Command.StopLocalServer, Command.AddEndpoint,
+  Command.SetApiKey, Command.OpenRun, Command.CompareRuns, Command.ExportRunCsv, Command.DeleteRun,
+  Command.ShowLog, Command.ProfilePrompt, Command.ProfilePromptWith, Command.ShowPromptProblem,
+];
+
+export const VIEW_SIDEBAR = 'llmProfiler.sidebar';

@@ -1,0 +1,291 @@
+// The `llmProfiler.*` settings as one typed, validated, clamped snapshot. Pure (no `vscode`): the
+// extension hands in the raw values it read, and gets back a snapshot plus the problems to report.
+// A bad value never throws: it is reported and replaced by its default.
+import type { ApiKind, SloSpec } from '../engine/types';
+import { API_KINDS } from '../engine/types';
+
+export type EndpointOrigin = 'user' | 'workspace';
+
+export interface EndpointEntry {
+  /** Unique among the entries; the key its API key is stored under. */
+  readonly name: string;
+  readonly url: string;
+  readonly api: ApiKind | 'auto';
+  readonly model?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly apiKeyEnv?: string;
+  /** Where it was defined: a workspace's settings are not trusted with keys when the workspace is not trusted. */
+  readonly origin: EndpointOrigin;
+}
+
+export interface LocalServerConfig {
+  readonly preset: 'tiny' | 'small' | 'medium';
+  readonly modelPath?: string;
+  readonly backend: 'bundled' | 'llama-server';
+  readonly llamaServerPath?: string;
+  readonly parallel: number;
+  readonly batchSize: number;
+  readonly port: number;
+}
+
+export interface WorkloadConfig {
+  readonly concurrency: number;
+  readonly requests: number;
+  readonly warmup: number;
+  readonly maxTokens: number;
+  readonly promptTokens: number;
+  readonly timeoutMs: number;
+}
+
+export interface ConfigSnapshot {
+  readonly endpoints: readonly EndpointEntry[];
+  readonly localServer: LocalServerConfig;
+  readonly workload: WorkloadConfig;
+  readonly sloText: string;
+  readonly slo?: SloSpec;
+  readonly codeLens: { readonly enabled: boolean; readonly extraGlobs: readonly string[] };
+}
+
+export interface ConfigProblem {
+  readonly setting: string;
+  readonly message: string;
+}
+
+/** Every setting besides `endpoints` (read by scope), without the `llmProfiler.` prefix; mirrors package.json. */
+export const CONFIG_KEYS = [
+  'localServer.preset', 'localServer.modelPath', 'localServer.backend', 'localServer.llamaServerPath',
+  'localServer.parallel', 'localServer.batchSize', 'localServer.port',
+  'workload.concurrency', 'workload.requests', 'workload.warmup', 'workload.maxTokens', 'workload.promptTokens', 'workload.timeoutMs',
+  'slo', 'codeLens.enabled', 'codeLens.extraGlobs',
+] as const;
+
+/** What the extension read: plain values by key (without the `llmProfiler.` prefix), endpoints by scope. */
+export interface RawConfig {
+  readonly values: Readonly<Record<string, unknown>>;
+  readonly endpoints: { readonly user?: unknown; readonly workspace?: unknown };
+}
+
+/** Header names that carry credentials: never accepted from settings. */
+const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'cookie', 'x-goog-api-key']);
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export const DEFAULT_LOCAL_SERVER: LocalServerConfig = { preset: 'tiny', backend: 'bundled', parallel: 4, batchSize: 512, port: 0 };
+export const DEFAULT_WORKLOAD: WorkloadConfig = { concurrency: 4, requests: 32, warmup: 1, maxTokens: 128, promptTokens: 256, timeoutMs: 120_000 };
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Validates one endpoint entry; returns it, or the reason it cannot be used. */
+export function validateEndpoint(raw: unknown, origin: EndpointOrigin): { entry?: EndpointEntry; errors: string[]; warnings: string[] } {
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  if (!isRecord(raw)) return { errors: ['must be an object with at least "name" and "url"'], warnings };
+  const name = typeof raw.name === 'string' ? raw.name.trim() : '';
+  if (!name) errors.push('"name" is missing or empty');
+  let url = '';
+  if (typeof raw.url !== 'string' || !raw.url.trim()) {
+    errors.push('"url" is missing or empty');
+  } else {
+    url = raw.url.trim();
+    let parsed: URL | undefined;
+    try { parsed = new URL(url); } catch { errors.push(`"url" is not a valid URL: ${url}`); }
+    if (parsed) {
+      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') errors.push(`"url" must start with http:// or https:// (got ${parsed.protocol})`);
+      if (parsed.username || parsed.password) errors.push('"url" must not contain credentials: use "LLM Profiler: Set API key"');
+    }
+  }
+  let api: ApiKind | 'auto' = 'auto';
+  if (raw.api !== undefined) {
+    if (raw.api === 'auto' || (typeof raw.api === 'string' && (API_KINDS as readonly string[]).includes(raw.api))) api = raw.api as ApiKind | 'auto';
+    else errors.push(`"api" must be one of auto, ${API_KINDS.join(', ')} (got ${JSON.stringify(raw.api)})`);
+  }
+  let model: string | undefined;
+  if (raw.model !== undefined) {
+    if (typeof raw.model === 'string') model = raw.model.trim() || undefined;
+    else errors.push('"model" must be a string');
+  }
+  let headers: Record<string, string> | undefined;
+  if (raw.headers !== undefined) {
+    if (!isRecord(raw.headers)) errors.push('"headers" must be an object of strings');
+    else {
+      headers = {};
+      for (const [k, v] of Object.entries(raw.headers)) {
+        if (SECRET_HEADERS.has(k.toLowerCase())) {
+          warnings.push(`header "${k}" was ignored: secrets do not belong in settings, use "LLM Profiler: Set API key"`);
+          continue;
+        }
+        if (typeof v !== 'string') { errors.push(`header "${k}" must be a string`); continue; }
+        headers[k] = v;
+      }
+      if (Object.keys(headers).length === 0) headers = undefined;
+    }
+  }
+  let apiKeyEnv: string | undefined;
+  if (raw.apiKeyEnv !== undefined && raw.apiKeyEnv !== '') {
+    if (typeof raw.apiKeyEnv === 'string' && ENV_NAME.test(raw.apiKeyEnv)) apiKeyEnv = raw.apiKeyEnv;
+    else errors.push(`"apiKeyEnv" must be an environment variable name (got ${JSON.stringify(raw.apiKeyEnv)})`);
+  }
+  for (const k of Object.keys(raw)) {
+    if (!['name', 'url', 'api', 'model', 'headers', 'apiKeyEnv'].includes(k)) {
+      if (/key|token|secret|password/i.test(k)) warnings.push(`"${k}" was ignored: secrets do not belong in settings, use "LLM Profiler: Set API key"`);
+      else warnings.push(`unknown field "${k}" was ignored`);
+    }
+  }
+  if (errors.length) return { errors, warnings };
+  return { entry: { name, url, api, model, headers, apiKeyEnv, origin }, errors, warnings };
+}
+
+function clampInt(values: Readonly<Record<string, unknown>>, key: string, def: number, min: number, max: number, problems: ConfigProblem[]): number {
+  const v = values[key];
+  if (v === undefined || v === null) return def;
+  if (typeof v !== 'number' || !Number.isFinite(v)) {
+    problems.push({ setting: `llmProfiler.${key}`, message: `must be a number (got ${JSON.stringify(v)}); using ${def}` });
+    return def;
+  }
+  const n = Math.round(v);
+  if (n < min || n > max) {
+    const c = Math.min(max, Math.max(min, n));
+    problems.push({ setting: `llmProfiler.${key}`, message: `must be between ${min} and ${max} (got ${v}); using ${c}` });
+    return c;
+  }
+  return n;
+}
+
+function pickEnum<T extends string>(values: Readonly<Record<string, unknown>>, key: string, allowed: readonly T[], def: T, problems: ConfigProblem[]): T {
+  const v = values[key];
+  if (v === undefined || v === null) return def;
+  if (typeof v === 'string' && (allowed as readonly string[]).includes(v)) return v as T;
+  problems.push({ setting: `llmProfiler.${key}`, message: `must be one of ${allowed.join(', ')} (got ${JSON.stringify(v)}); using ${def}` });
+  return def;
+}
+
+function optString(values: Readonly<Record<string, unknown>>, key: string, problems: ConfigProblem[]): string | undefined {
+  const v = values[key];
+  if (v === undefined || v === null || v === '') return undefined;
+  if (typeof v === 'string') return v.trim() || undefined;
+  problems.push({ setting: `llmProfiler.${key}`, message: `must be a string (got ${JSON.stringify(v)})` });
+  return undefined;
+}
+
+/**
+ * Builds the snapshot. `parseSlo` is passed in (the engine's) so this module stays free of load-order
+ * concerns and easy to test.
+ */
+export function buildConfig(raw: RawConfig, parseSlo: (text: string) => SloSpec): { config: ConfigSnapshot; problems: ConfigProblem[] } {
+  const problems: ConfigProblem[] = [];
+  const v = raw.values;
+
+  const endpoints: EndpointEntry[] = [];
+  const names = new Set<string>();
+  // Workspace entries first: they are what VS Code itself shows as the effective value.
+  for (const [origin, list] of [['workspace', raw.endpoints.workspace], ['user', raw.endpoints.user]] as const) {
+    if (list === undefined || list === null) continue;
+    const where = origin === 'user' ? 'user settings' : 'workspace settings';
+    if (!Array.isArray(list)) {
+      problems.push({ setting: 'llmProfiler.endpoints', message: `(${where}) must be an array of endpoints` });
+      continue;
+    }
+    list.forEach((item, i) => {
+      const label = isRecord(item) && typeof item.name === 'string' && item.name ? `"${item.name}"` : `#${i + 1}`;
+      const { entry, errors, warnings } = validateEndpoint(item, origin);
+      for (const w of warnings) problems.push({ setting: 'llmProfiler.endpoints', message: `endpoint ${label} (${where}): ${w}` });
+      if (!entry) {
+        problems.push({ setting: 'llmProfiler.endpoints', message: `endpoint ${label} (${where}) skipped: ${errors.join('; ')}` });
+        return;
+      }
+      if (names.has(entry.name)) {
+        if (origin === 'workspace') problems.push({ setting: 'llmProfiler.endpoints', message: `endpoint "${entry.name}" (${where}) skipped: the name is used twice` });
+        // A user entry shadowed by the workspace's same-named one is simply not shown (VS Code's own rule).
+        return;
+      }
+      names.add(entry.name);
+      endpoints.push(entry);
+    });
+  }
+
+  const localServer: LocalServerConfig = {
+    preset: pickEnum(v, 'localServer.preset', ['tiny', 'small', 'medium'] as const, DEFAULT_LOCAL_SERVER.preset, problems),
+    modelPath: optString(v, 'localServer.modelPath', problems),
+    backend: pickEnum(v, 'localServer.backend', ['bundled', 'llama-server'] as const, DEFAULT_LOCAL_SERVER.backend, problems),
+    llamaServerPath: optString(v, 'localServer.llamaServerPath', problems),
+    parallel: clampInt(v, 'localServer.parallel', DEFAULT_LOCAL_SERVER.parallel, 1, 64, problems),
+    batchSize: clampInt(v, 'localServer.batchSize', DEFAULT_LOCAL_SERVER.batchSize, 16, 8192, problems),
+    port: clampInt(v, 'localServer.port', DEFAULT_LOCAL_SERVER.port, 0, 65535, problems),
+  };
+  const workload: WorkloadConfig = {
+    concurrency: clampInt(v, 'workload.concurrency', DEFAULT_WORKLOAD.concurrency, 1, 256, problems),
+    requests: clampInt(v, 'workload.requests', DEFAULT_WORKLOAD.requests, 1, 100_000, problems),
+    warmup: clampInt(v, 'workload.warmup', DEFAULT_WORKLOAD.warmup, 0, 100, problems),
+    maxTokens: clampInt(v, 'workload.maxTokens', DEFAULT_WORKLOAD.maxTokens, 1, 32_768, problems),
+    promptTokens: clampInt(v, 'workload.promptTokens', DEFAULT_WORKLOAD.promptTokens, 1, 131_072, problems),
+    timeoutMs: clampInt(v, 'workload.timeoutMs', DEFAULT_WORKLOAD.timeoutMs, 1000, 3_600_000, problems),
+  };
+
+  let sloText = '';
+  let slo: SloSpec | undefined;
+  const rawSlo = v['slo'];
+  if (typeof rawSlo === 'string' && rawSlo.trim()) {
+    sloText = rawSlo.trim();
+    try { slo = parseSlo(sloText); } catch (err) {
+      problems.push({ setting: 'llmProfiler.slo', message: `${(err as Error).message}; no SLO used` });
+      sloText = '';
+    }
+  } else if (rawSlo !== undefined && rawSlo !== null && rawSlo !== '') {
+    problems.push({ setting: 'llmProfiler.slo', message: 'must be a string like "ttft=500,tpot=50"' });
+  }
+
+  let enabled = true;
+  const rawEnabled = v['codeLens.enabled'];
+  if (typeof rawEnabled === 'boolean') enabled = rawEnabled;
+  else if (rawEnabled !== undefined && rawEnabled !== null) problems.push({ setting: 'llmProfiler.codeLens.enabled', message: 'must be true or false; using true' });
+  const extraGlobs: string[] = [];
+  const rawGlobs = v['codeLens.extraGlobs'];
+  if (Array.isArray(rawGlobs)) {
+    for (const g of rawGlobs) {
+      if (typeof g === 'string' && g.trim()) extraGlobs.push(g.trim());
+      else problems.push({ setting: 'llmProfiler.codeLens.extraGlobs', message: `ignored a non-string or empty entry ${JSON.stringify(g)}` });
+    }
+  } else if (rawGlobs !== undefined && rawGlobs !== null) {
+    problems.push({ setting: 'llmProfiler.codeLens.extraGlobs', message: 'must be an array of glob patterns' });
+  }
+
+  return { config: { endpoints, localServer, workload, sloText, slo, codeLens: { enabled, extraGlobs } }, problems };
+}
+
+/** The origin (scheme://host:port) a stored key was set for: a key is only ever sent back there. */
+export function keyOrigin(url: string): string {
+  try { return new URL(url).origin; } catch { return url; }
+}
+
+export type PresetId = 'quick' | 'load' | 'custom';
+
+/** What a workload preset changes, from the settings' workload defaults. */
+export function presetOverrides(preset: PresetId, w: WorkloadConfig, custom?: { concurrency?: number; requests?: number; maxTokens?: number; promptTokens?: number }): {
+  concurrency: number; requests: number; warmup: number; maxTokens: number; promptTokens: number; timeoutMs: number;
+} {
+  switch (preset) {
+    case 'quick':
+      return { concurrency: 1, requests: 5, warmup: 1, maxTokens: Math.min(64, w.maxTokens), promptTokens: Math.min(128, w.promptTokens), timeoutMs: w.timeoutMs };
+    case 'load':
+      return { concurrency: Math.max(8, w.concurrency), requests: Math.max(64, w.requests), warmup: Math.max(1, w.warmup), maxTokens: w.maxTokens, promptTokens: w.promptTokens, timeoutMs: w.timeoutMs };
+    case 'custom':
+      return {
+        concurrency: custom?.concurrency ?? w.concurrency,
+        requests: custom?.requests ?? w.requests,
+        warmup: w.warmup,
+        maxTokens: custom?.maxTokens ?? w.maxTokens,
+        promptTokens: custom?.promptTokens ?? w.promptTokens,
+        timeoutMs: w.timeoutMs,
+      };
+  }
+}
+
+/** Parses a positive integer typed by the user; returns an error message for the input box. */
+export function validatePositiveInt(text: string, min: number, max: number): string | undefined {
+  const t = text.trim();
+  if (!/^\d+$/.test(t)) return 'Enter a whole number';
+  const n = Number(t);
+  if (n < min || n > max) return `Enter a number from ${min} to ${max}`;
+  return undefined;
+}

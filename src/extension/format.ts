@@ -1,0 +1,41 @@
+// Short texts shown in the status bar, progress notification, CodeLens and sidebar. Pure.
+import type { Progress, RunFile } from '../engine/types';
+import type { RunIndexEntry } from './runStore';
+
+export function formatMs(ms: number | undefined): string {
+  if (ms === undefined || !Number.isFinite(ms)) return '–';
+  if (ms >= 10_000) return `${(ms / 1000).toFixed(1)} s`;
+  if (ms >= 100) return `${Math.round(ms)} ms`;
+  return `${ms.toFixed(ms >= 10 ? 0 : 1)} ms`;
+}
+
+/** "12/40 · TTFT p50 312 ms" (total unknown: "12 done"). */
+export function progressLine(p: Pick<Progress, 'done' | 'failed' | 'total' | 'ttftP50Ms'>): string {
+  const count = p.total !== undefined ? `${p.done}/${p.total}` : `${p.done} done`;
+  const failed = p.failed ? ` (${p.failed} failed)` : '';
+  const ttft = p.ttftP50Ms !== undefined ? ` · TTFT p50 ${formatMs(p.ttftP50Ms)}` : '';
+  return `${count}${failed}${ttft}`;
+}
+
+/** The result shown in place above a prompt: "TTFT p50 312 ms · p99 540 ms · TPOT 41 ms". */
+export function lensResult(r: Pick<RunIndexEntry, 'ttftP50Ms' | 'ttftP99Ms' | 'tpotP50Ms' | 'completed' | 'failed'>): string {
+  if (!r.completed) return `last run: ${r.failed} failed, none completed`;
+  const parts = [`TTFT p50 ${formatMs(r.ttftP50Ms)}`, `p99 ${formatMs(r.ttftP99Ms)}`];
+  if (r.tpotP50Ms !== undefined) parts.push(`TPOT ${formatMs(r.tpotP50Ms)}`);
+  if (r.failed) parts.push(`${r.failed} failed`);
+  return parts.join(' · ');
+}
+
+export function runLabel(r: Pick<RunIndexEntry, 'endpointName' | 'startedAt'>): string {
+  const d = new Date(r.startedAt);
+  const when = Number.isNaN(d.getTime()) ? r.startedAt : d.toLocaleString();
+  return `${r.endpointName} — ${when}`;
+}
+
+/** A one-paragraph summary while the report panel is not available. */
+export function summaryText(run: Pick<RunFile, 'endpoint' | 'summary'>): string {
+  const s = run.summary;
+  const t = s.ttftMs.count ? `TTFT p50 ${formatMs(s.ttftMs.p50)} · p99 ${formatMs(s.ttftMs.p99)}` : 'no TTFT';
+  const tp = s.tpotMs.count ? ` · TPOT p50 ${formatMs(s.tpotMs.p50)}` : '';
+  return `${run.endpoint.name ?? run.endpoint.url}: ${s.completed} completed, ${s.failed} failed · ${t}${tp} · ${s.outputTokensPerSecond.toFixed(1)} tok/s`;
+}

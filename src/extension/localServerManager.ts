@@ -1,0 +1,156 @@
+// The local llama.cpp-backed server as the extension sees it: start/stop, its state, a status bar
+// item (model and port; click to stop). The launcher and node-llama-cpp load on first start only.
+// The server is stopped when the extension deactivates.
+import * as vscode from 'vscode';
+import type { LocalServerHandle } from '../localServer/types';
+import { Command } from './commands';
+import type { LocalServerConfig } from './configModel';
+import { Disposable } from './dispose';
+import type { Log } from './log';
+import { loadEngine } from './engineLoader';
+
+export type LocalServerState = 'stopped' | 'starting' | 'running' | 'stopping' | 'error';
+
+export class LocalServerManager extends Disposable {
+  #state: LocalServerState = 'stopped';
+  #handle: LocalServerHandle | undefined;
+  #starting: Promise<LocalServerHandle> | undefined;
+  #message: string | undefined;
+  #config: LocalServerConfig;
+  readonly #item: vscode.StatusBarItem;
+  readonly #onDidChange = this._register(new vscode.EventEmitter<void>());
+  readonly onDidChange = this.#onDidChange.event;
+
+  constructor(config: LocalServerConfig, private readonly log: Log) {
+    super();
+    this.#config = config;
+    this.#item = this._register(vscode.window.createStatusBarItem('llmProfiler.localServer', vscode.StatusBarAlignment.Left, 50));
+    this.#item.name = 'LLM Profiler: local server';
+  }
+
+  get state(): LocalServerState { return this.#state; }
+  get handle(): LocalServerHandle | undefined { return this.#handle; }
+  get message(): string | undefined { return this.#message; }
+  get config(): LocalServerConfig { return this.#config; }
+
+  /** New settings apply at the next start. */
+  setConfig(config: LocalServerConfig): void {
+    this.#config = config;
+    this.#onDidChange.fire();
+  }
+
+  /** Starts the server (or returns the running one). Rejects with a message fit for the user. */
+  start(overrides: Partial<Pick<LocalServerConfig, 'parallel'>> = {}): Promise<LocalServerHandle> {
+    if (this.#handle) return Promise.resolve(this.#handle);
+    if (this.#starting) return this.#starting;
+    const c = { ...this.#config, ...overrides };
+    this.#set('starting');
+    this.#starting = (async () => {
+      try {
+        const { startLocalServer } = await loadEngine();
+        const source = c.modelPath ? `model ${c.modelPath}` : `synthetic preset "${c.preset}"`;
+        this.log.info(`local server: starting (${c.backend}, ${source}, parallel ${c.parallel}, batch ${c.batchSize})`);
+        const handle = await startLocalServer({
+          backend: c.backend,
+          model: c.modelPath ? { kind: 'file', path: c.modelPath } : { kind: 'preset', preset: c.preset },
+          port: c.port,
+          parallel: c.parallel,
+          batchSize: c.batchSize,
+          llamaServerPath: c.llamaServerPath,
+          onLog: (line: string) => this.log.info(`[server] ${line}`),
+        });
+        if (this.isDisposed) { await handle.stop(); throw new Error('the extension is shutting down'); }
+        this.#handle = handle;
+        this.log.info(`local server: running at ${handle.url} (model ${handle.model}, pid ${handle.pid})`);
+        void handle.exited.then((code: number | null) => {
+          if (this.#handle !== handle) return;
+          this.#handle = undefined;
+          if (this.#state === 'stopping') return;
+          this.log.warn(`local server exited unexpectedly (code ${code})`);
+          this.#set('error', `exited with code ${code}`);
+        });
+        this.#set('running');
+        return handle;
+      } catch (err) {
+        let message = (err as Error).message;
+        let short = message.split('\n')[0]!;
+        if (c.backend === 'bundled' && /node-llama-cpp/.test(message) && /(Cannot find|ERR_MODULE_NOT_FOUND)/.test(message)) {
+          // The VSIX is platform-neutral and does not carry node-llama-cpp (native, per platform).
+          message = 'the bundled backend needs the node-llama-cpp package, which the VSIX does not include. ' +
+            'Set llmProfiler.localServer.backend to "llama-server" (with llmProfiler.localServer.llamaServerPath or llama-server on PATH), ' +
+            'or run the extension from a checkout after `npm ci`. Details:\n' + message;
+          short = 'the bundled backend needs node-llama-cpp, which the VSIX does not include: set localServer.backend to "llama-server" (see the log)';
+        }
+        this.log.error(`local server: could not start: ${message}`);
+        this.#set('error', short);
+        throw new Error(message);
+      } finally {
+        this.#starting = undefined;
+      }
+    })();
+    return this.#starting;
+  }
+
+  async stop(): Promise<void> {
+    const starting = this.#starting;
+    if (starting) await starting.catch(() => undefined);
+    const h = this.#handle;
+    if (!h) { if (this.#state !== 'stopped') this.#set('stopped'); return; }
+    this.#set('stopping');
+    try {
+      await h.stop();
+      this.log.info(`local server: stopped (pid ${h.pid})`);
+    } finally {
+      this.#handle = undefined;
+      this.#set('stopped');
+    }
+  }
+
+  #set(state: LocalServerState, message?: string): void {
+    this.#state = state;
+    this.#message = message;
+    this.#render();
+    this.#onDidChange.fire();
+  }
+
+  #render(): void {
+    const h = this.#handle;
+    switch (this.#state) {
+      case 'running': {
+        const port = h ? new URL(h.url).port : '';
+        this.#item.text = `$(server-process) ${h?.model ?? 'local'} :${port}`;
+        this.#item.tooltip = `LLM Profiler local server at ${h?.url} (pid ${h?.pid}). Click to stop.`;
+        this.#item.command = Command.StopLocalServer;
+        this.#item.show();
+        break;
+      }
+      case 'starting':
+        this.#item.text = '$(loading~spin) Local server starting';
+        this.#item.tooltip = 'LLM Profiler local server is starting';
+        this.#item.command = Command.ShowLog;
+        this.#item.show();
+        break;
+      case 'stopping':
+        this.#item.text = '$(loading~spin) Local server stopping';
+        this.#item.command = undefined;
+        this.#item.show();
+        break;
+      case 'error':
+        this.#item.text = '$(error) Local server';
+        this.#item.tooltip = `LLM Profiler local server: ${this.#message ?? 'failed'}. Click for the log.`;
+        this.#item.command = Command.ShowLog;
+        this.#item.show();
+        break;
+      case 'stopped':
+        this.#item.hide();
+        break;
+    }
+  }
+
+  override dispose(): void {
+    // The caller awaits stop() first on deactivate; this is the last resort.
+    const h = this.#handle;
+    if (h) void h.stop();
+    super.dispose();
+  }
+}

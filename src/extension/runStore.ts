@@ -1,0 +1,152 @@
+// The runs of one workspace: one run file per run in a folder (the extension passes
+// `storageUri/runs`, or `globalStorageUri/runs` without a folder). No `vscode` import: tested in node.
+// A corrupt file is reported and skipped, never fatal. Summaries are cached by mtime and size so the
+// sidebar can list often without re-reading every file.
+import { mkdir, readdir, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { RunFile } from '../engine/types';
+import { loadEngine } from './engineLoader';
+
+/** Where a run came from when it was started from a prompt file's CodeLens. */
+export interface PromptRef {
+  readonly file: string;
+  readonly startLine: number;
+  readonly name?: string;
+}
+
+/** Stored in the run file under this extra key (RunFile allows extra fields). */
+export const PROMPT_REF_KEY = 'promptRef';
+
+export interface RunIndexEntry {
+  readonly id: string;
+  readonly path: string;
+  readonly startedAt: string;
+  readonly endpointName: string;
+  readonly url: string;
+  readonly model?: string;
+  readonly completed: number;
+  readonly failed: number;
+  readonly cancelled: boolean;
+  readonly ttftP50Ms?: number;
+  readonly ttftP99Ms?: number;
+  readonly tpotP50Ms?: number;
+  readonly promptRef?: PromptRef;
+}
+
+export interface RunIo {
+  readRunFile(path: string): Promise<RunFile>;
+  writeRunFile(path: string, run: RunFile): Promise<void>;
+}
+
+const loadEngineIo = async (): Promise<RunIo> => {
+  const m = await loadEngine();
+  return { readRunFile: m.readRunFile, writeRunFile: m.writeRunFile };
+};
+
+function finite(n: unknown): number | undefined {
+  return typeof n === 'number' && Number.isFinite(n) ? n : undefined;
+}
+
+export function indexEntry(run: RunFile, path: string): RunIndexEntry {
+  const s = run.summary;
+  const ref = run[PROMPT_REF_KEY] as PromptRef | undefined;
+  return {
+    id: run.id,
+    path,
+    startedAt: run.startedAt,
+    endpointName: run.endpoint.name ?? run.endpoint.url,
+    url: run.endpoint.url,
+    model: run.endpoint.model,
+    completed: s?.completed ?? 0,
+    failed: s?.failed ?? 0,
+    cancelled: Boolean(run.cancelled),
+    ttftP50Ms: s?.ttftMs?.count ? finite(s.ttftMs.p50) : undefined,
+    ttftP99Ms: s?.ttftMs?.count ? finite(s.ttftMs.p99) : undefined,
+    tpotP50Ms: s?.tpotMs?.count ? finite(s.tpotMs.p50) : undefined,
+    promptRef: ref && typeof ref.file === 'string' && typeof ref.startLine === 'number' ? ref : undefined,
+  };
+}
+
+/** A file name safe on every platform, from a run id. */
+export function runFileName(id: string): string {
+  return `${id.replace(/[^A-Za-z0-9._-]/g, '_')}.json`;
+}
+
+export class RunStore {
+  readonly dir: string;
+  #io: RunIo | undefined;
+  readonly #ioFactory: () => Promise<RunIo>;
+  readonly #cache = new Map<string, { mtimeMs: number; size: number; entry: RunIndexEntry }>();
+
+  constructor(dir: string, io?: RunIo | (() => Promise<RunIo>)) {
+    this.dir = dir;
+    if (typeof io === 'function') this.#ioFactory = io;
+    else if (io) { this.#io = io; this.#ioFactory = async () => io; }
+    else this.#ioFactory = loadEngineIo;
+  }
+
+  async #getIo(): Promise<RunIo> {
+    this.#io ??= await this.#ioFactory();
+    return this.#io;
+  }
+
+  /** Newest first. Problems name the file and what is wrong with it. */
+  async list(): Promise<{ runs: RunIndexEntry[]; problems: { path: string; message: string }[] }> {
+    const io = await this.#getIo();
+    let names: string[];
+    try {
+      names = (await readdir(this.dir)).filter((n) => n.endsWith('.json'));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { runs: [], problems: [] };
+      throw err;
+    }
+    const runs: RunIndexEntry[] = [];
+    const problems: { path: string; message: string }[] = [];
+    const seen = new Set<string>();
+    for (const name of names) {
+      const path = join(this.dir, name);
+      seen.add(path);
+      try {
+        const st = await stat(path);
+        const cached = this.#cache.get(path);
+        if (cached && cached.mtimeMs === st.mtimeMs && cached.size === st.size) { runs.push(cached.entry); continue; }
+        const run = await io.readRunFile(path);
+        const entry = indexEntry(run, path);
+        this.#cache.set(path, { mtimeMs: st.mtimeMs, size: st.size, entry });
+        runs.push(entry);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // deleted while listing
+        problems.push({ path, message: (err as Error).message });
+      }
+    }
+    for (const p of this.#cache.keys()) if (!seen.has(p)) this.#cache.delete(p);
+    runs.sort((a, b) => (a.startedAt < b.startedAt ? 1 : a.startedAt > b.startedAt ? -1 : 0));
+    return { runs, problems };
+  }
+
+  async save(run: RunFile): Promise<string> {
+    const io = await this.#getIo();
+    await mkdir(this.dir, { recursive: true });
+    const path = join(this.dir, runFileName(run.id));
+    await io.writeRunFile(path, run);
+    return path;
+  }
+
+  async load(idOrPath: string): Promise<RunFile> {
+    const io = await this.#getIo();
+    const path = idOrPath.endsWith('.json') ? idOrPath : join(this.dir, runFileName(idOrPath));
+    return io.readRunFile(path);
+  }
+
+  async delete(id: string): Promise<void> {
+    const path = join(this.dir, runFileName(id));
+    await unlink(path).catch((err: NodeJS.ErrnoException) => { if (err.code !== 'ENOENT') throw err; });
+    this.#cache.delete(path);
+  }
+
+  /** The newest run started from this prompt (file + first line), if any. */
+  async latestForPrompt(file: string, startLine: number): Promise<RunIndexEntry | undefined> {
+    const { runs } = await this.list();
+    return runs.find((r) => r.promptRef?.file === file && r.promptRef.startLine === startLine);
+  }
+}

@@ -1,0 +1,218 @@
+// The sidebar webview view: endpoints (reachability, last p50s), the local server, a small workload
+// form with a Run button, and recent runs. State flows host → webview as one `state` message; the
+// webview posts `ready` first and the host holds state until then.
+import { randomBytes } from 'node:crypto';
+import * as vscode from 'vscode';
+import type { SidebarEndpoint, SidebarHostMessage, SidebarState, SidebarWebviewMessage, SidebarWorkload } from '../shared/protocol';
+import { Command } from './commands';
+import type { ConfigService } from './config';
+import { Disposable } from './dispose';
+import type { LocalServerManager } from './localServerManager';
+import type { Profiler } from './profiler';
+import type { RunsModel } from './runsModel';
+import type { ApiKeys } from './secrets';
+import type { TrustGate } from './trust';
+
+export function escapeAttr(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/'/g, '&#39;');
+}
+
+export class SidebarProvider extends Disposable implements vscode.WebviewViewProvider {
+  #view: vscode.WebviewView | undefined;
+  #ready = false;
+  #reachability = new Map<string, 'checking' | 'yes' | 'no'>();
+  #hasKey = new Map<string, boolean>();
+  #pushTimer: ReturnType<typeof setTimeout> | undefined;
+  #workload: SidebarWorkload | undefined;
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly config: ConfigService,
+    private readonly keys: ApiKeys,
+    private readonly trust: TrustGate,
+    private readonly localServer: LocalServerManager,
+    private readonly runs: RunsModel,
+    private readonly profiler: Profiler,
+  ) {
+    super();
+    const push = () => this.schedulePush();
+    this._register(config.onDidChange(() => { this.#workload = undefined; void this.#refreshKeys(); push(); }));
+    this._register(localServer.onDidChange(push));
+    this._register(runs.onDidChange(push));
+    this._register(profiler.onDidChange(push));
+    this._register({ dispose: () => clearTimeout(this.#pushTimer) });
+  }
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.#view = view;
+    this.#ready = false;
+    const dist = vscode.Uri.joinPath(this.extensionUri, 'dist');
+    const media = vscode.Uri.joinPath(this.extensionUri, 'media');
+    view.webview.options = { enableScripts: true, localResourceRoots: [dist, media] };
+    view.webview.html = this.#html(view.webview);
+    const subs = [
+      view.webview.onDidReceiveMessage((m: SidebarWebviewMessage) => { void this.#onMessage(m); }),
+      view.onDidChangeVisibility(() => { if (view.visible) this.schedulePush(); }),
+    ];
+    view.onDidDispose(() => { for (const s of subs) s.dispose(); if (this.#view === view) { this.#view = undefined; this.#ready = false; } });
+    if (!this.runs.loaded) void this.runs.refresh();
+    void this.#refreshKeys();
+  }
+
+  #html(webview: vscode.Webview): string {
+    const nonce = randomBytes(16).toString('base64');
+    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview', 'sidebar.js'));
+    const css = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', 'sidebar.css'));
+    const csp = [
+      "default-src 'none'",
+      `style-src ${webview.cspSource}`,
+      `font-src ${webview.cspSource}`,
+      `img-src ${webview.cspSource} data:`,
+      `script-src 'nonce-${nonce}'`,
+    ].join('; ');
+    const initial = escapeAttr(JSON.stringify(this.state()));
+    return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${css}">
+<title>LLM Profiler</title>
+</head>
+<body>
+<main id="app" data-state="${initial}" aria-live="polite"></main>
+<script nonce="${nonce}" src="${script}"></script>
+</body>
+</html>`;
+  }
+
+  /** Coalesces bursts of changes (progress ticks) into one message per ~100 ms. */
+  schedulePush(): void {
+    if (this.#pushTimer) return;
+    this.#pushTimer = setTimeout(() => { this.#pushTimer = undefined; this.#push(); }, 100);
+  }
+
+  #push(): void {
+    if (!this.#view || !this.#ready || this.isDisposed) return;
+    const msg: SidebarHostMessage = { type: 'state', state: this.state() };
+    void this.#view.webview.postMessage(msg);
+  }
+
+  state(): SidebarState {
+    const cfg = this.config.current;
+    const endpoints: SidebarEndpoint[] = cfg.endpoints.map((e) => {
+      const id = `cfg:${e.name}`;
+      const last = this.runs.latestForUrl(e.url);
+      return {
+        id, name: e.name, url: e.url, api: e.api, model: e.model,
+        restricted: this.trust.isRestricted(e),
+        hasKey: this.#hasKey.get(e.name) ?? false,
+        reachable: this.#reachability.get(id),
+        lastTtftP50Ms: last?.ttftP50Ms, lastTpotP50Ms: last?.tpotP50Ms,
+      };
+    });
+    const ls = this.localServer;
+    const h = ls.handle;
+    const localLast = h ? this.runs.latestForUrl(h.url) : undefined;
+    endpoints.push({
+      id: 'local', name: 'Local server', url: h?.url ?? '(not running)', api: 'openai-chat', model: h?.model,
+      restricted: false, hasKey: false, reachable: h ? 'yes' : undefined,
+      lastTtftP50Ms: localLast?.ttftP50Ms, lastTpotP50Ms: localLast?.tpotP50Ms,
+    });
+    const a = this.profiler.active;
+    return {
+      endpoints,
+      localServer: {
+        state: ls.state, url: h?.url, model: h?.model, port: h ? Number(new URL(h.url).port) : undefined,
+        source: ls.config.modelPath ? ls.config.modelPath.split(/[\\/]/).pop()! : `preset:${ls.config.preset}`,
+        parallel: ls.config.parallel, message: ls.message,
+      },
+      runs: this.runs.runs.slice(0, 30).map((r) => ({
+        id: r.id, endpointName: r.endpointName, startedAt: r.startedAt, completed: r.completed, failed: r.failed,
+        cancelled: r.cancelled, ttftP50Ms: r.ttftP50Ms, tpotP50Ms: r.tpotP50Ms,
+      })),
+      workload: this.#workload ?? {
+        concurrency: cfg.workload.concurrency, requests: cfg.workload.requests,
+        maxTokens: cfg.workload.maxTokens, promptTokens: cfg.workload.promptTokens,
+      },
+      running: a ? { runId: a.runId, label: a.label, done: a.progress?.done ?? 0, total: a.progress?.total, ttftP50Ms: a.progress?.ttftP50Ms } : undefined,
+      problems: [
+        ...this.config.problems.map((p) => `${p.setting}: ${p.message}`),
+        ...this.runs.problems.map((p) => `skipped ${p.path.split(/[\\/]/).pop()}: ${p.message}`),
+      ],
+    };
+  }
+
+  async #refreshKeys(): Promise<void> {
+    for (const e of this.config.current.endpoints) this.#hasKey.set(e.name, await this.keys.has(e));
+    this.schedulePush();
+  }
+
+  async #checkReachability(): Promise<void> {
+    for (const e of this.config.current.endpoints) {
+      const id = `cfg:${e.name}`;
+      // Probing is a request too: an untrusted workspace's endpoint is not contacted unasked.
+      if (this.trust.isRestricted(e)) { this.#reachability.delete(id); continue; }
+      this.#reachability.set(id, 'checking');
+    }
+    this.schedulePush();
+    await Promise.all(this.config.current.endpoints.filter((e) => !this.trust.isRestricted(e)).map(async (e) => {
+      let ok: 'yes' | 'no' = 'no';
+      try {
+        await fetch(e.url, { method: 'GET', signal: AbortSignal.timeout(3000), redirect: 'manual' });
+        ok = 'yes'; // any HTTP answer means something listens there
+      } catch { /* unreachable */ }
+      this.#reachability.set(`cfg:${e.name}`, ok);
+    }));
+    this.schedulePush();
+  }
+
+  async #onMessage(m: SidebarWebviewMessage): Promise<void> {
+    switch (m.type) {
+      case 'ready':
+        this.#ready = true;
+        this.#push();
+        void this.#checkReachability();
+        return;
+      case 'run': {
+        this.#workload = m.workload;
+        const target = m.endpointId === 'local' ? 'local' : m.endpointId.replace(/^cfg:/, '');
+        await vscode.commands.executeCommand(Command.ProfileEndpoint, { endpoint: target, preset: 'custom', workload: m.workload });
+        return;
+      }
+      case 'cancelRun':
+        this.profiler.cancel();
+        return;
+      case 'startLocalServer':
+        await vscode.commands.executeCommand(Command.StartLocalServer, { parallel: m.parallel });
+        return;
+      case 'stopLocalServer':
+        await vscode.commands.executeCommand(Command.StopLocalServer);
+        return;
+      case 'openRun':
+        await vscode.commands.executeCommand(Command.OpenRun, m.runId);
+        return;
+      case 'compareRuns':
+        await vscode.commands.executeCommand(Command.CompareRuns, m.runId, m.otherId);
+        return;
+      case 'deleteRun':
+        await vscode.commands.executeCommand(Command.DeleteRun, m.runId);
+        return;
+      case 'addEndpoint':
+        await vscode.commands.executeCommand(Command.AddEndpoint);
+        return;
+      case 'setApiKey':
+        await vscode.commands.executeCommand(Command.SetApiKey, m.endpointId.replace(/^cfg:/, ''));
+        await this.#refreshKeys();
+        return;
+      case 'checkEndpoints':
+        await this.#checkReachability();
+        return;
+      default: {
+        const never: never = m;
+        void never;
+      }
+    }
+  }
+}

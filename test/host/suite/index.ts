@@ -1,0 +1,323 @@
+// The in-host suite: loaded by the extension host as `extensionTestsPath` (code-server or
+// @vscode/test-electron), with the extension loaded unpacked from the checkout. Real HTTP servers on
+// 127.0.0.1, the real workbench services, the real run files on disk.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { Script } from 'node:vm';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import { readRunFile } from '../../../src/engine/runFile';
+import { parsePromptFile } from '../../../src/engine/promptFiles';
+import type { RunFile } from '../../../src/engine/types';
+import type { ExtensionApi } from '../../../src/extension/extension';
+import type { RunOutcome } from '../../../src/extension/profiler';
+import { startScriptedServer, type ScriptedServer } from '../../support/scriptedServer';
+import { hostTest, runAll, until } from './harness';
+
+const EXT_ID = 'llm-profiler.llm-profiler';
+const cfg = () => vscode.workspace.getConfiguration('llmProfiler');
+
+let api: ExtensionApi;
+/** The runner's user settings (the UI tests' endpoint): restored at the end. */
+const userEndpoints = vscode.workspace.getConfiguration('llmProfiler').inspect<unknown[]>('endpoints')?.globalValue;
+let server: ScriptedServer;
+let firstRun: RunOutcome | undefined;
+const tmp = mkdtempSync(join(tmpdir(), 'llmp-host-'));
+
+function wsFolder(): vscode.Uri {
+  const f = vscode.workspace.workspaceFolders?.[0];
+  assert.ok(f, 'the test workspace is open');
+  return f.uri;
+}
+
+async function setEndpoints(target: vscode.ConfigurationTarget, value: unknown[] | undefined, expectName?: string): Promise<void> {
+  await cfg().update('endpoints', value, target);
+  if (expectName) await until(`endpoint ${expectName} in the config snapshot`, () => api.test!.config.current.endpoints.some((e) => e.name === expectName));
+}
+
+function walk(dir: string, out: string[] = []): string[] {
+  let names: string[];
+  try { names = readdirSync(dir); } catch { return out; }
+  for (const n of names) {
+    const p = join(dir, n);
+    let st;
+    try { st = statSync(p); } catch { continue; }
+    if (st.isDirectory()) walk(p, out);
+    else if (st.isFile() && st.size < 20 * 1024 * 1024) out.push(p);
+  }
+  return out;
+}
+
+hostTest('activates without heavy work, and says how long it took', async () => {
+  const ext = vscode.extensions.getExtension<ExtensionApi>(EXT_ID);
+  assert.ok(ext, `${EXT_ID} is loaded`);
+  api = await ext.activate();
+  assert.ok(api.test, 'test hooks are exposed in test mode');
+  console.log(`activation: ${api.activationMs.toFixed(1)} ms (module evaluation ${api.moduleEvalMs.toFixed(1)} ms + activate() ${api.activateMs.toFixed(1)} ms)`);
+  // Compiling the bundle happens before any of its code runs: measured apart, on a fresh copy.
+  const code = readFileSync(join(ext.extensionPath, 'dist', 'extension.js'), 'utf8');
+  const t0 = performance.now();
+  new Script(code, { filename: 'extension-copy.js' });
+  console.log(`bundle compile: ${(performance.now() - t0).toFixed(1)} ms for ${(code.length / 1024).toFixed(0)} KiB`);
+  // The target is 50 ms; the bound here is generous so a loaded 2-core machine does not flake.
+  assert.ok(api.activationMs < 1000, `activation took ${api.activationMs} ms`);
+  assert.match(api.runsDir, /runs$/);
+});
+
+hostTest('every contributed command is registered', async () => {
+  const ext = vscode.extensions.getExtension(EXT_ID)!;
+  const contributed: string[] = ext.packageJSON.contributes.commands.map((c: { command: string }) => c.command);
+  const registered = new Set(await vscode.commands.getCommands(true));
+  const missing = contributed.filter((c) => !registered.has(c));
+  assert.deepEqual(missing, []);
+  assert.ok(contributed.length >= 12);
+});
+
+hostTest('Profile endpoint runs against a real streaming server and stores the run', async () => {
+  server = await startScriptedServer({ ttftMs: 15, itlMs: 2, model: 'scripted-model', apis: ['openai-chat'] });
+  await setEndpoints(vscode.ConfigurationTarget.Global, [{ name: 'host-scripted', url: server.url, api: 'auto', model: 'scripted-model' }], 'host-scripted');
+  const outcome = await vscode.commands.executeCommand<RunOutcome | undefined>('llmProfiler.profileEndpoint', { endpoint: 'host-scripted', preset: 'quick' });
+  assert.ok(outcome, 'the run finished');
+  firstRun = outcome;
+  assert.ok(outcome.path.startsWith(api.runsDir), `${outcome.path} is in ${api.runsDir}`);
+  const run = await readRunFile(outcome.path);
+  assert.equal(run.summary.completed, 5);
+  assert.equal(run.summary.failed, 0);
+  assert.equal(run.endpoint.api, 'openai-chat', 'the API was detected');
+  assert.equal(run.endpoint.name, 'host-scripted');
+  // Node timers may fire up to ~1 ms early: the bound allows that, and nothing more.
+  assert.ok(run.summary.ttftMs.p50 >= 13.5, `TTFT p50 ${run.summary.ttftMs.p50} ≈ ≥ the server's 15 ms`);
+  const posts = server.log.filter((l) => l.path === '/v1/chat/completions');
+  assert.equal(posts.length, 6, '1 warmup + 5 measured requests reached the server');
+  await until('the run listed', () => api.test!.runs.runs.some((r) => r.id === outcome.runId));
+  const state = api.test!.sidebar.state();
+  assert.ok(state.runs.some((r) => r.id === outcome.runId));
+  assert.ok(state.endpoints.some((e) => e.name === 'host-scripted' && e.lastTtftP50Ms !== undefined));
+});
+
+hostTest('an API key reaches its endpoint only: never settings, run files or logs', async () => {
+  const secret = `sk-host-${randomBytes(12).toString('hex')}`;
+  assert.equal(await vscode.commands.executeCommand('llmProfiler.setApiKey', 'host-scripted', secret), true);
+  server.clearLog();
+  const outcome = await vscode.commands.executeCommand<RunOutcome | undefined>('llmProfiler.profileEndpoint', { endpoint: 'host-scripted', preset: 'quick' });
+  assert.ok(outcome);
+  const posts = server.log.filter((l) => l.path === '/v1/chat/completions');
+  assert.ok(posts.length > 0 && posts.every((l) => l.authorization === `Bearer ${secret}`), 'every request carried the key');
+  const runText = readFileSync(outcome.path, 'utf8');
+  assert.ok(!runText.includes(secret), 'not in the run file');
+  const places = [process.env.LLMP_HOST_USER_DATA, api.runsDir, wsFolder().fsPath].filter((p): p is string => Boolean(p));
+  assert.ok(places.length === 3, 'the runner passed the user data folder');
+  const leaks: string[] = [];
+  let scanned = 0;
+  for (const place of places) {
+    for (const f of walk(place)) {
+      scanned++;
+      if (readFileSync(f).includes(secret)) leaks.push(f);
+    }
+  }
+  assert.deepEqual(leaks, [], 'the key appears in no file of the user data folder (settings, logs, state), the runs or the workspace');
+  assert.ok(scanned > 5, `scanned ${scanned} files`);
+  // The scan did cover our log: the output channel's file is in the user data folder.
+  const logs = walk(process.env.LLMP_HOST_USER_DATA!).filter((f) => readFileSync(f, 'utf8').includes('with an API key'));
+  assert.ok(logs.length >= 1, 'the output channel log (which notes that a key was used) was among the files scanned');
+  // A same-named endpoint elsewhere does not get the key.
+  const other = await startScriptedServer({ ttftMs: 5, itlMs: 1, apis: ['openai-chat'] });
+  try {
+    await setEndpoints(vscode.ConfigurationTarget.Global, [{ name: 'host-scripted', url: other.url, api: 'openai-chat', model: 'scripted-model' }]);
+    await until('the endpoint moved', () => api.test!.config.current.endpoints.some((e) => e.url === other.url));
+    assert.ok(await vscode.commands.executeCommand('llmProfiler.profileEndpoint', { endpoint: 'host-scripted', preset: 'quick' }));
+    assert.ok(other.log.length > 0 && other.log.every((l) => l.authorization === undefined), 'the key stays with the origin it was set for');
+  } finally {
+    await other.close();
+    await setEndpoints(vscode.ConfigurationTarget.Global, [{ name: 'host-scripted', url: server.url, api: 'auto', model: 'scripted-model' }]);
+    await until('the endpoint back', () => api.test!.config.current.endpoints.some((e) => e.url === server.url));
+  }
+});
+
+hostTest('an untrusted workspace endpoint: a confirmation with its URL first, and never a key', async () => {
+  const t = api.test!;
+  process.env.LLMP_HOST_FAKE_KEY = `sk-env-${randomBytes(8).toString('hex')}`;
+  await setEndpoints(vscode.ConfigurationTarget.Workspace, [{ name: 'ws-ep', url: server.url, api: 'openai-chat', model: 'scripted-model', apiKeyEnv: 'LLMP_HOST_FAKE_KEY' }], 'ws-ep');
+  const entry = t.config.current.endpoints.find((e) => e.name === 'ws-ep')!;
+  assert.equal(entry.origin, 'workspace');
+  // A key stored while the workspace was trusted...
+  assert.equal(await vscode.commands.executeCommand('llmProfiler.setApiKey', 'ws-ep', 'sk-stored-for-ws-ep'), true);
+  const asked: string[] = [];
+  let answer = false;
+  t.trust.setTrustOverride(false);
+  t.trust.setConfirmOverride(async (e) => { asked.push(e.url); return answer; });
+  try {
+    assert.equal(await vscode.commands.executeCommand('llmProfiler.setApiKey', 'ws-ep', 'sk-x'), false, 'no key can be given to it');
+    server.clearLog();
+    const hitsBefore = Object.values(server.hits).reduce((a, b) => a + b, 0);
+    const declined = await vscode.commands.executeCommand('llmProfiler.profileEndpoint', { endpoint: 'ws-ep', preset: 'quick' });
+    assert.equal(declined, undefined);
+    assert.deepEqual(asked, [server.url], 'the confirmation showed its URL');
+    assert.equal(server.log.length, 0, 'nothing was sent before the user agreed');
+    assert.equal(Object.values(server.hits).reduce((a, b) => a + b, 0), hitsBefore, 'not even a probe');
+    answer = true;
+    const outcome = await vscode.commands.executeCommand<RunOutcome | undefined>('llmProfiler.profileEndpoint', { endpoint: 'ws-ep', preset: 'quick' });
+    assert.ok(outcome);
+    assert.equal(asked.length, 2);
+    const posts = server.log.filter((l) => l.path === '/v1/chat/completions');
+    assert.ok(posts.length > 0 && posts.every((l) => l.authorization === undefined), 'neither the stored key nor the env var was sent');
+    assert.ok(t.sidebar.state().endpoints.find((e) => e.name === 'ws-ep')?.restricted);
+    // A user-settings endpoint is not asked about.
+    asked.length = 0;
+    assert.ok(await vscode.commands.executeCommand('llmProfiler.profileEndpoint', { endpoint: 'host-scripted', preset: 'quick' }));
+    assert.deepEqual(asked, []);
+  } finally {
+    t.trust.setTrustOverride(undefined);
+    t.trust.setConfirmOverride(undefined);
+    delete process.env.LLMP_HOST_FAKE_KEY;
+    await setEndpoints(vscode.ConfigurationTarget.Workspace, undefined);
+  }
+});
+
+hostTest('Cancel keeps what finished, and the run is stored as cancelled', async () => {
+  const slow = await startScriptedServer({ ttftMs: 20, itlMs: 40, model: 'scripted-model', apis: ['openai-chat'] });
+  try {
+    await setEndpoints(vscode.ConfigurationTarget.Global, [
+      { name: 'host-scripted', url: server.url, api: 'auto', model: 'scripted-model' },
+      { name: 'slow', url: slow.url, api: 'openai-chat', model: 'scripted-model' },
+    ], 'slow');
+    const running = vscode.commands.executeCommand<RunOutcome | undefined>('llmProfiler.profileEndpoint',
+      { endpoint: 'slow', preset: 'custom', workload: { concurrency: 1, requests: 50, maxTokens: 16 } });
+    await until('two requests done', () => (api.test!.profiler.active?.progress?.done ?? 0) >= 2, 30_000);
+    assert.ok(api.test!.sidebar.state().running, 'the sidebar shows the run in progress');
+    api.test!.profiler.cancel();
+    const outcome = await running;
+    assert.ok(outcome?.cancelled, 'the run ended as cancelled');
+    const run = await readRunFile(outcome.path);
+    assert.equal(run.cancelled, true);
+    assert.ok(run.summary.completed >= 2 && run.summary.completed < 50, `${run.summary.completed} completed requests kept`);
+    assert.equal(api.test!.profiler.active, undefined);
+  } finally {
+    await slow.close();
+    await setEndpoints(vscode.ConfigurationTarget.Global, [{ name: 'host-scripted', url: server.url, api: 'auto', model: 'scripted-model' }]);
+  }
+});
+
+const LENS_FILES: Readonly<Record<string, readonly number[]>> = {
+  'greet.prompt.md': [0],
+  'summarize.prompty': [0],
+  'rows.prompt.yml': [10, 11],
+  'single.prompt.yaml': [1],
+};
+
+async function lensesOf(uri: vscode.Uri): Promise<vscode.CodeLens[]> {
+  return (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', uri, 10)) ?? [];
+}
+
+hostTest('CodeLens above each prompt of each prompt-file kind, at the parser\'s lines', async () => {
+  for (const [name, lines] of Object.entries(LENS_FILES)) {
+    const uri = vscode.Uri.joinPath(wsFolder(), 'prompts', name);
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const lenses = await until(`lenses in ${name}`, async () => { const l = await lensesOf(uri); return l.length ? l : undefined; });
+    const play = lenses.filter((l) => l.command?.command === 'llmProfiler.profilePrompt');
+    const withL = lenses.filter((l) => l.command?.command === 'llmProfiler.profilePromptWith');
+    assert.deepEqual(play.map((l) => l.range.start.line), lines, `${name}: ▶ Profile lines`);
+    assert.deepEqual(withL.map((l) => l.range.start.line), lines, `${name}: Profile with… lines`);
+    assert.ok(play.every((l) => l.command!.title === '▶ Profile'));
+    // The same ranges as the engine's parser (which test/unit checks line by line).
+    const parsed = parsePromptFile(name, doc.getText());
+    assert.deepEqual(play.map((l) => [l.range.start.line, l.range.end.line]), parsed.prompts.map((p) => [p.range.startLine, p.range.endLine]));
+  }
+  const broken = vscode.Uri.joinPath(wsFolder(), 'prompts', 'broken.prompt.yml');
+  await vscode.workspace.openTextDocument(broken);
+  const bl = await until('lenses in broken.prompt.yml', async () => { const l = await lensesOf(broken); return l.length ? l : undefined; });
+  assert.ok(bl.every((l) => l.command?.command === 'llmProfiler.showPromptProblem'), 'only problem lenses');
+  assert.match(bl[0]!.command!.title, /YAML/);
+
+  // Extra globs add files; the switch removes every lens.
+  const extra = vscode.Uri.joinPath(wsFolder(), 'extra', 'notes.md');
+  await vscode.workspace.fs.writeFile(extra, Buffer.from('Explain prefill in one paragraph.\n'));
+  await vscode.workspace.openTextDocument(extra);
+  assert.equal((await lensesOf(extra)).length, 0, 'a plain .md file has no lens');
+  await cfg().update('codeLens.extraGlobs', ['**/extra/*.md'], vscode.ConfigurationTarget.Global);
+  try {
+    const el = await until('lenses in the extra file', async () => { const l = await lensesOf(extra); return l.length ? l : undefined; });
+    assert.deepEqual(el.filter((l) => l.command?.command === 'llmProfiler.profilePrompt').map((l) => l.range.start.line), [0]);
+    await cfg().update('codeLens.enabled', false, vscode.ConfigurationTarget.Global);
+    await until('no lenses when switched off', async () => (await lensesOf(vscode.Uri.joinPath(wsFolder(), 'prompts', 'greet.prompt.md'))).length === 0);
+  } finally {
+    await cfg().update('codeLens.enabled', undefined, vscode.ConfigurationTarget.Global);
+    await cfg().update('codeLens.extraGlobs', undefined, vscode.ConfigurationTarget.Global);
+    await vscode.workspace.fs.delete(vscode.Uri.joinPath(wsFolder(), 'extra'), { recursive: true });
+  }
+  await until('lenses back', async () => (await lensesOf(vscode.Uri.joinPath(wsFolder(), 'prompts', 'greet.prompt.md'))).length > 0);
+});
+
+hostTest('▶ Profile on a prompt runs it and shows the result in place', async () => {
+  const uri = vscode.Uri.joinPath(wsFolder(), 'prompts', 'rows.prompt.yml');
+  const outcome = await vscode.commands.executeCommand<RunOutcome | undefined>('llmProfiler.profilePrompt', uri, new vscode.Range(11, 0, 11, 0), { endpoint: 'host-scripted' });
+  assert.ok(outcome);
+  const run: RunFile = await readRunFile(outcome.path);
+  assert.deepEqual(run.promptRef, { file: uri.fsPath, startLine: 11, name: 'Rows · row 2' });
+  const sent = server.log.filter((l) => l.path === '/v1/chat/completions').at(-1)!;
+  assert.match(JSON.stringify(sent.body.messages), /Tell me about queues/, 'the prompt of that row was sent');
+  const lenses = await until('a result lens', async () => {
+    const l = (await lensesOf(uri)).filter((x) => x.command?.command === 'llmProfiler.openRun');
+    return l.length ? l : undefined;
+  });
+  assert.equal(lenses.length, 1);
+  assert.equal(lenses[0]!.range.start.line, 11);
+  assert.match(lenses[0]!.command!.title, /^TTFT p50 \d+(\.\d)? ms · p99 \d+(\.\d)? ms · TPOT \d+(\.\d)? ms$/);
+});
+
+hostTest('export as CSV, a corrupt run file reported and skipped, delete a run', async () => {
+  assert.ok(firstRun);
+  const csvPath = join(tmp, 'run.csv');
+  assert.equal(await vscode.commands.executeCommand('llmProfiler.exportRunCsv', firstRun.runId, csvPath), csvPath);
+  const lines = readFileSync(csvPath, 'utf8').trimEnd().split('\r\n');
+  assert.match(lines[0]!, /^index,warmup,/);
+  assert.equal(lines.length, 1 + 6, 'a header and one row per request (warmup included)');
+  writeFileSync(join(api.runsDir, 'corrupt.json'), '{"format":"llm-profiler.run","version":1,');
+  await api.test!.runs.refresh();
+  assert.ok(api.test!.runs.problems.some((p) => p.path.endsWith('corrupt.json')));
+  assert.ok(api.test!.runs.runs.length >= 4, 'the good runs are still listed');
+  assert.ok(api.test!.sidebar.state().problems.some((p) => p.includes('corrupt.json')));
+  rmSync(join(api.runsDir, 'corrupt.json'));
+  assert.equal(await vscode.commands.executeCommand('llmProfiler.deleteRun', firstRun.runId, { confirm: false }), true);
+  assert.ok(!existsSync(firstRun.path));
+  assert.ok(!api.test!.runs.runs.some((r) => r.id === firstRun!.runId));
+});
+
+hostTest('bad settings are reported and clamped, never thrown', async () => {
+  await cfg().update('workload.concurrency', 99999, vscode.ConfigurationTarget.Global);
+  try {
+    await until('clamped', () => api.test!.config.current.workload.concurrency === 256);
+    assert.ok(api.test!.config.problems.some((p) => p.setting === 'llmProfiler.workload.concurrency' && /between 1 and 256/.test(p.message)));
+  } finally {
+    await cfg().update('workload.concurrency', undefined, vscode.ConfigurationTarget.Global);
+  }
+  await until('back to default', () => api.test!.config.current.workload.concurrency === 4);
+});
+
+hostTest('the local server starts, serves a run, and is stopped when the extension deactivates', async () => {
+  const started = await vscode.commands.executeCommand<{ url: string; pid: number; model: string } | undefined>('llmProfiler.startLocalServer', { parallel: 2 });
+  assert.ok(started, 'the local server started (see the log above if not)');
+  process.kill(started.pid, 0); // alive
+  assert.equal(api.test!.localServer.state, 'running');
+  const outcome = await vscode.commands.executeCommand<RunOutcome | undefined>('llmProfiler.profileEndpoint', { endpoint: 'local', preset: 'quick', workload: {} });
+  assert.ok(outcome);
+  const run = await readRunFile(outcome.path);
+  assert.ok(run.summary.completed > 0, `${run.summary.completed} completed on real llama.cpp`);
+  // Deactivate as VS Code does on shutdown: the module's own deactivate().
+  const mod = require(join(vscode.extensions.getExtension(EXT_ID)!.extensionPath, 'dist', 'extension.js')) as { deactivate(): Promise<void> };
+  await mod.deactivate();
+  await until(`pid ${started.pid} gone`, () => { try { process.kill(started.pid, 0); return false; } catch { return true; } }, 15_000);
+}, 180_000);
+
+export async function run(): Promise<void> {
+  try {
+    const { failed } = await runAll();
+    if (failed) throw new Error(`${failed} in-host test(s) failed`);
+  } finally {
+    await server?.close().catch(() => undefined);
+    await cfg().update('endpoints', userEndpoints, vscode.ConfigurationTarget.Global).then(undefined, () => undefined);
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}

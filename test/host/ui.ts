@@ -1,0 +1,231 @@
+// UI tests through the real workbench (code-server in Chromium): "Profile endpoint" from the
+// command palette, the sidebar renders and its Run button works. Screenshots go to test-artifacts/.
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FrameLocator, Page } from 'playwright-core';
+import type { ScriptedServer } from '../support/scriptedServer';
+import { ROOT } from './build';
+
+export const ARTIFACTS = join(ROOT, 'test-artifacts');
+
+export interface UiContext {
+  readonly page: Page;
+  /** The endpoint the user settings define for the UI tests. */
+  readonly server: ScriptedServer;
+  readonly endpointName: string;
+}
+
+type Step = { name: string; fn: (c: UiContext) => Promise<void> };
+
+const posts = (s: ScriptedServer) => s.log.filter((l) => l.path === '/v1/chat/completions').length;
+
+async function shot(page: Page, name: string): Promise<void> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`) });
+}
+
+async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Runs a palette command; retries while the remote extension host is still starting (5–9 s after load). */
+async function runFromPalette(page: Page, label: string): Promise<void> {
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 10_000 });
+    await input.fill(`>${label}`);
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
+    try {
+      await row.waitFor({ state: 'visible', timeout: 3000 });
+      await row.click();
+      return;
+    } catch {
+      await page.keyboard.press('Escape');
+      if (Date.now() > deadline) throw new Error(`"${label}" never appeared in the command palette`);
+      await page.waitForTimeout(1000);
+    }
+  }
+}
+
+async function pickQuickItem(page: Page, text: string): Promise<void> {
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first();
+  await row.waitFor({ state: 'visible', timeout: 15_000 });
+  await row.click();
+}
+
+/** The sidebar's webview: among the workbench's webviews (the report panel is one too), the one with the Run button. */
+async function sidebarFrame(page: Page): Promise<FrameLocator> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const outer = page.locator('iframe.webview.ready');
+    const n = await outer.count();
+    for (let i = 0; i < n; i++) {
+      const f = page.frameLocator('iframe.webview.ready').nth(i).frameLocator('iframe#active-frame');
+      if (await f.locator('#run-button').count()) return f;
+    }
+    if (Date.now() > deadline) throw new Error(`no sidebar webview among ${n} webviews`);
+    await page.waitForTimeout(300);
+  }
+}
+
+const steps: Step[] = [
+  {
+    name: 'the workbench loads with the extension installed from the VSIX',
+    fn: async ({ page }) => {
+      await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 60_000 });
+      await shot(page, 'host-01-workbench');
+    },
+  },
+  {
+    name: '"LLM Profiler: Profile endpoint" from the command palette runs a quick check',
+    fn: async ({ page, server, endpointName }) => {
+      const before = posts(server);
+      await runFromPalette(page, 'LLM Profiler: Profile endpoint');
+      await pickQuickItem(page, endpointName);
+      await shot(page, 'host-02-pick-workload');
+      await pickQuickItem(page, 'Quick check');
+      await waitFor('6 requests at the server', () => posts(server) >= before + 6, 60_000);
+      // The end of the run: the report panel (a webview editor) or, without it, the summary toast.
+      const toast = page.locator('.notifications-toasts', { hasText: 'completed' });
+      const report = page.locator('.tabs-container .tab', { hasText: 'Report' });
+      await waitFor('the run to be reported', async () => (await toast.count()) > 0 || (await report.count()) > 0, 30_000);
+      await page.waitForTimeout(500);
+      await shot(page, 'host-03-profile-done');
+    },
+  },
+  {
+    name: 'the sidebar renders its sections and lists the run',
+    fn: async ({ page, endpointName }) => {
+      const icon = page.locator('.part.activitybar .action-item a[aria-label^="LLM Profiler"]').first();
+      await icon.waitFor({ state: 'visible', timeout: 30_000 });
+      await icon.click();
+      const f = await sidebarFrame(page);
+      await f.locator('#run-button').waitFor({ state: 'visible', timeout: 30_000 });
+      for (const title of ['Run', 'Endpoints', 'Local server', 'Recent runs']) {
+        await f.locator('h2', { hasText: title }).first().waitFor({ state: 'visible', timeout: 10_000 });
+      }
+      await f.locator('.item .name', { hasText: endpointName }).first().waitFor({ state: 'visible', timeout: 10_000 });
+      await waitFor('a run in the list', async () => (await f.locator('#runs-list li.item').count()) >= 1, 15_000);
+      await shot(page, 'host-04-sidebar');
+    },
+  },
+  {
+    name: 'the sidebar\'s Run button runs the form\'s workload',
+    fn: async ({ page, server }) => {
+      const f = await sidebarFrame(page);
+      const runsBefore = await f.locator('#runs-list li.item').count();
+      const before = posts(server);
+      await f.locator('#field-requests input').fill('3');
+      await f.locator('#field-concurrency input').fill('2');
+      await f.locator('#run-button').click();
+      await waitFor('the 3 requests (and 1 warmup) at the server', () => posts(server) >= before + 4, 60_000);
+      await waitFor('the new run in the sidebar', async () => (await f.locator('#runs-list li.item').count()) > runsBefore, 30_000);
+      assert.equal(posts(server) - before, 4, 'requests: the form said 3 (+1 warmup)');
+      await shot(page, 'host-05-sidebar-after-run');
+    },
+  },
+  {
+    name: 'from the VSIX, Start local server says clearly that the bundled backend needs node-llama-cpp',
+    fn: async ({ page }) => {
+      await runFromPalette(page, 'LLM Profiler: Start local server');
+      const toast = page.locator('.notifications-toasts', { hasText: 'node-llama-cpp' });
+      await toast.first().waitFor({ state: 'visible', timeout: 60_000 });
+      assert.match((await toast.first().innerText()), /llama-server/);
+      await shot(page, 'host-06-local-server-from-vsix');
+    },
+  },
+];
+
+/** A workspace whose own settings define an endpoint, opened untrusted (Restricted Mode). */
+export async function runUntrustedUiTests(c: UiContext): Promise<{ passed: number; failed: number }> {
+  const { page, server, endpointName } = c;
+  const hits = () => Object.values(server.hits).reduce((a, b) => a + b, 0);
+  const steps: Step[] = [
+    {
+      name: 'untrusted workspace: Profile endpoint shows a modal with the URL, and Cancel sends nothing',
+      fn: async () => {
+        await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 60_000 });
+        const before = hits();
+        await runFromPalette(page, 'LLM Profiler: Profile endpoint');
+        await pickQuickItem(page, endpointName);
+        await pickQuickItem(page, 'Quick check');
+        const dialog = page.locator('.monaco-dialog-box');
+        await dialog.waitFor({ state: 'visible', timeout: 30_000 });
+        const text = await dialog.innerText();
+        assert.ok(text.includes(server.url), `the dialog shows ${server.url}: ${text}`);
+        assert.match(text, /not trusted/);
+        await shot(page, 'host-07-untrusted-confirmation');
+        await dialog.locator('.monaco-button', { hasText: 'Cancel' }).click();
+        await dialog.waitFor({ state: 'hidden', timeout: 10_000 });
+        await page.waitForTimeout(1500);
+        assert.equal(hits(), before, 'no request of any kind reached the endpoint');
+      },
+    },
+    {
+      name: 'untrusted workspace: "Send requests" runs it, without any key',
+      fn: async () => {
+        await runFromPalette(page, 'LLM Profiler: Profile endpoint');
+        await pickQuickItem(page, endpointName);
+        await pickQuickItem(page, 'Quick check');
+        const dialog = page.locator('.monaco-dialog-box');
+        await dialog.waitFor({ state: 'visible', timeout: 30_000 });
+        await dialog.locator('.monaco-button', { hasText: 'Send requests' }).click();
+        await waitFor('6 requests at the server', () => posts(server) >= 6, 60_000);
+        assert.ok(server.log.every((l) => l.authorization === undefined), 'no Authorization header');
+        await shot(page, 'host-08-untrusted-run');
+      },
+    },
+    {
+      name: 'untrusted workspace: the sidebar (dark theme, narrow) marks the endpoint untrusted and offers no key',
+      fn: async () => {
+        const icon = page.locator('.part.activitybar .action-item a[aria-label^="LLM Profiler"]').first();
+        await icon.click();
+        const f = await sidebarFrame(page);
+        const item = f.locator('li.item', { hasText: endpointName }).first();
+        await item.waitFor({ state: 'visible', timeout: 15_000 });
+        await item.locator('vscode-badge', { hasText: 'untrusted' }).waitFor({ state: 'visible', timeout: 5000 });
+        assert.equal(await item.locator('vscode-button', { hasText: /key/i }).count(), 0, 'no Set key button');
+        // Keyboard: Tab reaches the Run button.
+        await f.locator('#endpoint-select').focus();
+        let reached = false;
+        for (let i = 0; i < 8 && !reached; i++) {
+          await page.keyboard.press('Tab');
+          reached = await f.locator('#run-button').evaluate((el) => el === document.activeElement || el.matches(':focus-within'));
+        }
+        assert.ok(reached, 'Tab from the endpoint picker reaches Run');
+        await shot(page, 'host-09-sidebar-dark-untrusted');
+      },
+    },
+  ];
+  return runSteps(steps, c);
+}
+
+export function runUiTests(c: UiContext): Promise<{ passed: number; failed: number }> {
+  return runSteps(steps, c);
+}
+
+async function runSteps(steps: readonly Step[], c: UiContext): Promise<{ passed: number; failed: number }> {
+  let passed = 0;
+  let failed = 0;
+  for (const s of steps) {
+    const started = Date.now();
+    try {
+      await s.fn(c);
+      passed++;
+      console.log(`  ok   [ui] ${s.name} (${Date.now() - started} ms)`);
+    } catch (err) {
+      failed++;
+      console.log(`  FAIL [ui] ${s.name} (${Date.now() - started} ms)\n       ${String((err as Error).message).split('\n').join('\n       ')}`);
+      await shot(c.page, `host-fail-${s.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`).catch(() => undefined);
+    }
+  }
+  console.log(`${passed} passed, ${failed} failed`);
+  return { passed, failed };
+}

@@ -1,0 +1,94 @@
+// The settings snapshot: validation, clamping, secrets refused, workspace origin kept.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { parseSlo } from '../../src/engine/slo';
+import { buildConfig, keyOrigin, presetOverrides, validateEndpoint, validatePositiveInt, DEFAULT_WORKLOAD } from '../../src/extension/configModel';
+import { lensResult, progressLine, formatMs } from '../../src/extension/format';
+import { parserFileName, isBuiltInPromptFile } from '../../src/extension/promptFileKinds';
+
+test('a good endpoint is accepted with its origin, and api defaults to auto', () => {
+  const r = validateEndpoint({ name: ' vllm ', url: 'http://127.0.0.1:8000/v1', model: 'm', headers: { 'X-Team': 'a' } }, 'workspace');
+  assert.deepEqual(r.errors, []);
+  assert.deepEqual(r.entry, { name: 'vllm', url: 'http://127.0.0.1:8000/v1', api: 'auto', model: 'm', headers: { 'X-Team': 'a' }, apiKeyEnv: undefined, origin: 'workspace' });
+});
+
+test('bad endpoints get one clear message per problem', () => {
+  assert.match(validateEndpoint('x', 'user').errors[0]!, /must be an object/);
+  const r = validateEndpoint({ url: 'ftp://h', api: 'grpc', apiKeyEnv: 'not a name' }, 'user');
+  assert.equal(r.entry, undefined);
+  assert.ok(r.errors.some((e) => /"name" is missing/.test(e)));
+  assert.ok(r.errors.some((e) => /http:\/\/ or https:\/\//.test(e)));
+  assert.ok(r.errors.some((e) => /"api" must be one of/.test(e)));
+  assert.ok(r.errors.some((e) => /"apiKeyEnv" must be an environment variable name/.test(e)));
+  assert.match(validateEndpoint({ name: 'a', url: 'not a url' }, 'user').errors[0]!, /not a valid URL/);
+  assert.match(validateEndpoint({ name: 'a', url: 'https://u:p@h' }, 'user').errors[0]!, /credentials/);
+});
+
+test('secrets in settings are refused: auth headers and key-like fields are dropped with a warning', () => {
+  const r = validateEndpoint({ name: 'a', url: 'https://h', headers: { Authorization: 'Bearer sk-1', 'x-api-key': 'k', 'X-Ok': '1' }, apiKey: 'sk-2' }, 'user');
+  assert.deepEqual(r.entry?.headers, { 'X-Ok': '1' });
+  assert.equal(r.warnings.length, 3);
+  assert.ok(r.warnings.every((w) => /Set API key/.test(w)));
+  assert.ok(!JSON.stringify(r.entry).includes('sk-'));
+});
+
+test('buildConfig: workspace entries first, duplicates reported, bad values clamped and reported', () => {
+  const { config, problems } = buildConfig({
+    values: { 'workload.concurrency': 1000, 'workload.requests': 'ten', 'localServer.preset': 'huge', slo: 'ttft=500,tpot=x', 'codeLens.extraGlobs': ['**/*.p.md', 3] },
+    endpoints: {
+      workspace: [{ name: 'a', url: 'http://w' }, { name: 'a', url: 'http://w2' }],
+      user: [{ name: 'a', url: 'http://u' }, { name: 'b', url: 'http://u' }, { url: 'x' }],
+    },
+  }, parseSlo);
+  assert.deepEqual(config.endpoints.map((e) => [e.name, e.url, e.origin]), [['a', 'http://w', 'workspace'], ['b', 'http://u', 'user']]);
+  assert.equal(config.workload.concurrency, 256);
+  assert.equal(config.workload.requests, DEFAULT_WORKLOAD.requests);
+  assert.equal(config.localServer.preset, 'tiny');
+  assert.equal(config.slo, undefined);
+  assert.deepEqual(config.codeLens.extraGlobs, ['**/*.p.md']);
+  const text = problems.map((p) => `${p.setting}: ${p.message}`).join('\n');
+  for (const want of [/workload\.concurrency: must be between 1 and 256 \(got 1000\); using 256/, /workload\.requests: must be a number/, /localServer\.preset: must be one of/,
+    /llmProfiler\.slo: .*tpot/, /used twice/, /endpoint #3 \(user settings\) skipped/, /extraGlobs: ignored/]) {
+    assert.match(text, want);
+  }
+});
+
+test('buildConfig: defaults with nothing set, and a good SLO parsed', () => {
+  const { config, problems } = buildConfig({ values: { slo: 'ttft=500,e2e=2000' }, endpoints: {} }, parseSlo);
+  assert.deepEqual(problems, []);
+  assert.deepEqual(config.slo, { ttftMs: 500, e2eMs: 2000 });
+  assert.equal(config.codeLens.enabled, true);
+  assert.deepEqual(config.endpoints, []);
+  assert.equal(config.localServer.port, 0);
+});
+
+test('keyOrigin: a key set for one origin does not match another', () => {
+  assert.equal(keyOrigin('https://api.example.com/v1'), 'https://api.example.com');
+  assert.notEqual(keyOrigin('https://api.example.com/v1'), keyOrigin('https://evil.example.com/v1'));
+  assert.notEqual(keyOrigin('http://127.0.0.1:8000'), keyOrigin('http://127.0.0.1:8001'));
+});
+
+test('presets and input validation', () => {
+  assert.deepEqual(presetOverrides('quick', DEFAULT_WORKLOAD), { concurrency: 1, requests: 5, warmup: 1, maxTokens: 64, promptTokens: 128, timeoutMs: 120000 });
+  assert.equal(presetOverrides('load', DEFAULT_WORKLOAD).concurrency, 8);
+  assert.deepEqual(presetOverrides('custom', DEFAULT_WORKLOAD, { concurrency: 3, requests: 7 }).requests, 7);
+  assert.equal(validatePositiveInt('12', 1, 100), undefined);
+  assert.match(validatePositiveInt('1.5', 1, 100)!, /whole number/);
+  assert.match(validatePositiveInt('0', 1, 100)!, /from 1 to 100/);
+});
+
+test('texts: progress, lens result, durations', () => {
+  assert.equal(progressLine({ done: 12, failed: 0, total: 40, ttftP50Ms: 312.4 }), '12/40 · TTFT p50 312 ms');
+  assert.equal(progressLine({ done: 3, failed: 1, total: undefined, ttftP50Ms: undefined }), '3 done (1 failed)');
+  assert.equal(lensResult({ ttftP50Ms: 312, ttftP99Ms: 540, tpotP50Ms: 41, completed: 5, failed: 0 }), 'TTFT p50 312 ms · p99 540 ms · TPOT 41 ms');
+  assert.equal(lensResult({ completed: 0, failed: 2 }), 'last run: 2 failed, none completed');
+  assert.equal(formatMs(12345), '12.3 s');
+  assert.equal(formatMs(5.25), '5.3 ms');
+});
+
+test('prompt file names: built-in kinds kept, extra-glob files mapped by extension', () => {
+  for (const n of ['a.prompt.md', 'b.prompty', 'c.prompt.yml', 'd.prompt.yaml']) { assert.ok(isBuiltInPromptFile(n)); assert.equal(parserFileName(n), n); }
+  assert.equal(parserFileName('/x/p.yaml'), '/x/p.yaml.prompt.yml');
+  assert.equal(parserFileName('/x/p.md'), '/x/p.md.prompt.md');
+  assert.equal(parserFileName('/x/p.txt'), '/x/p.txt');
+});

@@ -1,0 +1,42 @@
+// The per-workspace run store: save, list newest first, a corrupt file reported and skipped, delete,
+// the latest run of a prompt, and a run directory that does not exist yet.
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { PROMPT_REF_KEY, RunStore, runFileName } from '../../src/extension/runStore';
+import { fixtureRun } from '../support/fixtureRuns';
+
+test('save, list, corrupt file skipped with a message, delete, prompt lookup', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'llmp-runs-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const store = new RunStore(join(dir, 'runs'));
+  assert.deepEqual(await store.list(), { runs: [], problems: [] });
+
+  const a = { ...fixtureRun({ seed: 1 }), id: 'run-a', startedAt: '2026-01-01T00:00:00.000Z' };
+  const b = { ...fixtureRun({ seed: 2 }), id: 'run/b', startedAt: '2026-01-02T00:00:00.000Z', [PROMPT_REF_KEY]: { file: '/w/x.prompt.md', startLine: 3, name: 'greet' } };
+  const pa = await store.save(a);
+  const pb = await store.save(b);
+  assert.equal(pb, join(dir, 'runs', 'run_b.json'));
+  assert.equal(runFileName('a:b c'), 'a_b_c.json');
+  await writeFile(join(dir, 'runs', 'broken.json'), '{"format":"llm-profiler.run","version":1,"id":"x",');
+
+  const { runs, problems } = await store.list();
+  assert.deepEqual(runs.map((r) => r.id), ['run/b', 'run-a']);
+  assert.equal(runs[1]!.path, pa);
+  assert.equal(problems.length, 1);
+  assert.match(problems[0]!.path, /broken\.json$/);
+  assert.ok(problems[0]!.message.length > 10);
+  assert.equal(runs[0]!.completed, b.summary.completed);
+  assert.equal(runs[0]!.ttftP50Ms, b.summary.ttftMs.p50);
+
+  assert.equal((await store.latestForPrompt('/w/x.prompt.md', 3))?.id, 'run/b');
+  assert.equal(await store.latestForPrompt('/w/x.prompt.md', 4), undefined);
+  assert.equal((await store.load('run/b')).id, 'run/b');
+
+  await store.delete('run/b');
+  await store.delete('never-existed');
+  assert.deepEqual((await store.list()).runs.map((r) => r.id), ['run-a']);
+  assert.ok(!(await readdir(join(dir, 'runs'))).some((n) => n.endsWith('.tmp')));
+});
