@@ -397,34 +397,3 @@ export async function runPrefillDial(spec: PrefillDialSpec, options: PrefillDial
   };
 }
 
-/** The figures the dial compares, per configuration. */
-export interface DialFigures {
-  readonly batchSize: number;
-  readonly tpotP99Ms: number;
-  readonly stallCount: number;
-  readonly stallTotalMs: number;
-  readonly stallShare: number;
-  readonly longTtftP50Ms: number;
-  readonly longTtftP99Ms: number;
-  readonly longCount: number;
-  /** Failed requests, decodes and long prompts together. */
-  readonly failed: number;
-  readonly outputTokensPerSecond: number;
-}
-
-export function dialFigures(config: PrefillDialConfig): DialFigures {
-  const d = config.decode.summary;
-  const l = config.long.summary;
-  return {
-    batchSize: config.batchSize,
-    tpotP99Ms: d.tpotMs.p99 ?? d.tpotMs.max,
-    stallCount: d.stalls.count,
-    stallTotalMs: d.stalls.totalMs,
-    stallShare: d.stalls.shareOfDecode,
-    longTtftP50Ms: l.ttftMs.p50 ?? l.ttftMs.mean,
-    longTtftP99Ms: l.ttftMs.p99 ?? l.ttftMs.max,
-    longCount: l.completed,
-    failed: d.failed + l.failed,
-    outputTokensPerSecond: d.outputTokensPerSecond,
-  };
-}

@@ -7,7 +7,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseRunFile } from '../../src/engine/runFile';
-import { runPrefillDial, runSweep, dialFigures } from '../../src/engine/sweep';
+import { runPrefillDial, runSweep } from '../../src/engine/sweep';
+import { dialFigures } from '../../src/engine/fit';
 import { defaultWorkload } from '../../src/engine/workload';
 import { startCostModelServer } from '../support/costModelServer';
 import type { CostModelServer } from '../support/costModelServer';

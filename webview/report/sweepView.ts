@@ -31,6 +31,7 @@ import {
   type Plugin,
 } from 'chart.js';
 import type { PrefillDialConfig, RunFile, SloSpec, SweepPoint } from '../../src/engine/types';
+import { dialFigures } from '../../src/engine/fit';
 
 Chart.register(ScatterController, LineController, BarController, LineElement, PointElement, BarElement, LinearScale, CategoryScale, Legend, Tooltip);
 
@@ -418,26 +419,13 @@ function renderDial(container: HTMLElement, run: RunFile): void {
       `${dial.decodeStreams} short decodes (${dial.shortPromptTokens}-token prompts, ${dial.shortMaxTokens} tokens each) while ${dial.longPromptTokens}-token prompts arrive at ${dial.longRate}/s, ${dial.durationS} s per chunk size.`,
     ),
   );
-  const figs = dial.configs.map((c: PrefillDialConfig) => {
-    const d = c.decode.summary;
-    const l = c.long.summary;
-    return {
-      label: c.label,
-      tpotP99: d.tpotMs.p99 ?? d.tpotMs.max,
-      stallMs: d.stalls.totalMs,
-      stallCount: d.stalls.count,
-      stallShare: d.stalls.shareOfDecode,
-      longTtftP50: l.ttftMs.p50 ?? l.ttftMs.mean,
-      longTtftP99: l.ttftMs.p99 ?? l.ttftMs.max,
-      tps: d.outputTokensPerSecond,
-    };
-  });
+  const figs = dial.configs.map((c: PrefillDialConfig) => ({ label: c.label, ...dialFigures(c) }));
   const rows: [string, (f: (typeof figs)[number]) => string][] = [
-    ['decode TPOT p99', (f) => ms(f.tpotP99)],
-    ['stalls', (f) => `${f.stallCount} (${ms(f.stallMs)}, ${num(f.stallShare * 100, 1)}% of decode)`],
-    ['long-prompt TTFT p50', (f) => ms(f.longTtftP50)],
-    ['long-prompt TTFT p99', (f) => ms(f.longTtftP99)],
-    ['decode tokens/s', (f) => num(f.tps)],
+    ['decode TPOT p99', (f) => ms(f.tpotP99Ms)],
+    ['stalls', (f) => `${f.stallCount} (${ms(f.stallTotalMs)}, ${num(f.stallShare * 100, 1)}% of decode)`],
+    ['long-prompt TTFT p50', (f) => ms(f.longTtftP50Ms)],
+    ['long-prompt TTFT p99', (f) => ms(f.longTtftP99Ms)],
+    ['decode tokens/s', (f) => num(f.outputTokensPerSecond)],
   ];
   const table = el('table', { class: 'sweep-dial' });
   table.append(el('thead', {}, el('tr', {}, el('th', {}, ''), ...figs.map((f) => el('th', {}, f.label)))));
@@ -451,9 +439,9 @@ function renderDial(container: HTMLElement, run: RunFile): void {
     data: {
       labels: figs.map((f) => f.label),
       datasets: [
-        { label: 'decode TPOT p99 (ms)', data: figs.map((f) => f.tpotP99), backgroundColor: colours.blue },
-        { label: 'stall time (ms)', data: figs.map((f) => f.stallMs), backgroundColor: colours.red },
-        { label: 'long-prompt TTFT p50 (ms)', data: figs.map((f) => f.longTtftP50), backgroundColor: colours.purple },
+        { label: 'decode TPOT p99 (ms)', data: figs.map((f) => f.tpotP99Ms), backgroundColor: colours.blue },
+        { label: 'stall time (ms)', data: figs.map((f) => f.stallTotalMs), backgroundColor: colours.red },
+        { label: 'long-prompt TTFT p50 (ms)', data: figs.map((f) => f.longTtftP50Ms), backgroundColor: colours.purple },
       ],
     },
     options: {
