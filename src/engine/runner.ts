@@ -317,6 +317,11 @@ export async function runWorkload(endpoint: EndpointSpec, workload: WorkloadSpec
           // The contract says send never rejects; if it does, the run still goes on.
           rec = failedRecord(spec, sentAt, ctrl.signal.aborted ? 'aborted' : 'other', e instanceof Error ? e.message : String(e));
         }
+        // Without the server's usage, input tokens are the client's estimate (marked so), as vLLM's
+        // benchmark counts them from the prompt rather than leaving total-token throughput short.
+        if (rec.promptTokens === undefined && spec.prompt.estimatedTokens !== undefined) {
+          rec = { ...rec, promptTokens: spec.prompt.estimatedTokens, promptTokensEstimated: true };
+        }
         inFlight--;
         pending.delete(spec.index);
         finish(rec);

@@ -96,6 +96,8 @@ export interface RequestRecord {
   /** Last byte of the response, ms after sentAt. */
   readonly e2eMs?: number;
   readonly promptTokens?: number;
+  /** True when promptTokens is the client's estimate (the server reported no usage). */
+  readonly promptTokensEstimated?: boolean;
   readonly outputTokens: number;
   readonly reasoningTokens?: number;
   /** 'usage' when the server reported usage, else 'chunks' (one token per content chunk). */

@@ -267,3 +267,24 @@ test('the runner reads a prompt file or a dataset named by the workload itself, 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('input tokens: the server usage when it reports it, else the prompt estimate, marked as such', async () => {
+  const workload = defaultWorkload({ requests: 2, warmup: 0, maxTokens: 4, prompt: { kind: 'synthetic', tokens: 40, sharedPrefix: false } });
+  await withServer({ ttftMs: 2, itlMs: 1 }, async (_s, endpoint) => {
+    const run = await runWorkload(endpoint, workload);
+    for (const r of run.requests) {
+      assert.equal(r.promptTokens, 8, 'the scripted server reports 8 prompt tokens in its usage chunk');
+      assert.equal(r.promptTokensEstimated, undefined);
+    }
+    assert.equal(run.summary.totalInputTokens, 16);
+  });
+  await withServer({ ttftMs: 2, itlMs: 1, usage: false }, async (_s, endpoint) => {
+    const run = await runWorkload(endpoint, workload);
+    for (const r of run.requests) {
+      assert.equal(r.promptTokensEstimated, true);
+      assert.ok(r.promptTokens! >= 35 && r.promptTokens! <= 45, `estimate ${r.promptTokens} for a 40-token synthetic prompt`);
+    }
+    assert.equal(run.summary.totalInputTokens, run.requests.reduce((a, r) => a + r.promptTokens!, 0));
+    assert.ok(run.summary.totalTokensPerSecond > run.summary.outputTokensPerSecond);
+  });
+});
