@@ -72,7 +72,9 @@ export class PromptCodeLens extends Disposable implements vscode.CodeLensProvide
       lenses.push(new vscode.CodeLens(range, { title: 'Profile with…', tooltip: `Choose an endpoint and workload for this prompt${name}`, command: Command.ProfilePromptWith, arguments: [doc.uri, range] }));
       const last = this.runs.latestForPrompt(doc.uri.fsPath, start);
       if (last) {
-        lenses.push(new vscode.CodeLens(range, { title: lensResult(last), tooltip: `Last run ${last.startedAt}: open it`, command: Command.OpenRun, arguments: [last.id] }));
+        // the SLO where the prompt lives wins over the settings' one, as for the run itself
+        const slo = parsed.slo ?? this.config.current.slo;
+        lenses.push(new vscode.CodeLens(range, { title: lensResult(last, slo), tooltip: `Last run ${last.startedAt}: open it`, command: Command.OpenRun, arguments: [last.id] }));
       }
     }
     return lenses;

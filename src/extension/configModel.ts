@@ -258,7 +258,10 @@ export function keyOrigin(url: string): string {
   try { return new URL(url).origin; } catch { return url; }
 }
 
-export type PresetId = 'quick' | 'load' | 'custom';
+export type PresetId = 'quick' | 'load' | 'custom' | 'sweep';
+
+/** The sweep preset's largest concurrency by default: 1, 2, 4, 8. */
+export const SWEEP_DEFAULT_LIMIT = 8;
 
 /** What a workload preset changes, from the settings' workload defaults. */
 export function presetOverrides(preset: PresetId, w: WorkloadConfig, custom?: { concurrency?: number; requests?: number; maxTokens?: number; promptTokens?: number }): {
@@ -269,6 +272,16 @@ export function presetOverrides(preset: PresetId, w: WorkloadConfig, custom?: { 
       return { concurrency: 1, requests: 5, warmup: 1, maxTokens: Math.min(64, w.maxTokens), promptTokens: Math.min(128, w.promptTokens), timeoutMs: w.timeoutMs };
     case 'load':
       return { concurrency: Math.max(8, w.concurrency), requests: Math.max(64, w.requests), warmup: Math.max(1, w.warmup), maxTokens: w.maxTokens, promptTokens: w.promptTokens, timeoutMs: w.timeoutMs };
+    case 'sweep':
+      // `concurrency` is the largest point (the list is 1, 2, 4, … up to it), `requests` per point
+      return {
+        concurrency: custom?.concurrency ?? SWEEP_DEFAULT_LIMIT,
+        requests: custom?.requests ?? 8,
+        warmup: 1,
+        maxTokens: custom?.maxTokens ?? Math.min(64, w.maxTokens),
+        promptTokens: custom?.promptTokens ?? Math.min(128, w.promptTokens),
+        timeoutMs: w.timeoutMs,
+      };
     case 'custom':
       return {
         concurrency: custom?.concurrency ?? w.concurrency,

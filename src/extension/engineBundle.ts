@@ -8,3 +8,4 @@ export { summarize } from '../engine/metrics';
 export { readRunFile, writeRunFile, requestsToCsv } from '../engine/runFile';
 export { parsePromptFile } from '../engine/promptFiles';
 export { startLocalServer } from '../localServer/launcher';
+export { runSweep, runPrefillDial, defaultConcurrencies, pointLabel } from '../engine/sweep';

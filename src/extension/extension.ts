@@ -12,7 +12,7 @@ import { PromptCodeLens, parseDocument } from './codeLens';
 import { runLabel, summaryText } from './format';
 import { LocalServerManager } from './localServerManager';
 import { Log } from './log';
-import { Profiler, type ProfileArgs, type RunOutcome } from './profiler';
+import { Profiler, type PrefillDialArgs, type ProfileArgs, type RunOutcome } from './profiler';
 import { ReportHost } from './reportHost';
 import { RunsModel } from './runsModel';
 import { ApiKeys } from './secrets';
@@ -64,7 +64,7 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
   context.subscriptions.push(sidebar);
   context.subscriptions.push(vscode.window.registerWebviewViewProvider(VIEW_SIDEBAR, sidebar));
   context.subscriptions.push(new PromptCodeLens(config, runs));
-  stopOnDeactivate = () => localServer.stop();
+  stopOnDeactivate = async () => { await Promise.all([localServer.stop(), profiler.stopDialServers()]); };
 
   const show = async (run: RunFile, compareWith?: RunFile) => {
     const panels = await reports.panels();
@@ -261,6 +261,8 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
   });
 
   reg(Command.ShowLog, () => log.show());
+
+  reg(Command.ComparePrefillChunks, (args?: PrefillDialArgs) => profiler.prefillDial(args));
 
   reg(Command.ProfilePrompt, (uri?: vscode.Uri, range?: vscode.Range, args?: ProfileArgs) => profilePrompt(uri, range, false, args));
   reg(Command.ProfilePromptWith, (uri?: vscode.Uri, range?: vscode.Range, args?: ProfileArgs) => profilePrompt(uri, range, true, args));

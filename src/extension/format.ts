@@ -1,5 +1,5 @@
 // Short texts shown in the status bar, progress notification, CodeLens and sidebar. Pure.
-import type { Progress, RunFile } from '../engine/types';
+import type { Progress, RunFile, SloSpec } from '../engine/types';
 import type { RunIndexEntry } from './runStore';
 
 export function formatMs(ms: number | undefined): string {
@@ -17,12 +17,42 @@ export function progressLine(p: Pick<Progress, 'done' | 'failed' | 'total' | 'tt
   return `${count}${failed}${ttft}`;
 }
 
-/** The result shown in place above a prompt: "TTFT p50 312 ms · p99 540 ms · TPOT 41 ms". */
-export function lensResult(r: Pick<RunIndexEntry, 'ttftP50Ms' | 'ttftP99Ms' | 'tpotP50Ms' | 'completed' | 'failed'>): string {
-  if (!r.completed) return `last run: ${r.failed} failed, none completed`;
+type SloFigures = Pick<RunIndexEntry, 'ttftP99Ms' | 'tpotP99Ms' | 'itlP99Ms' | 'e2eP99Ms' | 'completed'>;
+
+const SLO_KEYS = [['ttftMs', 'ttft', 'ttftP99Ms'], ['tpotMs', 'tpot', 'tpotP99Ms'], ['itlMs', 'itl', 'itlP99Ms'], ['e2eMs', 'e2e', 'e2eP99Ms']] as const;
+
+/**
+ * A run's p99s against an SLO, judged as the engine's summary judges `sloMissed` (p99 ≤ limit):
+ * "SLO ✓", or "SLO ✗ tpot p99 63 ms > 50 ms" naming each miss. A metric the run has no sample of
+ * (ITL of one-token replies) is not held against it, unless nothing completed. Undefined without an SLO.
+ */
+export function sloVerdict(r: SloFigures, slo: SloSpec | undefined): string | undefined {
+  if (!slo || !SLO_KEYS.some(([k]) => slo[k] !== undefined)) return undefined;
+  if (!r.completed) return 'SLO ✗ none completed';
+  const misses: string[] = [];
+  for (const [key, name, field] of SLO_KEYS) {
+    const limit = slo[key];
+    const value = r[field];
+    if (limit === undefined || value === undefined) continue;
+    if (value > limit) misses.push(`${name} p99 ${formatMs(value)} > ${formatMs(limit)}`);
+  }
+  return misses.length ? `SLO ✗ ${misses.join(', ')}` : 'SLO ✓';
+}
+
+/**
+ * The result shown in place above a prompt: "TTFT p50 312 ms · p99 540 ms · TPOT 41 ms", with the
+ * SLO verdict appended when an SLO applies (the prompt file's front matter, else the settings').
+ */
+export function lensResult(
+  r: Pick<RunIndexEntry, 'ttftP50Ms' | 'ttftP99Ms' | 'tpotP50Ms' | 'completed' | 'failed'> & Partial<SloFigures>,
+  slo?: SloSpec,
+): string {
+  const verdict = sloVerdict({ completed: r.completed, ttftP99Ms: r.ttftP99Ms, tpotP99Ms: r.tpotP99Ms, itlP99Ms: r.itlP99Ms, e2eP99Ms: r.e2eP99Ms }, slo);
+  if (!r.completed) return [`last run: ${r.failed} failed, none completed`, verdict].filter(Boolean).join(' · ');
   const parts = [`TTFT p50 ${formatMs(r.ttftP50Ms)}`, `p99 ${formatMs(r.ttftP99Ms)}`];
   if (r.tpotP50Ms !== undefined) parts.push(`TPOT ${formatMs(r.tpotP50Ms)}`);
   if (r.failed) parts.push(`${r.failed} failed`);
+  if (verdict) parts.push(verdict);
   return parts.join(' · ');
 }
 

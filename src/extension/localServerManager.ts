@@ -11,9 +11,25 @@ import { loadEngine } from './engineLoader';
 
 export type LocalServerState = 'stopped' | 'starting' | 'running' | 'stopping' | 'error';
 
+/** Why a local server did not start, for the log (`message`) and a notification or status line (`short`). */
+export function startFailure(err: unknown, backend: LocalServerConfig['backend']): { message: string; short: string } {
+  let message = err instanceof Error ? err.message : String(err);
+  let short = message.split('\n')[0]!;
+  if (backend === 'bundled' && /node-llama-cpp/.test(message) && /(Cannot find|ERR_MODULE_NOT_FOUND)/.test(message)) {
+    // The VSIX is platform-neutral and does not carry node-llama-cpp (native, per platform).
+    message = 'the bundled backend needs the node-llama-cpp package, which the VSIX does not include. ' +
+      'Set llmProfiler.localServer.backend to "llama-server" (with llmProfiler.localServer.llamaServerPath or llama-server on PATH), ' +
+      'or run the extension from a checkout after `npm ci`. Details:\n' + message;
+    short = 'the bundled backend needs node-llama-cpp, which the VSIX does not include: set localServer.backend to "llama-server" (see the log)';
+  }
+  return { message, short };
+}
+
 export class LocalServerManager extends Disposable {
   #state: LocalServerState = 'stopped';
   #handle: LocalServerHandle | undefined;
+  /** The parallel slots the running server was started with (a sweep needs one per concurrent stream). */
+  #parallel: number | undefined;
   #starting: Promise<LocalServerHandle> | undefined;
   #message: string | undefined;
   #config: LocalServerConfig;
@@ -30,6 +46,7 @@ export class LocalServerManager extends Disposable {
 
   get state(): LocalServerState { return this.#state; }
   get handle(): LocalServerHandle | undefined { return this.#handle; }
+  get parallel(): number | undefined { return this.#handle ? this.#parallel : undefined; }
   get message(): string | undefined { return this.#message; }
   get config(): LocalServerConfig { return this.#config; }
 
@@ -61,6 +78,7 @@ export class LocalServerManager extends Disposable {
         });
         if (this.isDisposed) { await handle.stop(); throw new Error('the extension is shutting down'); }
         this.#handle = handle;
+        this.#parallel = c.parallel;
         this.log.info(`local server: running at ${handle.url} (model ${handle.model}, pid ${handle.pid})`);
         void handle.exited.then((code: number | null) => {
           if (this.#handle !== handle) return;
@@ -72,15 +90,7 @@ export class LocalServerManager extends Disposable {
         this.#set('running');
         return handle;
       } catch (err) {
-        let message = (err as Error).message;
-        let short = message.split('\n')[0]!;
-        if (c.backend === 'bundled' && /node-llama-cpp/.test(message) && /(Cannot find|ERR_MODULE_NOT_FOUND)/.test(message)) {
-          // The VSIX is platform-neutral and does not carry node-llama-cpp (native, per platform).
-          message = 'the bundled backend needs the node-llama-cpp package, which the VSIX does not include. ' +
-            'Set llmProfiler.localServer.backend to "llama-server" (with llmProfiler.localServer.llamaServerPath or llama-server on PATH), ' +
-            'or run the extension from a checkout after `npm ci`. Details:\n' + message;
-          short = 'the bundled backend needs node-llama-cpp, which the VSIX does not include: set localServer.backend to "llama-server" (see the log)';
-        }
+        const { message, short } = startFailure(err, c.backend);
         this.log.error(`local server: could not start: ${message}`);
         this.#set('error', short);
         throw new Error(message);

@@ -2,13 +2,15 @@
 // notification, store the run, open the report. The engine loads on the first run, not at activation.
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
+import type { DialServer, PrefillDialSpec } from '../engine/sweep';
 import type { EndpointSpec, Progress, Prompt, RequestRecord, RunFile, SloSpec } from '../engine/types';
+import type { LocalServerHandle } from '../localServer/types';
 import type { EndpointEntry, PresetId, WorkloadConfig } from './configModel';
 import { presetOverrides, validatePositiveInt } from './configModel';
 import type { ConfigService } from './config';
 import { Disposable } from './dispose';
 import { formatMs, progressLine, summaryText } from './format';
-import type { LocalServerManager } from './localServerManager';
+import { startFailure, type LocalServerManager } from './localServerManager';
 import type { Log } from './log';
 import type { LiveReportLike, ReportHost } from './reportHost';
 import { PROMPT_REF_KEY, type PromptRef } from './runStore';
@@ -23,7 +25,13 @@ export type Target =
   | { readonly kind: 'local' };
 
 export interface WorkloadInput {
+  /** For the sweep preset: the largest concurrency (the list is 1, 2, 4, … up to it). */
   readonly concurrency?: number;
+  /** For the sweep preset: the concurrencies to run, in order (instead of 1, 2, 4, … up to `concurrency`). */
+  readonly concurrencies?: readonly number[];
+  /** For the sweep preset: stop after a point that shows saturation (default true). */
+  readonly stopOnSaturation?: boolean;
+  /** For the sweep preset: requests per point. */
   readonly requests?: number;
   readonly maxTokens?: number;
   readonly promptTokens?: number;
@@ -55,12 +63,33 @@ export interface RunExtras {
   readonly slo?: SloSpec;
 }
 
+/** Arguments of the Compare prefill chunk sizes command; every field has the CLI's `prefill-dial` default. */
+export interface PrefillDialArgs {
+  /** Prefill chunk sizes, tokens per step (default 32, 512). */
+  readonly batchSizes?: readonly number[];
+  /** Seconds per chunk size (default 12). */
+  readonly durationS?: number;
+  /** Server slots (default 4): the short decodes take all but one. */
+  readonly parallel?: number;
+  readonly decodeStreams?: number;
+  readonly shortPromptTokens?: number;
+  readonly shortMaxTokens?: number;
+  readonly longPromptTokens?: number;
+  readonly longMaxTokens?: number;
+  /** Long prompts per second (default 0.5). */
+  readonly longRate?: number;
+  /** The synthetic model (default: llmProfiler.localServer.preset); ignored with a modelPath. */
+  readonly preset?: 'tiny' | 'small' | 'medium';
+}
+
 function newRunId(): string {
   return `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(3).toString('hex')}`;
 }
 
 export class Profiler extends Disposable {
   #active: (ActiveRun & { abort: AbortController }) | undefined;
+  /** Servers the prefill dial started (one per chunk size): stopped if the extension goes away mid-dial. */
+  readonly #dialServers = new Set<LocalServerHandle>();
   readonly #item: vscode.StatusBarItem;
   readonly #onDidChange = this._register(new vscode.EventEmitter<void>());
   /** Fires when a run starts, progresses, or ends. */
@@ -156,10 +185,12 @@ export class Profiler extends Disposable {
     const w = this.config.current.workload;
     const q = presetOverrides('quick', w);
     const l = presetOverrides('load', w);
+    const s = presetOverrides('sweep', w);
     const items: (vscode.QuickPickItem & { id: PresetId })[] = [
       { id: 'quick', label: 'Quick check', description: `${q.requests} requests, one at a time, ${q.maxTokens} tokens out` },
       { id: 'load', label: 'Load test', description: `${l.requests} requests, ${l.concurrency} concurrent, ${l.maxTokens} tokens out` },
       { id: 'custom', label: 'Custom…', description: 'choose concurrency and requests' },
+      { id: 'sweep', label: 'Sweep', description: `concurrency 1, 2, 4, … ${s.concurrency}, ${s.requests} requests each: throughput against latency, the operating point` },
     ];
     const pick = await vscode.window.showQuickPick(items, { title: 'Profile endpoint: workload', placeHolder: 'Which workload?' });
     return pick?.id;
@@ -173,7 +204,8 @@ export class Profiler extends Disposable {
     return { concurrency: Number(c), requests: Number(r) };
   }
 
-  async #resolve(target: Target): Promise<{ spec: EndpointSpec; apiKey?: string; detectedApi?: boolean } | undefined> {
+  /** `minParallel`: the local server's slots must be at least this (a sweep's largest concurrency). */
+  async #resolve(target: Target, minParallel = 0): Promise<{ spec: EndpointSpec; apiKey?: string; detectedApi?: boolean } | undefined> {
     const { detectApi } = await loadEngine();
     switch (target.kind) {
       case 'configured': {
@@ -192,9 +224,15 @@ export class Profiler extends Disposable {
         return { spec: { name: new URL(target.url).host, url: target.url, api }, detectedApi: true };
       }
       case 'local': {
-        const handle = this.localServer.handle ?? await vscode.window.withProgress(
+        const ls = this.localServer;
+        if (ls.handle && (ls.parallel ?? 0) < minParallel) {
+          // fewer slots than concurrent streams would queue them: the curve would measure the queue
+          this.log.info(`local server: restarting with ${minParallel} parallel slots (it has ${ls.parallel})`);
+          await ls.stop();
+        }
+        const handle = ls.handle ?? await vscode.window.withProgress(
           { location: vscode.ProgressLocation.Notification, title: 'LLM Profiler: starting the local server…' },
-          () => this.localServer.start(),
+          () => ls.start(minParallel > ls.config.parallel ? { parallel: minParallel } : {}),
         );
         return { spec: { name: 'local server', url: handle.url, api: 'openai-chat', model: handle.model } };
       }
@@ -216,11 +254,16 @@ export class Profiler extends Disposable {
     this.#onDidChange.fire();
     let live: LiveReportLike | undefined;
     try {
-      const resolved = await this.#resolve(target);
-      if (!resolved || abort.signal.aborted) return undefined;
       const cfg = this.config.current;
       const o = presetOverrides(preset, cfg.workload, input);
-      const { defaultWorkload } = await loadEngine();
+      const { defaultWorkload, defaultConcurrencies } = await loadEngine();
+      const sweepValues = preset === 'sweep' ? (input?.concurrencies?.length ? [...input.concurrencies] : defaultConcurrencies(o.concurrency)) : undefined;
+      if (sweepValues) {
+        const bad = sweepValues.find((v) => !(Number.isInteger(v) && v >= 1 && v <= 256));
+        if (bad !== undefined) throw new Error(`bad sweep concurrency ${bad}: each must be a whole number from 1 to 256`);
+      }
+      const resolved = await this.#resolve(target, sweepValues ? Math.max(...sweepValues) : 0);
+      if (!resolved || abort.signal.aborted) return undefined;
       const workload = defaultWorkload({
         mode: { kind: 'closed', concurrency: o.concurrency },
         requests: o.requests,
@@ -231,10 +274,12 @@ export class Profiler extends Disposable {
         ...(extras.slo ?? cfg.slo ? { slo: extras.slo ?? cfg.slo } : {}),
       });
       this.log.info(`run ${runId}: ${resolved.spec.url} (${resolved.spec.api}${resolved.spec.model ? `, ${resolved.spec.model}` : ''}), ` +
-        `${o.requests} requests at concurrency ${o.concurrency}, ${o.maxTokens} tokens out${resolved.apiKey ? ', with an API key' : ''}`);
+        `${sweepValues ? `sweep over concurrency ${sweepValues.join(', ')}, ${o.requests} requests per point` : `${o.requests} requests at concurrency ${o.concurrency}`}, ` +
+        `${o.maxTokens} tokens out${resolved.apiKey ? ', with an API key' : ''}`);
 
       const reports = await this.reports.panels();
-      if (reports) {
+      // a sweep opens in the panel when it ends: the live view shows one workload, not a curve
+      if (reports && !sweepValues) {
         const { summarize } = await loadEngine();
         const skeleton: RunFile = {
           format: 'llm-profiler.run', version: 1, id: runId, startedAt: new Date().toISOString(),
@@ -244,9 +289,38 @@ export class Profiler extends Disposable {
         live = reports.startLive(skeleton);
       }
 
-      const { runWorkload } = await loadEngine();
+      const { runWorkload, runSweep, pointLabel } = await loadEngine();
       let pending: RequestRecord[] = [];
-      const run = await vscode.window.withProgress(
+      const run = sweepValues ? await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `Sweeping ${label}`, cancellable: true },
+        async (progress, token) => {
+          token.onCancellationRequested(() => abort.abort());
+          let point = 0;
+          let reported = 0;
+          return runSweep(resolved.spec, { dimension: 'concurrency', values: sweepValues, workload, stopOnSaturation: input?.stopOnSaturation ?? true }, {
+            apiKey: resolved.apiKey,
+            signal: abort.signal,
+            runId,
+            detectedApi: resolved.detectedApi,
+            prompts: extras.prompts,
+            onPoint: (p, i) => {
+              point = i + 1;
+              this.log.info(`run ${runId}: ${p.label}: ${p.summary.outputTokensPerSecond.toFixed(1)} tok/s, TPOT p50 ${formatMs(p.summary.tpotMs.p50)}`);
+            },
+            onProgress: (p: Progress) => {
+              if (!this.#active || this.#active.runId !== runId) return;
+              this.#active = { ...this.#active, progress: p };
+              const finished = p.done + p.failed;
+              const increment = p.total ? ((finished - reported) / p.total) * 100 : undefined;
+              reported = finished;
+              const at = sweepValues[Math.min(point, sweepValues.length - 1)]!;
+              progress.report({ message: `point ${pointLabel('concurrency', at)} · ${progressLine(p)}`, increment });
+              this.#renderItem();
+              this.#onDidChange.fire();
+            },
+          });
+        },
+      ) : await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: `Profiling ${label}`, cancellable: true },
         async (progress, token) => {
           token.onCancellationRequested(() => abort.abort());
@@ -294,6 +368,120 @@ export class Profiler extends Disposable {
     }
   }
 
+  /**
+   * The chunked-prefill dial: the same mixed workload (short decodes plus an occasional long prompt)
+   * on the local server at each prefill chunk size, one server per size, stored as one run whose
+   * `prefillDial` the report panel shows side by side. Never throws: problems are shown and logged.
+   */
+  async prefillDial(args: PrefillDialArgs = {}): Promise<RunOutcome | undefined> {
+    if (this.#active) {
+      const pick = await vscode.window.showWarningMessage(`LLM Profiler: a run is already in progress (${this.#active.label}).`, 'Cancel it');
+      if (pick) this.cancel();
+      return undefined;
+    }
+    const runId = newRunId();
+    const abort = new AbortController();
+    const label = 'prefill dial (local server)';
+    this.#active = { runId, label, abort };
+    this.#renderItem();
+    this.#onDidChange.fire();
+    try {
+      const cfg = this.config.current;
+      const ls = cfg.localServer;
+      const batchSizes = args.batchSizes?.length ? [...args.batchSizes] : [32, 512];
+      const parallel = args.parallel ?? 4;
+      if (!(Number.isInteger(parallel) && parallel >= 2)) throw new Error(`the prefill dial needs at least 2 parallel slots (got ${parallel}): one is kept for the long prompts`);
+      const decodeStreams = args.decodeStreams ?? parallel - 1;
+      if (!(Number.isInteger(decodeStreams) && decodeStreams >= 1 && decodeStreams < parallel)) {
+        throw new Error(`decodeStreams must be a whole number from 1 to ${parallel - 1} (one slot is kept for the long prompts), got ${decodeStreams}`);
+      }
+      const { runPrefillDial, startLocalServer, defaultWorkload } = await loadEngine();
+      const spec: PrefillDialSpec = {
+        batchSizes,
+        decodeStreams,
+        shortPromptTokens: args.shortPromptTokens ?? 16,
+        shortMaxTokens: args.shortMaxTokens ?? 48,
+        longPromptTokens: args.longPromptTokens ?? 1024,
+        longMaxTokens: args.longMaxTokens ?? 4,
+        longRate: args.longRate ?? 0.5,
+        durationS: args.durationS ?? 12,
+        workload: defaultWorkload({ warmup: 0, timeoutMs: cfg.workload.timeoutMs, ...(cfg.slo ? { slo: cfg.slo } : {}) }),
+      };
+      // as the CLI: each slot holds a long prompt with room to spare (a synthetic word can be more than one token)
+      const ctxSize = Math.max(2048, parallel * (2 * spec.longPromptTokens + spec.longMaxTokens + 256));
+      this.log.info(`run ${runId}: prefill dial on the local server at chunk sizes ${batchSizes.join(', ')}: ${decodeStreams} short decodes + ` +
+        `${spec.longPromptTokens}-token prompts at ${spec.longRate}/s, ${spec.durationS} s each`);
+      const run = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: 'Comparing prefill chunk sizes', cancellable: true },
+        async (progress, token) => {
+          token.onCancellationRequested(() => abort.abort());
+          let current = batchSizes[0]!;
+          return runPrefillDial(spec, {
+            signal: abort.signal,
+            runId,
+            startServer: async (batchSize): Promise<DialServer> => {
+              current = batchSize;
+              progress.report({ message: `batch ${batchSize} · starting the local server…` });
+              const h = await startLocalServer({
+                backend: ls.backend,
+                model: ls.modelPath ? { kind: 'file', path: ls.modelPath } : { kind: 'preset', preset: args.preset ?? ls.preset },
+                port: 0,
+                parallel,
+                batchSize,
+                ctxSize,
+                llamaServerPath: ls.llamaServerPath,
+                onLog: (line: string) => this.log.info(`[dial server] ${line}`),
+              }).catch((err: unknown) => {
+                const { message, short } = startFailure(err, ls.backend);
+                this.log.error(`local server (batch ${batchSize}): could not start: ${message}`);
+                throw new Error(short);
+              });
+              this.#dialServers.add(h);
+              if (this.isDisposed) { await h.stop(); throw new Error('the extension is shutting down'); }
+              return {
+                endpoint: { name: 'local server', url: h.url, api: 'openai-chat', model: h.model },
+                stop: async () => { try { await h.stop(); } finally { this.#dialServers.delete(h); } },
+              };
+            },
+            onProgress: (p: Progress) => {
+              if (!this.#active || this.#active.runId !== runId) return;
+              this.#active = { ...this.#active, progress: p };
+              progress.report({ message: `batch ${current} · ${progressLine(p)}` });
+              this.#renderItem();
+              this.#onDidChange.fire();
+            },
+            onConfig: (c) => this.log.info(`run ${runId}: ${c.label}: decode TPOT p99 ${formatMs(c.decode.summary.tpotMs.p99)}, ` +
+              `stalls ${c.decode.summary.stalls.count} (${formatMs(c.decode.summary.stalls.totalMs)}), long-prompt TTFT p50 ${formatMs(c.long.summary.ttftMs.p50)}`),
+          });
+        },
+      );
+      const path = await this.runs.save(run);
+      this.log.info(`run ${runId}: prefill dial ${run.cancelled ? 'cancelled; kept what finished' : 'done'}; saved to ${path}`);
+      const outcome: RunOutcome = { runId: run.id, path, cancelled: Boolean(run.cancelled) };
+      this.#onDidFinish.fire(outcome);
+      const reports = await this.reports.panels();
+      if (reports) reports.show(run);
+      else void this.#summaryToast(run, path);
+      return outcome;
+    } catch (err) {
+      const message = this.log.redact((err as Error).message ?? String(err));
+      this.log.error(`run ${runId} (prefill dial) failed: ${message}`);
+      void vscode.window.showErrorMessage(`LLM Profiler: the prefill dial failed: ${message.split('\n')[0]}`, 'Show log').then((p) => { if (p) this.log.show(); });
+      return undefined;
+    } finally {
+      if (this.#active?.runId === runId) this.#active = undefined;
+      this.#renderItem();
+      this.#onDidChange.fire();
+    }
+  }
+
+  /** Stops any server the prefill dial still has running (deactivation). */
+  async stopDialServers(): Promise<void> {
+    this.cancel();
+    await Promise.all([...this.#dialServers].map((h) => h.stop().catch(() => undefined)));
+    this.#dialServers.clear();
+  }
+
   async #summaryToast(run: RunFile, path: string): Promise<void> {
     const pick = await vscode.window.showInformationMessage(`${run.cancelled ? 'Cancelled: ' : ''}${summaryText(run)}`, 'Open run file');
     if (pick) await vscode.window.showTextDocument(vscode.Uri.file(path));
@@ -310,6 +498,7 @@ export class Profiler extends Disposable {
 
   override dispose(): void {
     this.cancel();
+    for (const h of this.#dialServers) void h.stop();
     super.dispose();
   }
 }

@@ -30,6 +30,10 @@ export interface RunIndexEntry {
   readonly ttftP50Ms?: number;
   readonly ttftP99Ms?: number;
   readonly tpotP50Ms?: number;
+  /** The p99s an SLO is judged at (the CodeLens verdict). */
+  readonly tpotP99Ms?: number;
+  readonly itlP99Ms?: number;
+  readonly e2eP99Ms?: number;
   readonly promptRef?: PromptRef;
 }
 
@@ -63,6 +67,9 @@ export function indexEntry(run: RunFile, path: string): RunIndexEntry {
     ttftP50Ms: s?.ttftMs?.count ? finite(s.ttftMs.p50) : undefined,
     ttftP99Ms: s?.ttftMs?.count ? finite(s.ttftMs.p99) : undefined,
     tpotP50Ms: s?.tpotMs?.count ? finite(s.tpotMs.p50) : undefined,
+    tpotP99Ms: s?.tpotMs?.count ? finite(s.tpotMs.p99) : undefined,
+    itlP99Ms: s?.itlMs?.count ? finite(s.itlMs.p99) : undefined,
+    e2eP99Ms: s?.e2eMs?.count ? finite(s.e2eMs.p99) : undefined,
     promptRef: ref && typeof ref.file === 'string' && typeof ref.startLine === 'number' ? ref : undefined,
   };
 }

@@ -190,6 +190,9 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
       case 'stopLocalServer':
         await vscode.commands.executeCommand(Command.StopLocalServer);
         return;
+      case 'comparePrefillChunks':
+        await vscode.commands.executeCommand(Command.ComparePrefillChunks);
+        return;
       case 'openRun':
         await vscode.commands.executeCommand(Command.OpenRun, m.runId);
         return;

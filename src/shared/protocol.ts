@@ -93,6 +93,8 @@ export type SidebarWebviewMessage =
   | { readonly type: 'cancelRun' }
   | { readonly type: 'startLocalServer'; readonly parallel: number }
   | { readonly type: 'stopLocalServer' }
+  /** The chunked-prefill dial on the local server (its own servers, one per chunk size). */
+  | { readonly type: 'comparePrefillChunks' }
   | { readonly type: 'openRun'; readonly runId: string }
   | { readonly type: 'compareRuns'; readonly runId: string; readonly otherId: string }
   | { readonly type: 'deleteRun'; readonly runId: string }

@@ -60,6 +60,20 @@ async function pickQuickItem(page: Page, text: string): Promise<void> {
   await row.click();
 }
 
+/** The report panel's webview: the one with the percentile table. */
+async function reportFrame(page: Page): Promise<FrameLocator> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const n = await page.locator('iframe.webview.ready').count();
+    for (let i = 0; i < n; i++) {
+      const f = page.frameLocator('iframe.webview.ready').nth(i).frameLocator('iframe#active-frame');
+      if (await f.locator('table.percentiles').count()) return f;
+    }
+    if (Date.now() > deadline) throw new Error(`no report webview among ${n} webviews`);
+    await page.waitForTimeout(300);
+  }
+}
+
 /** The sidebar's webview: among the workbench's webviews (the report panel is one too), the one with the Run button. */
 async function sidebarFrame(page: Page): Promise<FrameLocator> {
   const deadline = Date.now() + 30_000;
@@ -92,10 +106,23 @@ const steps: Step[] = [
       await shot(page, 'host-02-pick-workload');
       await pickQuickItem(page, 'Quick check');
       await waitFor('6 requests at the server', () => posts(server) >= before + 6, 60_000);
-      // The end of the run: the report panel (a webview editor) or, without it, the summary toast.
-      const toast = page.locator('.notifications-toasts', { hasText: 'completed' });
+      // The end of the run: the report panel opens and renders the run (its table and its timeline).
       const report = page.locator('.tabs-container .tab', { hasText: 'Report' });
-      await waitFor('the run to be reported', async () => (await toast.count()) > 0 || (await report.count()) > 0, 30_000);
+      await waitFor('the report panel to open', async () => (await report.count()) > 0, 30_000);
+      const f = await reportFrame(page);
+      const ttftRow = f.locator('table.percentiles tr', { hasText: 'TTFT' }).first();
+      await ttftRow.waitFor({ state: 'visible', timeout: 30_000 });
+      const ttftCells = await ttftRow.locator('td').allTextContents();
+      if (!ttftCells.some((t) => /\d+(\.\d+)? ms/.test(t))) throw new Error(`the report's TTFT row shows no figures: ${ttftCells.join(' | ')}`);
+      const drawn = await f.locator('canvas').first().evaluate((c: HTMLCanvasElement) => {
+        const ctx = c.getContext('2d');
+        if (!ctx || c.width === 0 || c.height === 0) return 0;
+        const data = ctx.getImageData(0, 0, c.width, c.height).data;
+        let painted = 0;
+        for (let i = 3; i < data.length; i += 4) if (data[i]! > 0) painted++;
+        return painted;
+      });
+      if (drawn === 0) throw new Error('the report\'s first canvas is blank');
       await page.waitForTimeout(500);
       await shot(page, 'host-03-profile-done');
     },
@@ -139,6 +166,19 @@ const steps: Step[] = [
       await toast.first().waitFor({ state: 'visible', timeout: 60_000 });
       assert.match((await toast.first().innerText()), /llama-server/);
       await shot(page, 'host-06-local-server-from-vsix');
+    },
+  },
+  {
+    name: 'the sidebar\'s Compare prefill chunks button runs the dial (from the VSIX: the same clear node-llama-cpp message)',
+    fn: async ({ page }) => {
+      const f = await sidebarFrame(page);
+      const dial = f.locator('[data-focus="prefill-dial"]');
+      await dial.waitFor({ state: 'visible', timeout: 10_000 });
+      await dial.click();
+      const toast = page.locator('.notifications-toasts', { hasText: 'prefill dial failed' });
+      await toast.first().waitFor({ state: 'visible', timeout: 60_000 });
+      assert.match((await toast.first().innerText()), /node-llama-cpp/);
+      await shot(page, 'host-07-prefill-dial-from-vsix');
     },
   },
 ];

@@ -202,6 +202,12 @@ function renderServer(s: SidebarState): void {
     });
     row.append(parallel, start);
   }
+  // starts its own servers (one per chunk size), so it does not need this one running
+  const dial = button('Compare prefill chunks', 'secondary', 'The same mixed workload at two prefill chunk sizes, side by side (LLM Profiler: Compare prefill chunk sizes)');
+  dial.dataset.focus = 'prefill-dial';
+  setDisabled(dial, Boolean(s.running));
+  dial.addEventListener('click', () => post('comparePrefillChunks', {}));
+  row.append(dial);
   serverSection.replaceChildren(title, status, meta, ...(ls.message ? [el('div', 'error', ls.message)] : []), row);
 }
 

@@ -14,6 +14,7 @@ import type { RunFile } from '../../../src/engine/types';
 import type { ExtensionApi } from '../../../src/extension/extension';
 import type { RunOutcome } from '../../../src/extension/profiler';
 import { startScriptedServer, type ScriptedServer } from '../../support/scriptedServer';
+import { startCostModelServer } from '../../support/costModelServer';
 import { hostTest, runAll, until } from './harness';
 
 const EXT_ID = 'llm-profiler.llm-profiler';
@@ -295,6 +296,113 @@ hostTest('bad settings are reported and clamped, never thrown', async () => {
   }
   await until('back to default', () => api.test!.config.current.workload.concurrency === 4);
 });
+
+hostTest('a Sweep over concurrency stores one run: a point per concurrency, the TPOT(B) fit, the operating point for the settings\' SLO', async () => {
+  // a scheduler whose every step costs exactly 10 ms + 3 ms·B: TPOT rises with the batch, so a fit exists
+  const cm = await startCostModelServer({ baseMs: 10, kMs: 3, model: 'cost-model' });
+  try {
+    await setEndpoints(vscode.ConfigurationTarget.Global, [
+      { name: 'host-scripted', url: server.url, api: 'auto', model: 'scripted-model' },
+      { name: 'cost', url: cm.url, api: 'openai-chat', model: 'cost-model' },
+    ], 'cost');
+    await cfg().update('slo', 'tpot=500', vscode.ConfigurationTarget.Global);
+    await until('the SLO in the config snapshot', () => api.test!.config.current.slo?.tpotMs === 500);
+    const outcome = await vscode.commands.executeCommand<RunOutcome | undefined>('llmProfiler.profileEndpoint',
+      { endpoint: 'cost', preset: 'sweep', workload: { concurrencies: [1, 2, 4], requests: 6, maxTokens: 12, stopOnSaturation: false } });
+    assert.ok(outcome && !outcome.cancelled, 'the sweep finished');
+    const run = await readRunFile(outcome.path);
+    assert.ok(run.sweep, 'the run holds a sweep');
+    assert.equal(run.sweep.dimension, 'concurrency');
+    assert.deepEqual(run.sweep.points.map((p) => p.concurrency), [1, 2, 4]);
+    assert.ok(run.sweep.points.every((p) => p.summary.completed === 6 && p.summary.failed === 0), 'six requests per point');
+    assert.equal(run.requests.filter((r) => !r.warmup).length, 18, 'one run file holds every point\'s requests');
+    assert.ok(run.sweep.fit, `a TPOT(B) fit (verdicts: ${JSON.stringify(run.sweep.verdicts)})`);
+    assert.ok(run.sweep.fit.kMs > 0 && run.sweep.fit.ceilingTokensPerSecond > 0, `k ${run.sweep.fit.kMs} ms, ceiling ${run.sweep.fit.ceilingTokensPerSecond} tok/s`);
+    assert.deepEqual(run.workload.slo, { tpotMs: 500 }, 'the settings\' SLO reached the workload');
+    assert.ok(run.sweep.operatingPoint, 'every point meets a 500 ms TPOT: an operating point is named');
+    assert.ok(run.sweep.points.every((p) => p.summary.goodput !== undefined), 'goodput per point');
+    await until('the sweep listed', () => api.test!.runs.runs.some((r) => r.id === outcome.runId));
+  } finally {
+    await cfg().update('slo', undefined, vscode.ConfigurationTarget.Global);
+    await cm.close();
+    await setEndpoints(vscode.ConfigurationTarget.Global, [{ name: 'host-scripted', url: server.url, api: 'auto', model: 'scripted-model' }]);
+  }
+});
+
+hostTest('the prompt CodeLens shows pass or fail against the front-matter SLO, else the settings\' one', async () => {
+  const uri = vscode.Uri.joinPath(wsFolder(), 'prompts', 'slo.prompt.md');
+  const text = (ttft: number) => ['---', 'description: SLO check', 'llmProfiler:', `  slo: { ttft: ${ttft} }`, '---', 'Say hello in one short sentence.', ''].join('\n');
+  await vscode.workspace.fs.writeFile(uri, Buffer.from(text(5000)));
+  try {
+    const line = parsePromptFile('slo.prompt.md', text(5000)).prompts[0]!.range.startLine;
+    const outcome = await vscode.commands.executeCommand<RunOutcome | undefined>('llmProfiler.profilePrompt', uri, new vscode.Range(line, 0, line, 0), { endpoint: 'host-scripted' });
+    assert.ok(outcome);
+    const run = await readRunFile(outcome.path);
+    assert.deepEqual(run.workload.slo, { ttftMs: 5000 }, 'the front matter\'s SLO was the run\'s');
+    assert.ok(run.summary.goodput !== undefined && run.summary.goodput > 0, `goodput ${run.summary.goodput}`);
+    const resultLens = async (pattern: RegExp) => until(`a result lens matching ${pattern}`, async () => {
+      const l = (await lensesOf(uri)).filter((x) => x.command?.command === 'llmProfiler.openRun');
+      return l.length === 1 && pattern.test(l[0]!.command!.title) ? l[0] : undefined;
+    });
+    const pass = await resultLens(/ · SLO ✓$/);
+    assert.match(pass.command!.title, /^TTFT p50 \d+(\.\d)? ms · p99 \d+(\.\d)? ms · TPOT \d+(\.\d)? ms · SLO ✓$/);
+    // A tighter SLO in the file: the same run now fails it, and the lens names the miss.
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const edit = new vscode.WorkspaceEdit();
+    edit.replace(uri, new vscode.Range(0, 0, doc.lineCount, 0), text(1));
+    assert.ok(await vscode.workspace.applyEdit(edit));
+    const fail = await resultLens(/SLO ✗/);
+    assert.match(fail.command!.title, / · SLO ✗ ttft p99 \d+(\.\d)? ms > 1\.0 ms$/);
+    await doc.save();
+    // Without an SLO in the file, the settings' SLO applies (the rows file's run from above).
+    const rows = vscode.Uri.joinPath(wsFolder(), 'prompts', 'rows.prompt.yml');
+    await cfg().update('slo', 'ttft=1', vscode.ConfigurationTarget.Global);
+    try {
+      await until('the settings\' SLO judged on the rows prompt', async () => {
+        const l = (await lensesOf(rows)).filter((x) => x.command?.command === 'llmProfiler.openRun');
+        return l.length === 1 && / · SLO ✗ ttft p99 .* > 1\.0 ms$/.test(l[0]!.command!.title);
+      });
+    } finally {
+      await cfg().update('slo', undefined, vscode.ConfigurationTarget.Global);
+    }
+  } finally {
+    await vscode.workspace.fs.delete(uri).then(undefined, () => undefined);
+  }
+});
+
+hostTest('Compare prefill chunk sizes runs the dial on the bundled local server and stores both configurations', async () => {
+  const outcome = await vscode.commands.executeCommand<RunOutcome | undefined>('llmProfiler.comparePrefillChunks',
+    { batchSizes: [32, 512], durationS: 3, parallel: 2, preset: 'tiny', longPromptTokens: 128, longRate: 1, shortMaxTokens: 16 });
+  assert.ok(outcome && !outcome.cancelled, 'the dial finished (see the log above if not)');
+  const run = await readRunFile(outcome.path);
+  assert.ok(run.prefillDial, 'the run holds the dial');
+  assert.deepEqual(run.prefillDial.configs.map((c) => c.batchSize), [32, 512]);
+  assert.equal(run.prefillDial.durationS, 3);
+  for (const c of run.prefillDial.configs) {
+    assert.ok(c.decode.summary.completed > 0, `${c.label}: ${c.decode.summary.completed} short decodes completed`);
+    assert.ok(c.long.requestIndexes.length > 0, `${c.label}: long prompts were sent`);
+  }
+  assert.equal(api.test!.profiler.active, undefined);
+  await until('the dial listed', () => api.test!.runs.runs.some((r) => r.id === outcome.runId));
+}, 180_000);
+
+hostTest('a Sweep on the local server restarts it with a slot per concurrent stream', async () => {
+  const before = await vscode.commands.executeCommand<{ url: string; pid: number; model: string } | undefined>('llmProfiler.startLocalServer', { parallel: 2 });
+  assert.ok(before, 'the local server started (see the log above if not)');
+  assert.equal(api.test!.localServer.parallel, 2);
+  const outcome = await vscode.commands.executeCommand<RunOutcome | undefined>('llmProfiler.profileEndpoint',
+    { endpoint: 'local', preset: 'sweep', workload: { concurrencies: [1, 6], requests: 6, maxTokens: 8, promptTokens: 16, stopOnSaturation: false } });
+  assert.ok(outcome && !outcome.cancelled, 'the sweep finished');
+  assert.equal(api.test!.localServer.parallel, 6, 'restarted with 6 slots for concurrency 6');
+  const after = api.test!.localServer.handle;
+  assert.ok(after && after.pid !== before.pid, 'a new server process');
+  await until(`pid ${before.pid} gone`, () => { try { process.kill(before.pid, 0); return false; } catch { return true; } }, 15_000);
+  const run = await readRunFile(outcome.path);
+  assert.deepEqual(run.sweep?.points.map((p) => p.concurrency), [1, 6]);
+  assert.ok(run.sweep!.points.every((p) => p.summary.completed === 6), 'every request of both points completed on real llama.cpp');
+  // the server saw six streams at once: the measured decoding batch of the second point is above 1
+  assert.ok((run.sweep!.points[1]!.meanBatch ?? 0) > 1.5, `mean decoding batch ${run.sweep!.points[1]!.meanBatch}`);
+}, 180_000);
 
 hostTest('the local server starts, serves a run, and is stopped when the extension deactivates', async () => {
   const started = await vscode.commands.executeCommand<{ url: string; pid: number; model: string } | undefined>('llmProfiler.startLocalServer', { parallel: 2 });
