@@ -191,6 +191,7 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
       throw new UsageError(`--url is not a valid URL: "${url}"`, '--url');
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new UsageError(`--url must be http:// or https://, got "${url}"`, '--url');
+    if (parsed.username || parsed.password) throw new UsageError('--url must not carry credentials (user:password@): pass a key with --api-key-env VAR', '--url');
   }
   const apiText = one<string>(flags, '--api') ?? 'auto';
   if (apiText !== 'auto' && !(API_KINDS as readonly string[]).includes(apiText)) {

@@ -250,6 +250,11 @@ class StreamState implements Dispatcher.DispatchHandler {
   readonly #checkIdle = (): void => {
     this.#idleTimer = undefined;
     if (this.#finished || this.#failed) return;
+    if (this.#sentPerf === undefined) {
+      // Still waiting for a free connection: not idle on the wire (the whole-request timeout still runs).
+      this.#idleTimer = setTimeout(this.#checkIdle, this.#idleTimeoutMs);
+      return;
+    }
     const idle = performance.now() - this.#lastActivity;
     if (idle >= this.#idleTimeoutMs) {
       this.#fail({ kind: 'idle-timeout', message: `nothing received for ${Math.round(idle)} ms (idle timeout ${this.#idleTimeoutMs} ms)` });
@@ -422,6 +427,10 @@ class StreamState implements Dispatcher.DispatchHandler {
       this.#finish({ kind: 'malformed', message: 'the stream could not be parsed (an event exceeded the buffer limit)' }, t);
     } else if (parser !== undefined && parser.malformed > 0 && this.#chunkTimesMs.length === 0 && this.#completionTokens === undefined) {
       this.#finish({ kind: 'malformed', message: `the stream could not be understood (${parser.malformed} malformed event${parser.malformed === 1 ? '' : 's'}, no tokens)` }, t);
+    } else if (this.#chunkTimesMs.length === 0) {
+      // As vLLM's request functions do ("Never received a valid chunk to calculate TTFT"): a reply
+      // with no token has no TTFT and must not count as a completed request in the throughputs.
+      this.#finish({ kind: 'empty', message: 'the response ended without a single token' }, t);
     } else {
       this.#finish(undefined, t);
     }
@@ -522,7 +531,7 @@ export function createEndpointClient(endpoint: EndpointSpec, options: ClientOpti
   const { origin, basePath } = splitBaseUrl(endpoint.url);
   const connections = Math.max(1, Math.floor(options.connections));
   const pool = new Pool(origin, {
-    connections,
+    connections: options.maxConnections === null ? null : Math.max(connections, Math.floor(options.maxConnections ?? connections)),
     pipelining: 1,
     keepAliveTimeout: 60_000,
     keepAliveMaxTimeout: 600_000,

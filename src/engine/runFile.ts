@@ -1,5 +1,6 @@
 // The run file: versioned JSON ("llm-profiler.run", version 1), written atomically, read defensively.
 // Documented field by field in docs/run-format.md.
+import { redactHeaders, urlWithoutCredentials } from './redact';
 import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -27,19 +28,10 @@ export function newRunId(now: Date = new Date()): string {
   return `${t}-${suffix}`;
 }
 
-const SECRET_HEADER = /authorization|api[-_]?key|token|secret|cookie|password|credential/i;
-
-/** Header values that could be secrets are never written: the name stays, the value is replaced. */
-export function redactHeaders(headers: Readonly<Record<string, string>> | undefined): Record<string, string> | undefined {
-  if (!headers) return undefined;
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers)) out[k] = SECRET_HEADER.test(k) ? '<redacted>' : v;
-  return out;
-}
-
 /** The JSON text of a run: indented, with number arrays (chunk times) on one line to keep it compact. */
 export function serializeRunFile(run: RunFile): string {
-  const safe: RunFile = run.endpoint.headers ? { ...run, endpoint: { ...run.endpoint, headers: redactHeaders(run.endpoint.headers)! } } : run;
+  const endpoint = { ...run.endpoint, url: urlWithoutCredentials(run.endpoint.url), ...(run.endpoint.headers ? { headers: redactHeaders(run.endpoint.headers)! } : {}) };
+  const safe: RunFile = { ...run, endpoint };
   const text = JSON.stringify(safe, null, 2);
   // Only arrays that JSON.stringify laid out over lines: a string value never holds a raw newline,
   // so text inside strings is never touched.

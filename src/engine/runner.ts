@@ -20,7 +20,8 @@ import { percentile, summarize } from './metrics';
 import { parsePromptFile } from './promptFiles';
 import { syntheticPrompt } from './prompts';
 import { Rng, interArrivalS } from './random';
-import { newRunId, redactHeaders, TOOL_NAME, TOOL_VERSION } from './runFile';
+import { newRunId, TOOL_NAME, TOOL_VERSION } from './runFile';
+import { redactHeaders, urlWithoutCredentials } from './redact';
 import { connectionsFor, validateWorkload } from './workload';
 
 export interface RunOptions {
@@ -242,7 +243,7 @@ export async function runWorkload(endpoint: EndpointSpec, workload: WorkloadSpec
       endedAt: new Date().toISOString(),
       ...(cancelled ? { cancelled: true } : {}),
       tool: { name: TOOL_NAME, version: TOOL_VERSION },
-      endpoint: { ...endpoint, ...(headers ? { headers } : {}), ...(options.detectedApi ? { detectedApi: true } : {}) },
+      endpoint: { ...endpoint, url: urlWithoutCredentials(endpoint.url), ...(headers ? { headers } : {}), ...(options.detectedApi ? { detectedApi: true } : {}) },
       workload: w,
       ...(connection ? { connection } : {}),
       requests: sorted,
@@ -262,6 +263,8 @@ export async function runWorkload(endpoint: EndpointSpec, workload: WorkloadSpec
     if (signal?.aborted) return build(true);
     client = createEndpointClient(endpoint, {
       connections: connectionsFor(w),
+      // An open loop is never capped unless --max-concurrency says so: a capped one turns into a closed loop.
+      ...(w.mode.kind === 'open' && w.mode.maxConcurrency === undefined ? { maxConnections: null } : {}),
       timeoutMs: w.timeoutMs,
       idleTimeoutMs: w.idleTimeoutMs,
       ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),

@@ -53,6 +53,7 @@ export type ErrorKind =
   | 'idle-timeout' // --idle-timeout between chunks
   | 'malformed' // the stream could not be understood at all
   | 'server' // the server sent an error object in the stream
+  | 'empty' // a 2xx response that ended without a single token
   | 'aborted' // cancelled by the user
   | 'other';
 
@@ -351,8 +352,13 @@ export interface RunFile {
 // ---- Contracts between engine modules (the streaming layer, the runner) ----
 
 export interface ClientOptions {
-  /** Keep-alive connections to open (= the run's concurrency). */
+  /** Keep-alive connections to open and warm before the measured phase (= the run's concurrency). */
   readonly connections: number;
+  /**
+   * The most connections the pool may hold: `connections` when absent (a closed loop), null for no
+   * cap (an open loop without --max-concurrency opens more as arrivals need them, as vLLM's does).
+   */
+  readonly maxConnections?: number | null;
   readonly timeoutMs: number;
   readonly idleTimeoutMs: number;
   /** Sent as a bearer token; never stored or logged. */

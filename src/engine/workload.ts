@@ -86,7 +86,7 @@ export function validateWorkload(w: WorkloadSpec): WorkloadSpec {
   return w;
 }
 
-/** Connections the client opens: the concurrency, or for an open loop its cap. */
+/** Connections the client opens and warms first: the concurrency, or for an open loop its cap or a guess (more open on demand). */
 export function connectionsFor(w: WorkloadSpec): number {
   if (w.mode.kind === 'closed') return w.mode.concurrency;
   if (w.mode.maxConcurrency !== undefined) return w.mode.maxConcurrency;

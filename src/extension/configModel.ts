@@ -3,6 +3,7 @@
 // A bad value never throws: it is reported and replaced by its default.
 import type { ApiKind, SloSpec } from '../engine/types';
 import { API_KINDS } from '../engine/types';
+import { isSecretHeaderName } from '../engine/redact';
 
 export type EndpointOrigin = 'user' | 'workspace';
 
@@ -66,7 +67,6 @@ export interface RawConfig {
 }
 
 /** Header names that carry credentials: never accepted from settings. */
-const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'cookie', 'x-goog-api-key']);
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export const DEFAULT_LOCAL_SERVER: LocalServerConfig = { preset: 'tiny', backend: 'bundled', parallel: 4, batchSize: 512, port: 0 };
@@ -111,7 +111,7 @@ export function validateEndpoint(raw: unknown, origin: EndpointOrigin): { entry?
     else {
       headers = {};
       for (const [k, v] of Object.entries(raw.headers)) {
-        if (SECRET_HEADERS.has(k.toLowerCase())) {
+        if (isSecretHeaderName(k)) {
           warnings.push(`header "${k}" was ignored: secrets do not belong in settings, use "LLM Profiler: Set API key"`);
           continue;
         }

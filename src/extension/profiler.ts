@@ -7,6 +7,7 @@ import type { EndpointSpec, Progress, Prompt, RequestRecord, RunFile, SloSpec } 
 import type { LocalServerHandle } from '../localServer/types';
 import type { EndpointEntry, PresetId, WorkloadConfig } from './configModel';
 import { presetOverrides, validatePositiveInt } from './configModel';
+import { redactHeaders, urlWithoutCredentials } from '../engine/redact';
 import type { ConfigService } from './config';
 import { Disposable } from './dispose';
 import { formatMs, progressLine, summaryText } from './format';
@@ -173,7 +174,11 @@ export class Profiler extends Disposable {
         prompt: 'Base URL of an OpenAI-compatible, Ollama or llama.cpp server (no key is sent)',
         placeHolder: 'http://127.0.0.1:8000',
         validateInput: (v) => {
-          try { const u = new URL(v.trim()); return u.protocol === 'http:' || u.protocol === 'https:' ? undefined : 'Use http:// or https://'; } catch { return 'Not a URL'; }
+          try {
+            const u = new URL(v.trim());
+            if (u.protocol !== 'http:' && u.protocol !== 'https:') return 'Use http:// or https://';
+            return u.username || u.password ? 'No credentials in the URL: use "LLM Profiler: Set API key" for a configured endpoint' : undefined;
+          } catch { return 'Not a URL'; }
         },
       });
       return url ? { kind: 'url', url: url.trim() } : undefined;
@@ -284,7 +289,8 @@ export class Profiler extends Disposable {
         const skeleton: RunFile = {
           format: 'llm-profiler.run', version: 1, id: runId, startedAt: new Date().toISOString(),
           tool: { name: 'llm-profiler', version: String(vscode.extensions.getExtension('llm-profiler.llm-profiler')?.packageJSON.version ?? '0.0.0') },
-          endpoint: resolved.spec, workload, requests: [], summary: summarize([], workload),
+          endpoint: { ...resolved.spec, url: urlWithoutCredentials(resolved.spec.url), ...(resolved.spec.headers ? { headers: redactHeaders(resolved.spec.headers)! } : {}) },
+          workload, requests: [], summary: summarize([], workload),
         };
         live = reports.startLive(skeleton);
       }

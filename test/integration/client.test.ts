@@ -61,16 +61,17 @@ for (const api of APIS) {
   test(`${api}: end to end, timings agree with the server's write log`, async () => {
     await withServer({ ttftMs: 40, itlMs: 8 }, api, {}, async (server, client) => {
       await client.warm();
-      const r = await client.send(spec({ maxTokens: 12 }), signal());
+      const sent = spec({ maxTokens: 12 });
+      const r = await client.send(sent, signal());
       assert.equal(r.error, undefined, JSON.stringify(r.error));
       assert.equal(r.httpStatus, 200);
       assert.equal(r.outputTokens, 12);
-      assert.equal(r.tokenSource, api === 'openai-chat' || api === 'openai-completions' || api === 'ollama' || api === 'llamacpp' ? 'usage' : 'chunks');
+      assert.equal(r.tokenSource, 'usage', 'every API reports usage here (OpenAI through stream_options.include_usage)');
       assert.equal(r.promptTokens, 8);
       assert.equal(r.chunkTimesMs.length, 12);
       const log = server.find(r.responseId!);
       assert.ok(log, `the response id ${r.responseId} finds the request in the server log`);
-      assert.equal(log.seed, r.index === 0 ? log.seed : -1);
+      assert.equal(log.seed, sent.seed, 'the per-request seed reached the server');
       if (api === 'openai-chat') assert.match(r.responseId!, /^chatcmpl-/);
       if (api === 'ollama' || api === 'llamacpp') assert.match(r.responseId!, /^req-/, 'x-request-id when the stream has no id');
       // TTFT: the first token write, as seen by the client.
@@ -426,4 +427,53 @@ test('one signal shared by many streams: no listener warning, and aborting it st
   } finally {
     process.off('warning', onWarning);
   }
+});
+
+test('a 2xx reply without a single token is a failed request (kind "empty"), as vLLM counts it', async () => {
+  const { createServer: createHttpServer } = await import('node:http');
+  const server = createHttpServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: {"id":"x","choices":[{"index":0,"delta":{"role":"assistant"}}]}\n\n');
+      res.write('data: {"id":"x","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n');
+      res.end('data: [DONE]\n\n');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const client = createEndpointClient({ url, api: 'openai-chat', model: 'm' }, { connections: 1, timeoutMs: 5000, idleTimeoutMs: 5000 });
+  try {
+    const r = await client.send(spec(), signal());
+    assert.equal(r.error?.kind, 'empty', JSON.stringify(r));
+    assert.equal(r.ttftMs, undefined);
+    assert.equal(r.httpStatus, 200);
+  } finally {
+    await client.close();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+});
+
+test('the idle timeout does not run while a request waits for a free connection', async () => {
+  // One connection, two requests: the second waits ~300 ms for the first, longer than the idle timeout.
+  await withServer({ ttftMs: 5, itlMs: 30 }, 'openai-chat', { connections: 1, idleTimeoutMs: 200 }, async (server, client) => {
+    await client.warm();
+    const [a, b] = await Promise.all([client.send(spec({ maxTokens: 10 }), signal()), client.send(spec({ maxTokens: 10 }), signal())]);
+    assert.equal(a.error, undefined, JSON.stringify(a.error));
+    assert.equal(b.error, undefined, JSON.stringify(b.error));
+    assert.ok(b.sentAt - b.scheduledAt > 200, `the second waited ${(b.sentAt - b.scheduledAt).toFixed(0)} ms for the connection`);
+    assert.equal(server.log.filter((l) => l.path === '/v1/chat/completions').length, 2);
+  });
+});
+
+test('maxConnections null: requests beyond the warmed connections open new ones instead of queueing', async () => {
+  await withServer({ ttftMs: 5, itlMs: 30 }, 'openai-chat', { connections: 1, maxConnections: null }, async (_server, client) => {
+    const info = await client.warm();
+    assert.equal(info.connections, 1);
+    const rs = await Promise.all([0, 1, 2].map((i) => client.send(spec({ index: i, maxTokens: 5 }), signal())));
+    for (const r of rs) {
+      assert.equal(r.error, undefined, JSON.stringify(r.error));
+      assert.ok(r.sentAt - r.scheduledAt < 100, `sent ${(r.sentAt - r.scheduledAt).toFixed(0)} ms after it was scheduled: no wait for a connection`);
+    }
+  });
 });

@@ -1,0 +1,30 @@
+// What may be a secret, and how it is kept out of anything shown or written (run files, logs, the
+// webview). Pure: the extension's settings snapshot uses it too.
+
+const SECRET_HEADER = /auth|key|token|secret|cookie|passw|credential|session|signature/i;
+
+/** Whether a header's value may be a secret, judged by its name (Authorization, X-Api-Key, Ocp-Apim-Subscription-Key, …). */
+export function isSecretHeaderName(name: string): boolean {
+  return SECRET_HEADER.test(name);
+}
+
+/** A URL with any user:password@ removed, for anything that is shown or written. */
+export function urlWithoutCredentials(url: string): string {
+  try {
+    const u = new URL(url);
+    if (!u.username && !u.password) return url;
+    u.username = '';
+    u.password = '';
+    return u.toString();
+  } catch {
+    return url;
+  }
+}
+
+/** Header values that could be secrets are never written: the name stays, the value is replaced. */
+export function redactHeaders(headers: Readonly<Record<string, string>> | undefined): Record<string, string> | undefined {
+  if (!headers) return undefined;
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) out[k] = SECRET_HEADER.test(k) ? '<redacted>' : v;
+  return out;
+}
