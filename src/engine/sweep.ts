@@ -238,8 +238,9 @@ export async function runSweep(endpoint: EndpointSpec, spec: SweepSpec, options:
     workload: pointWorkload(spec.dimension, spec.workload, spec.values[0]!),
     ...(first.connection ? { connection: first.connection } : {}),
     requests: collector.requests,
-    // pooled over every point: the sweep's view is in `sweep.points`
-    summary: summarize(collector.requests, spec.workload),
+    // pooled over every point (the sweep's view is in `sweep.points`), over the points' measured
+    // time only: the gaps between points (preflight, warming, warmup) are not load
+    summary: summarize(collector.requests, spec.workload, { durationS: runs.reduce((t, r) => t + r.summary.durationS, 0) }),
     sweep: {
       dimension: spec.dimension,
       points,
@@ -383,7 +384,7 @@ export async function runPrefillDial(spec: PrefillDialSpec, options: PrefillDial
     endpoint: first.endpoint,
     workload: decodeWorkload,
     requests: collector.requests,
-    summary: summarize(collector.requests, decodeWorkload),
+    summary: summarize(collector.requests, decodeWorkload, { durationS: runs.reduce((t, r) => t + r.summary.durationS, 0) }),
     prefillDial: {
       configs,
       decodeStreams: spec.decodeStreams,

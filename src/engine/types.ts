@@ -182,7 +182,7 @@ export interface Summary {
   readonly completed: number;
   readonly failed: number;
   readonly errorsByKind: Readonly<Partial<Record<ErrorKind, number>>>;
-  /** Wall time of the measured phase, first measured send to last measured end, in seconds. */
+  /** Wall time of the measured phase (from its start, after warmup, until every measured request ended), in seconds, as vLLM's dur_s. */
   readonly durationS: number;
   readonly totalInputTokens: number;
   readonly totalOutputTokens: number;

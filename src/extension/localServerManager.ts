@@ -31,6 +31,7 @@ export class LocalServerManager extends Disposable {
   /** The parallel slots the running server was started with (a sweep needs one per concurrent stream). */
   #parallel: number | undefined;
   #starting: Promise<LocalServerHandle> | undefined;
+  #startingParallel = 0;
   #message: string | undefined;
   #config: LocalServerConfig;
   readonly #item: vscode.StatusBarItem;
@@ -59,8 +60,17 @@ export class LocalServerManager extends Disposable {
   /** Starts the server (or returns the running one). Rejects with a message fit for the user. */
   start(overrides: Partial<Pick<LocalServerConfig, 'parallel'>> = {}): Promise<LocalServerHandle> {
     if (this.#handle) return Promise.resolve(this.#handle);
-    if (this.#starting) return this.#starting;
+    if (this.#starting) {
+      // A start already under way with fewer slots than this caller needs would make it measure a queue.
+      const want = overrides.parallel;
+      if (want === undefined || want <= this.#startingParallel) return this.#starting;
+      return this.#starting.then(
+        async () => { await this.stop(); return this.start(overrides); },
+        () => this.start(overrides),
+      );
+    }
     const c = { ...this.#config, ...overrides };
+    this.#startingParallel = c.parallel;
     this.#set('starting');
     this.#starting = (async () => {
       try {

@@ -171,6 +171,9 @@ const steps: Step[] = [
   {
     name: 'the sidebar\'s Compare prefill chunks button runs the dial (from the VSIX: the same clear node-llama-cpp message)',
     fn: async ({ page }) => {
+      // Earlier tests leave error toasts up; VS Code shows only a few at once, so clear them first.
+      await runFromPalette(page, 'Notifications: Clear All Notifications');
+      await waitFor('the old toasts to go', async () => (await page.locator('.notifications-toasts .notification-toast').count()) === 0, 10_000);
       const f = await sidebarFrame(page);
       const dial = f.locator('[data-focus="prefill-dial"]');
       await dial.waitFor({ state: 'visible', timeout: 10_000 });

@@ -8,7 +8,7 @@ import type { RequestRecord } from '../../src/engine/types';
 const SAMPLE = [12.5, 3.25, 7.0, 101.75, 44.0, 0.5, 19.125, 63.0, 8.875];
 const SORTED = [...SAMPLE].sort((a, b) => a - b);
 
-test('percentile matches numpy (linear interpolation) to the last bit', () => {
+test('percentile matches numpy (linear interpolation) on reference values', () => {
   const numpy: [number, number][] = [
     [0, 0.5], [10, 2.7], [25, 7.0], [50, 12.5], [90, 70.75], [95, 86.24999999999999],
     [99, 98.64999999999999], [99.9, 101.44000000000004], [100, 101.75],
