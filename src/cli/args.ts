@@ -3,6 +3,8 @@
 import type { ApiKind, SloSpec } from '../engine/types';
 import { API_KINDS } from '../engine/types';
 import { parseSlo } from '../engine/slo';
+import type { LocalServerOptions } from '../localServer/types';
+import { parseShapeSpec } from '../localServer/synthetic';
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -147,7 +149,7 @@ export interface RunArgs {
   readonly apiKeyEnv?: string;
   readonly headers: Readonly<Record<string, string>>;
   /** Without --url: the bundled local server's model (a synthetic preset, or a GGUF file). */
-  readonly localModel?: { readonly kind: 'preset'; readonly preset: 'tiny' | 'small' | 'medium' } | { readonly kind: 'file'; readonly path: string };
+  readonly localModel?: LocalServerOptions['model'];
 }
 
 function one<T extends string | number | boolean>(flags: Raw, name: string): T | undefined {
@@ -269,11 +271,16 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
     if (flags.has(f) && flags.has('--url')) throw new UsageError(`${f} chooses the bundled local server's model: it cannot be used with --url`, f);
   }
   const preset = one<string>(flags, '--preset');
-  if (preset !== undefined && !['tiny', 'small', 'medium'].includes(preset)) throw new UsageError(`--preset must be tiny, small or medium, got "${preset}"`, '--preset');
+  let shaped: LocalServerOptions['model'];
+  if (preset?.startsWith('shape:')) {
+    try { shaped = { kind: 'shape', shape: parseShapeSpec(preset) }; } catch (e) { throw new UsageError(`--preset: ${(e as Error).message}`, '--preset'); }
+  } else if (preset !== undefined && !['tiny', 'small', 'medium'].includes(preset)) {
+    throw new UsageError(`--preset must be tiny, small, medium or shape:…, got "${preset}"`, '--preset');
+  }
   const modelFile = one<string>(flags, '--model-file');
-  const localModel = modelFile !== undefined
+  const localModel: LocalServerOptions['model'] = modelFile !== undefined
     ? { kind: 'file' as const, path: modelFile }
-    : preset !== undefined ? { kind: 'preset' as const, preset: preset as 'tiny' | 'small' | 'medium' } : undefined;
+    : shaped ?? (preset !== undefined ? { kind: 'preset' as const, preset: preset as 'tiny' | 'small' | 'medium' } : undefined);
 
   return {
     help,
@@ -311,7 +318,8 @@ Endpoint
   --url URL                 base URL, e.g. http://127.0.0.1:8000 (a trailing /v1 is fine);
                             without it the bundled llama.cpp server is started on 127.0.0.1,
                             profiled and stopped
-  --preset P                without --url: synthetic model tiny (default) | small | medium
+  --preset P                without --url: synthetic model tiny (default) | small | medium |
+                            shape:layers=L,width=W,heads=H,kv-heads=K,ffn=F,vocab=V,type=f16|q8_0
   --model-file F            without --url: a GGUF file of your own
   --api KIND                auto (default) | openai-chat | openai-completions | ollama | llamacpp
   --model M                 model name (default: the first one the server lists)

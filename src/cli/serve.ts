@@ -1,6 +1,7 @@
 // `llm-profiler serve`: starts the local llama.cpp server, prints its URL, runs until Ctrl+C (or
 // SIGTERM), then stops it cleanly. Exit 2 for a bad flag (named), 1 when the server cannot start.
 import { startLocalServer } from '../localServer/launcher';
+import { parseShapeSpec } from '../localServer/synthetic';
 import { DEFAULT_BATCH_SIZE, DEFAULT_PARALLEL, DEFAULT_PRESET, defaultThreads } from '../localServer/defaults';
 import type { LocalServerOptions, SyntheticPreset } from '../localServer/types';
 
@@ -9,6 +10,8 @@ export const SERVE_USAGE = `Usage: llm-profiler serve [options]
 Starts a local llama.cpp server (OpenAI-compatible, on 127.0.0.1) and keeps it running until Ctrl+C.
 
   --model tiny|small|medium|FILE.gguf   a synthetic model (made and cached on first use) or your own GGUF (default ${DEFAULT_PRESET})
+  --model shape:layers=L,width=W,heads=H,kv-heads=K,ffn=F,vocab=V,type=f16|q8_0[,base=tiny|small|medium]
+                                       a synthetic model of a custom shape (unset keys from the base, tiny by default)
   --port N                  port on 127.0.0.1; 0 picks a free one (default 0)
   --parallel N              sequences decoded together (slots); requests beyond wait in a queue (default ${DEFAULT_PARALLEL})
   --batch-size N            prefill chunk: most tokens per engine step (default ${DEFAULT_BATCH_SIZE})
@@ -51,8 +54,12 @@ export function parseServeArgs(argv: readonly string[]): { options: LocalServerO
     switch (flag) {
       case '--model': {
         const v = value();
+        if (v.startsWith('shape:')) {
+          try { model = { kind: 'shape', shape: parseShapeSpec(v) }; } catch (e) { throw new FlagError(`--model: ${(e as Error).message}`); }
+          break;
+        }
         model = (PRESETS as readonly string[]).includes(v) ? { kind: 'preset', preset: v as SyntheticPreset } : { kind: 'file', path: v };
-        if (model.kind === 'file' && !/\.gguf$/i.test(v)) throw new FlagError(`--model must be tiny, small, medium or a .gguf file (got ${JSON.stringify(v)})`);
+        if (model.kind === 'file' && !/\.gguf$/i.test(v)) throw new FlagError(`--model must be tiny, small, medium, shape:… or a .gguf file (got ${JSON.stringify(v)})`);
         break;
       }
       case '--port': o.port = int(0, 65535); break;
@@ -92,7 +99,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   }
   const { options, quiet } = parsed;
   const model = options.model ?? { kind: 'preset', preset: DEFAULT_PRESET };
-  process.stderr.write(`Starting the ${options.backend ?? 'bundled'} server on ${model.kind === 'preset' ? `the synthetic ${model.preset} model` : model.path}...\n`);
+  process.stderr.write(`Starting the ${options.backend ?? 'bundled'} server on ${model.kind === 'preset' ? `the synthetic ${model.preset} model` : model.kind === 'shape' ? 'a synthetic model of a custom shape' : model.path}...\n`);
   let handle;
   try {
     handle = await startLocalServer({ ...options, model, onLog: quiet ? undefined : (line) => process.stderr.write(`  [server] ${line}\n`) });

@@ -4,7 +4,7 @@ import { freemem, totalmem } from 'node:os';
 import { basename, resolve } from 'node:path';
 import { GgufError, readGgufHeader } from './gguf';
 import type { GgufHeader } from './gguf';
-import { ensureSyntheticModel, presetShape, SYNTHETIC_NAME_PREFIX } from './synthetic';
+import { ensureSyntheticModel, presetShape, shapeKey, SYNTHETIC_NAME_PREFIX, validateShape } from './synthetic';
 import { DEFAULT_PRESET } from './defaults';
 import type { LocalServerOptions } from './types';
 
@@ -22,6 +22,11 @@ export async function resolveModel(model: LocalServerOptions['model']): Promise<
   if (m.kind === 'preset') {
     const path = await ensureSyntheticModel(presetShape(m.preset));
     return { path, alias: `synthetic-${m.preset}`, header: await readGgufHeader(path), synthetic: true };
+  }
+  if (m.kind === 'shape') {
+    validateShape(m.shape);
+    const path = await ensureSyntheticModel(m.shape);
+    return { path, alias: `synthetic-${shapeKey(m.shape)}`, header: await readGgufHeader(path), synthetic: true };
   }
   const path = resolve(m.path);
   const header = await readGgufHeader(path); // throws GgufError naming the file and the problem

@@ -346,3 +346,38 @@ export function presetShape(preset: SyntheticPreset): ModelShape {
   if (!s) throw new Error(`unknown preset ${JSON.stringify(preset)} (tiny, small or medium)`);
   return s;
 }
+
+const SHAPE_KEYS: Readonly<Record<string, keyof ModelShape>> = {
+  layers: 'layers', width: 'width', heads: 'heads', 'kv-heads': 'kvHeads', kvheads: 'kvHeads', ffn: 'ffn', vocab: 'vocab', ctx: 'contextLength', type: 'type',
+};
+
+/**
+ * A custom shape from text such as "shape:layers=12,width=512,heads=8,kv-heads=2,ffn=1536,vocab=16000,type=q8_0":
+ * keys not given come from `base=tiny|small|medium` (tiny by default). Throws naming the bad part.
+ */
+export function parseShapeSpec(text: string): ModelShape {
+  const body = text.replace(/^shape:/, '');
+  const parts = body.split(',').map((p) => p.trim()).filter(Boolean);
+  let base: SyntheticPreset = 'tiny';
+  const over: Record<string, number | string> = {};
+  for (const part of parts) {
+    const [k, v] = part.split('=').map((x) => x?.trim());
+    if (!k || v === undefined || v === '') throw new Error(`bad model shape part "${part}": use key=value`);
+    if (k === 'base') {
+      if (!(v in PRESETS)) throw new Error(`bad model shape: base must be tiny, small or medium (got ${v})`);
+      base = v as SyntheticPreset;
+      continue;
+    }
+    const key = SHAPE_KEYS[k.toLowerCase()];
+    if (!key) throw new Error(`bad model shape: unknown key "${k}" (layers, width, heads, kv-heads, ffn, vocab, ctx, type, base)`);
+    if (key === 'type') over[key] = v.toLowerCase();
+    else {
+      const n = Number(v);
+      if (!Number.isInteger(n)) throw new Error(`bad model shape: ${k} must be a whole number (got ${v})`);
+      over[key] = n;
+    }
+  }
+  const shape = { ...PRESETS[base], ...over } as ModelShape;
+  validateShape(shape);
+  return shape;
+}

@@ -1,4 +1,5 @@
 // The contract of the local server launcher, used by the CLI and the extension.
+import type { ModelShape } from './synthetic';
 
 export type SyntheticPreset = 'tiny' | 'small' | 'medium';
 
@@ -6,7 +7,11 @@ export interface LocalServerOptions {
   /** 'bundled' (node-llama-cpp, our own process) or 'llama-server' (a real llama.cpp server binary). */
   readonly backend?: 'bundled' | 'llama-server';
   /** A GGUF file of the user's, or a synthetic preset made and cached on first use. */
-  readonly model?: { readonly kind: 'preset'; readonly preset: SyntheticPreset } | { readonly kind: 'file'; readonly path: string };
+  readonly model?:
+    | { readonly kind: 'preset'; readonly preset: SyntheticPreset }
+    | { readonly kind: 'file'; readonly path: string }
+    /** A synthetic model of a custom shape (see parseShapeSpec in synthetic.ts), made and cached on first use. */
+    | { readonly kind: 'shape'; readonly shape: ModelShape };
   /** 0 picks a free port. Always bound to 127.0.0.1. */
   readonly port?: number;
   readonly parallel?: number;

@@ -129,7 +129,8 @@ test('bad flags exit 2 naming the flag', async () => {
     [['run', '--url', 'http://127.0.0.1:9', '--requests', 'many'], /--requests must be a whole number/],
     [['run', '--url', 'http://127.0.0.1:9', '--concurrency', '2', '--rate', '1'], /--concurrency and --rate cannot be used together/],
     [['run', '--url', 'http://127.0.0.1:9', '--api-key-env', 'NOPE_NOT_SET_123'], /--api-key-env: the environment variable NOPE_NOT_SET_123 is not set/],
-    [['run', '--preset', 'huge'], /--preset must be tiny, small or medium/],
+    [['run', '--preset', 'huge'], /--preset must be tiny, small, medium or shape/],
+    [['run', '--preset', 'shape:layers=2,width=100'], /--preset: bad model shape: head size 25 must be even/],
     [['run', '--url', 'http://127.0.0.1:9', '--preset', 'tiny'], /--preset chooses the bundled local server's model: it cannot be used with --url/],
     [['frobnicate'], /unknown command "frobnicate"/],
   ];
@@ -254,4 +255,13 @@ test('run without --url profiles the bundled llama.cpp server and stops it', asy
   } finally {
     rmSync(join(out, '..'), { recursive: true, force: true });
   }
+});
+
+test('run without --url on a synthetic model of a custom shape (Q8_0)', async () => {
+  const r = await runCli(['run', '--preset', 'shape:layers=2,width=128,heads=2,kv-heads=1,ffn=256,vocab=2048,type=q8_0', '--requests', '2', '--warmup', '0', '--max-tokens', '8', '--prompt-tokens', '16', '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  const summary = JSON.parse(r.stdout) as { completed: number; totalOutputTokens: number };
+  assert.equal(summary.completed, 2);
+  assert.equal(summary.totalOutputTokens, 16);
+  assert.match(r.stderr, /model synthetic-llama-L2-E128-H2-KV1-F256-V2048-C4096-q8_0/);
 });
