@@ -47,6 +47,7 @@ const RUN_FLAGS: Readonly<Record<string, FlagSpec>> = {
   '--out': { kind: 'string' },
   '--json': { kind: 'boolean' },
   '--api-key-env': { kind: 'string' },
+  '--api-key-header': { kind: 'string' },
   '--header': { kind: 'string', repeatable: true },
   '--preset': { kind: 'string' },
   '--model-file': { kind: 'string' },
@@ -147,6 +148,8 @@ export interface RunArgs {
   readonly out?: string;
   readonly json: boolean;
   readonly apiKeyEnv?: string;
+  /** The header the key goes in (default Authorization: Bearer). */
+  readonly apiKeyHeader?: string;
   readonly headers: Readonly<Record<string, string>>;
   /** Without --url: the bundled local server's model (a synthetic preset, or a GGUF file). */
   readonly localModel?: LocalServerOptions['model'];
@@ -251,6 +254,11 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
     headers[key] = h.slice(i + 1).trim();
   }
 
+  const apiKeyHeader = one<string>(flags, '--api-key-header');
+  if (apiKeyHeader !== undefined) {
+    if (!flags.has('--api-key-env')) throw new UsageError('--api-key-header needs --api-key-env (the key it carries)', '--api-key-header');
+    if (!/^[A-Za-z0-9-]+$/.test(apiKeyHeader)) throw new UsageError(`--api-key-header takes a header NAME such as api-key or x-api-key, got "${apiKeyHeader}"`, '--api-key-header');
+  }
   const apiKeyEnv = one<string>(flags, '--api-key-env');
   if (apiKeyEnv !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(apiKeyEnv)) {
     throw new UsageError(`--api-key-env takes the NAME of an environment variable (e.g. OPENAI_API_KEY), not the key itself`, '--api-key-env');
@@ -305,6 +313,7 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
     ...(out !== undefined ? { out } : {}),
     json: flags.has('--json'),
     ...(apiKeyEnv !== undefined ? { apiKeyEnv } : {}),
+    ...(apiKeyHeader !== undefined ? { apiKeyHeader } : {}),
     headers,
     ...(localModel !== undefined ? { localModel } : {}),
   };
@@ -324,6 +333,7 @@ Endpoint
   --api KIND                auto (default) | openai-chat | openai-completions | ollama | llamacpp
   --model M                 model name (default: the first one the server lists)
   --api-key-env VAR         read the API key from environment variable VAR (never printed or stored)
+  --api-key-header NAME     send the key as "NAME: key" (e.g. api-key, x-api-key) instead of Authorization: Bearer
   --header "K: V"           an extra request header (repeatable; not for keys)
 
 Load (closed loop by default)

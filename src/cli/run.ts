@@ -5,6 +5,7 @@ import { defaultWorkload, workloadProblems } from '../engine/workload';
 import { parsePromptFile } from '../engine/promptFiles';
 import { loadDataset } from '../engine/dataset';
 import { TOOL_VERSION, writeRunFile } from '../engine/runFile';
+import { authHeaders } from '../engine/redact';
 import { parseRunArgs, RUN_USAGE, UsageError } from './args';
 import type { RunArgs } from './args';
 import { formatProgressLine, formatRunTable } from './table';
@@ -57,23 +58,23 @@ export async function resolveEndpointForRun(args: RunArgs, apiKey: string | unde
   let detectedApi = false;
   if (api === 'auto') {
     const { detectApi } = await import('../engine/detect');
-    api = await detectApi(args.url, { ...(apiKey ? { apiKey } : {}), ...(headers ? { headers: { ...headers } } : {}) });
+    api = await detectApi(args.url, { ...(apiKey ? { apiKey } : {}), ...(args.apiKeyHeader ? { apiKeyHeader: args.apiKeyHeader } : {}), ...(headers ? { headers: { ...headers } } : {}) });
     detectedApi = true;
   }
-  const model = args.model ?? (await firstModel(args.url, api, apiKey, headers));
+  const model = args.model ?? (await firstModel(args.url, api, apiKey, headers, args.apiKeyHeader));
   return {
-    endpoint: { url: args.url, api, ...(model !== undefined ? { model } : {}), ...(headers ? { headers } : {}) },
+    endpoint: { url: args.url, api, ...(model !== undefined ? { model } : {}), ...(headers ? { headers } : {}), ...(args.apiKeyHeader ? { apiKeyHeader: args.apiKeyHeader } : {}) },
     detectedApi,
   };
 }
 
 /** The first model the server lists (/v1/models, or /api/tags for Ollama); undefined when it lists none or cannot say. */
-export async function firstModel(url: string, api: EndpointSpec['api'], apiKey: string | undefined, headers?: Readonly<Record<string, string>>): Promise<string | undefined> {
+export async function firstModel(url: string, api: EndpointSpec['api'], apiKey: string | undefined, headers?: Readonly<Record<string, string>>, apiKeyHeader?: string): Promise<string | undefined> {
   const base = url.replace(/\/+$/, '').replace(/\/v1$/, '');
   const path = api === 'ollama' ? '/api/tags' : '/v1/models';
   try {
     const res = await fetch(base + path, {
-      headers: { accept: 'application/json', ...headers, ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
+      headers: { accept: 'application/json', ...headers, ...authHeaders(apiKey, apiKeyHeader) },
       signal: AbortSignal.timeout(2000),
     });
     if (!res.ok) return undefined;

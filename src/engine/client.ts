@@ -27,6 +27,7 @@ import type { EndpointAdapter, EventInfo } from './adapters/adapter';
 import { createJsonStreamParser } from './streamParsers';
 import type { Framing, JsonStreamParser } from './streamParsers';
 import { PreflightError } from './detect';
+import { authHeaders } from './redact';
 
 /** How much of an error body is kept. */
 const ERROR_BODY_BYTES = 500;
@@ -544,7 +545,7 @@ export function createEndpointClient(endpoint: EndpointSpec, options: ClientOpti
   pool.on('connectionError', () => {});
   const queue = new ArrivalQueue();
   const aborts = new AbortFanout();
-  const auth: Record<string, string> = options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {};
+  const auth = authHeaders(options.apiKey, endpoint.apiKeyHeader);
   let closed = false;
 
   async function warm(): Promise<ConnectionInfo> {

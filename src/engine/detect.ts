@@ -3,6 +3,7 @@
 import { Pool } from 'undici';
 import type { ApiKind, EndpointSpec } from './types';
 import { adapterFor, endsWithV1, splitBaseUrl } from './adapters/adapter';
+import { authHeaders } from './redact';
 
 /** A one-line, user-facing reason why a run cannot start. */
 export class PreflightError extends Error {
@@ -26,13 +27,14 @@ interface ProbeResult {
 interface ProbeOptions {
   readonly timeoutMs?: number;
   readonly apiKey?: string;
+  readonly apiKeyHeader?: string;
   readonly headers?: Readonly<Record<string, string>>;
 }
 
 async function probe(pool: Pool, basePath: string, path: string, options: ProbeOptions): Promise<ProbeResult> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const headers: Record<string, string> = { ...options.headers, accept: 'application/json' };
-  if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
+  Object.assign(headers, authHeaders(options.apiKey, options.apiKeyHeader));
   const signal = AbortSignal.timeout(timeoutMs);
   try {
     const res = await pool.request({ path: basePath + path, method: 'GET', headers, signal, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
@@ -104,7 +106,7 @@ const unauthorized = (r: ProbeResult): boolean => r.status === 401 || r.status =
  * /props answers with its settings, else OpenAI chat when /v1/models answers. A URL ending in /v1
  * means OpenAI. Throws PreflightError when the server is down or no probe tells.
  */
-export async function detectApi(url: string, options: { timeoutMs?: number; apiKey?: string; headers?: Record<string, string> } = {}): Promise<ApiKind> {
+export async function detectApi(url: string, options: { timeoutMs?: number; apiKey?: string; apiKeyHeader?: string; headers?: Record<string, string> } = {}): Promise<ApiKind> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const { pool, basePath } = poolFor(url);
   try {
@@ -148,7 +150,12 @@ export async function preflight(endpoint: EndpointSpec, options: { timeoutMs?: n
   const { pool, basePath } = poolFor(endpoint.url);
   const url = endpoint.url;
   try {
-    const probeOptions: ProbeOptions = { timeoutMs, ...(options.apiKey ? { apiKey: options.apiKey } : {}), ...(endpoint.headers ? { headers: endpoint.headers } : {}) };
+    const probeOptions: ProbeOptions = {
+      timeoutMs,
+      ...(options.apiKey ? { apiKey: options.apiKey } : {}),
+      ...(endpoint.apiKeyHeader ? { apiKeyHeader: endpoint.apiKeyHeader } : {}),
+      ...(endpoint.headers ? { headers: endpoint.headers } : {}),
+    };
     const r = await probe(pool, basePath, adapter.probePath, probeOptions);
     if (r.failure) throw new PreflightError(failureLine(url, r.failure, timeoutMs));
     const status = r.status!;

@@ -28,3 +28,10 @@ export function redactHeaders(headers: Readonly<Record<string, string>> | undefi
   for (const [k, v] of Object.entries(headers)) out[k] = SECRET_HEADER.test(k) ? '<redacted>' : v;
   return out;
 }
+
+/** The request headers that carry an API key, as the endpoint wants it (see EndpointSpec.apiKeyHeader). */
+export function authHeaders(apiKey: string | undefined, header?: string): Record<string, string> {
+  if (!apiKey) return {};
+  const name = header?.trim().toLowerCase();
+  return !name || name === 'authorization' ? { authorization: `Bearer ${apiKey}` } : { [name]: apiKey };
+}

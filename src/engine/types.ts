@@ -14,6 +14,11 @@ export interface EndpointSpec {
   readonly model?: string;
   /** Extra, non-secret headers. */
   readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * The header the API key travels in: absent (or "authorization") → `Authorization: Bearer <key>`;
+   * else `<name>: <key>`, e.g. `api-key` (Azure OpenAI) or `x-api-key`. The name only: never the key.
+   */
+  readonly apiKeyHeader?: string;
 }
 
 export interface ChatMessage {

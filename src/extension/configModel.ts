@@ -15,6 +15,8 @@ export interface EndpointEntry {
   readonly model?: string;
   readonly headers?: Readonly<Record<string, string>>;
   readonly apiKeyEnv?: string;
+  /** The header the key goes in (e.g. api-key); default Authorization: Bearer. A name, never a key. */
+  readonly apiKeyHeader?: string;
   /** Where it was defined: a workspace's settings are not trusted with keys when the workspace is not trusted. */
   readonly origin: EndpointOrigin;
 }
@@ -126,14 +128,19 @@ export function validateEndpoint(raw: unknown, origin: EndpointOrigin): { entry?
     if (typeof raw.apiKeyEnv === 'string' && ENV_NAME.test(raw.apiKeyEnv)) apiKeyEnv = raw.apiKeyEnv;
     else errors.push(`"apiKeyEnv" must be an environment variable name (got ${JSON.stringify(raw.apiKeyEnv)})`);
   }
+  let apiKeyHeader: string | undefined;
+  if (raw.apiKeyHeader !== undefined && raw.apiKeyHeader !== '') {
+    if (typeof raw.apiKeyHeader === 'string' && /^[A-Za-z0-9-]+$/.test(raw.apiKeyHeader)) apiKeyHeader = raw.apiKeyHeader;
+    else errors.push(`"apiKeyHeader" must be a header name such as "api-key" (got ${JSON.stringify(raw.apiKeyHeader)})`);
+  }
   for (const k of Object.keys(raw)) {
-    if (!['name', 'url', 'api', 'model', 'headers', 'apiKeyEnv'].includes(k)) {
+    if (!['name', 'url', 'api', 'model', 'headers', 'apiKeyEnv', 'apiKeyHeader'].includes(k)) {
       if (/key|token|secret|password/i.test(k)) warnings.push(`"${k}" was ignored: secrets do not belong in settings, use "LLM Profiler: Set API key"`);
       else warnings.push(`unknown field "${k}" was ignored`);
     }
   }
   if (errors.length) return { errors, warnings };
-  return { entry: { name, url, api, model, headers, apiKeyEnv, origin }, errors, warnings };
+  return { entry: { name, url, api, model, headers, apiKeyEnv, ...(apiKeyHeader ? { apiKeyHeader } : {}), origin }, errors, warnings };
 }
 
 function clampInt(values: Readonly<Record<string, unknown>>, key: string, def: number, min: number, max: number, problems: ConfigProblem[]): number {

@@ -221,8 +221,8 @@ export class Profiler extends Disposable {
           return undefined;
         }
         const apiKey = await this.keys.resolve(e, restricted);
-        const api = e.api === 'auto' ? await detectApi(e.url, { apiKey, headers: e.headers as Record<string, string> | undefined, timeoutMs: 5000 }) : e.api;
-        return { spec: { name: e.name, url: e.url, api, model: e.model, headers: e.headers }, apiKey, detectedApi: e.api === 'auto' };
+        const api = e.api === 'auto' ? await detectApi(e.url, { apiKey, ...(e.apiKeyHeader ? { apiKeyHeader: e.apiKeyHeader } : {}), headers: e.headers as Record<string, string> | undefined, timeoutMs: 5000 }) : e.api;
+        return { spec: { name: e.name, url: e.url, api, model: e.model, headers: e.headers, ...(e.apiKeyHeader ? { apiKeyHeader: e.apiKeyHeader } : {}) }, apiKey, detectedApi: e.api === 'auto' };
       }
       case 'url': {
         const api = await detectApi(target.url, { timeoutMs: 5000 });

@@ -141,7 +141,7 @@ test('bad flags exit 2 naming the flag', async () => {
   }
   const help = await runCli(['run', '--help']);
   assert.equal(help.code, 0);
-  for (const flag of ['--url', '--preset', '--model-file', '--api', '--model', '--concurrency', '--rate', '--burstiness', '--requests', '--duration', '--prompt-tokens', '--shared-prefix', '--prompt-file', '--dataset', '--max-tokens', '--warmup', '--seed', '--no-ignore-eos', '--timeout', '--idle-timeout', '--slo', '--fail-on-slo', '--percentiles', '--out', '--json', '--api-key-env', '--header']) {
+  for (const flag of ['--url', '--preset', '--model-file', '--api', '--model', '--concurrency', '--rate', '--burstiness', '--requests', '--duration', '--prompt-tokens', '--shared-prefix', '--prompt-file', '--dataset', '--max-tokens', '--warmup', '--seed', '--no-ignore-eos', '--timeout', '--idle-timeout', '--slo', '--fail-on-slo', '--percentiles', '--out', '--json', '--api-key-env', '--api-key-header', '--header']) {
     assert.ok(help.stdout.includes(flag), `help lists ${flag}`);
   }
   const version = await runCli(['--version']);
@@ -264,4 +264,23 @@ test('run without --url on a synthetic model of a custom shape (Q8_0)', async ()
   assert.equal(summary.completed, 2);
   assert.equal(summary.totalOutputTokens, 16);
   assert.match(r.stderr, /model synthetic-llama-L2-E128-H2-KV1-F256-V2048-C4096-q8_0/);
+});
+
+test('--api-key-header sends the key in the header the endpoint wants (Azure api-key style), never printed nor written', async () => {
+  const key = 'azure-secret-9f8e7d6c';
+  await withServer({ apiKey: key, apiKeyHeader: 'api-key', ttftMs: 2, itlMs: 1 }, async (s, dir) => {
+    const out = join(dir, 'run.json');
+    const r = await runCli(['run', '--url', s.url, '--api', 'openai-chat', '--requests', '2', '--max-tokens', '3', '--api-key-env', 'AZ_KEY', '--api-key-header', 'api-key', '--out', out], { env: { AZ_KEY: key } });
+    assert.equal(r.code, 0, r.stderr);
+    const run = parseRunFile(readFileSync(out, 'utf8'));
+    assert.equal(run.summary.completed, 2);
+    assert.equal(run.endpoint.apiKeyHeader, 'api-key');
+    assert.ok(!readFileSync(out, 'utf8').includes(key) && !r.stdout.includes(key) && !r.stderr.includes(key));
+    // as a bearer token the same key is refused: the header is what the server checks
+    const bearer = await runCli(['run', '--url', s.url, '--api', 'openai-chat', '--requests', '1', '--api-key-env', 'AZ_KEY'], { env: { AZ_KEY: key } });
+    assert.equal(bearer.code, 1);
+  });
+  const bad = await runCli(['run', '--url', 'http://127.0.0.1:9', '--api-key-header', 'api-key']);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--api-key-header needs --api-key-env/);
 });

@@ -93,6 +93,8 @@ export interface ScriptedServerOptions {
   readonly model?: string;
   readonly apis?: readonly ApiKind[];
   readonly apiKey?: string;
+  /** The header the key must come in (e.g. 'api-key'); default Authorization: Bearer. */
+  readonly apiKeyHeader?: string;
   readonly fault?: ScriptedFault | ((info: ScriptedRequestInfo) => ScriptedFault | undefined);
   readonly faultsBySeed?: Readonly<Record<string, ScriptedFault>>;
   readonly keepAliveTimeoutMs?: number;
@@ -176,7 +178,8 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
       }
       return;
     }
-    if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`) {
+    const presented = options.apiKeyHeader ? req.headers[options.apiKeyHeader.toLowerCase()] : req.headers.authorization;
+    if (options.apiKey !== undefined && presented !== (options.apiKeyHeader ? options.apiKey : `Bearer ${options.apiKey}`)) {
       sendJson(res, 401, { error: { message: 'Invalid API key', type: 'invalid_request_error', code: 'invalid_api_key' } });
       req.resume();
       return;

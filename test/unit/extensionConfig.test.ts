@@ -92,3 +92,12 @@ test('prompt file names: built-in kinds kept, extra-glob files mapped by extensi
   assert.equal(parserFileName('/x/p.md'), '/x/p.md.prompt.md');
   assert.equal(parserFileName('/x/p.txt'), '/x/p.txt');
 });
+
+test('apiKeyHeader: a header name is kept (and not mistaken for a secret), anything else is an error', () => {
+  const ok = validateEndpoint({ name: 'azure', url: 'https://example.openai.azure.com', api: 'openai-chat', apiKeyHeader: 'api-key' }, 'user');
+  assert.deepEqual(ok.errors, []);
+  assert.deepEqual(ok.warnings, []);
+  assert.equal(ok.entry?.apiKeyHeader, 'api-key');
+  const bad = validateEndpoint({ name: 'x', url: 'http://127.0.0.1:1', apiKeyHeader: 'api-key: sk-123' }, 'user');
+  assert.ok(bad.errors.some((e) => /"apiKeyHeader" must be a header name/.test(e)), bad.errors.join('; '));
+});
