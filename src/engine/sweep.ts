@@ -86,6 +86,29 @@ export function pointWorkload(dimension: SweepDimension, base: WorkloadSpec, val
   }
 }
 
+/** The fields a run made of several runs takes from them: its span, whether it was cancelled, the tool. */
+function combinedHead(id: string, runs: readonly RunFile[], signal: AbortSignal | undefined, noneMessage: string) {
+  const first = runs[0];
+  if (!first) throw new Error(noneMessage);
+  const last = runs[runs.length - 1]!;
+  const cancelled = runs.some((r) => r.cancelled) || signal?.aborted === true;
+  const head = {
+    format: 'llm-profiler.run' as const,
+    version: 1 as const,
+    id,
+    startedAt: first.startedAt,
+    ...(last.endedAt !== undefined ? { endedAt: last.endedAt } : {}),
+    ...(cancelled ? { cancelled: true } : {}),
+    tool: first.tool,
+  };
+  return { head, first };
+}
+
+/** The measured time of several runs: their measured phases, not the gaps between them (preflight, warming, warmup). */
+function measuredSeconds(runs: readonly RunFile[]): number {
+  return runs.reduce((t, r) => t + r.summary.durationS, 0);
+}
+
 /** Collects point runs into one run file: requests re-indexed, stall indexes remapped. */
 class Collector {
   readonly requests: RequestRecord[] = [];
@@ -219,20 +242,11 @@ export async function runSweep(endpoint: EndpointSpec, spec: SweepSpec, options:
     }
   }
 
-  const first = runs[0];
-  if (!first) throw new Error('the sweep was cancelled before its first point finished');
-  const last = runs[runs.length - 1]!;
+  const { head, first } = combinedHead(id, runs, options.signal, 'the sweep was cancelled before its first point finished');
   const slo = spec.workload.slo;
   const analysis = analyzeSweep(spec.dimension, points, slo);
-  const cancelled = runs.some((r) => r.cancelled) || options.signal?.aborted === true;
   return {
-    format: 'llm-profiler.run',
-    version: 1,
-    id,
-    startedAt: first.startedAt,
-    ...(last.endedAt !== undefined ? { endedAt: last.endedAt } : {}),
-    ...(cancelled ? { cancelled: true } : {}),
-    tool: first.tool,
+    ...head,
     endpoint: first.endpoint,
     // the first point's workload: every point's differs from it only in the swept field
     workload: pointWorkload(spec.dimension, spec.workload, spec.values[0]!),
@@ -240,7 +254,7 @@ export async function runSweep(endpoint: EndpointSpec, spec: SweepSpec, options:
     requests: collector.requests,
     // pooled over every point (the sweep's view is in `sweep.points`), over the points' measured
     // time only: the gaps between points (preflight, warming, warmup) are not load
-    summary: summarize(collector.requests, spec.workload, { durationS: runs.reduce((t, r) => t + r.summary.durationS, 0) }),
+    summary: summarize(collector.requests, spec.workload, { durationS: measuredSeconds(runs) }),
     sweep: {
       dimension: spec.dimension,
       points,
@@ -368,23 +382,14 @@ export async function runPrefillDial(spec: PrefillDialSpec, options: PrefillDial
     if (decodeRun.cancelled || longRun.cancelled) break;
   }
 
-  const first = runs[0];
-  if (!first) throw new Error('the prefill dial was cancelled before its first configuration finished');
-  const last = runs[runs.length - 1]!;
-  const cancelled = runs.some((r) => r.cancelled) || options.signal?.aborted === true;
+  const { head, first } = combinedHead(id, runs, options.signal, 'the prefill dial was cancelled before its first configuration finished');
   return {
-    format: 'llm-profiler.run',
-    version: 1,
-    id,
-    startedAt: first.startedAt,
-    ...(last.endedAt !== undefined ? { endedAt: last.endedAt } : {}),
-    ...(cancelled ? { cancelled: true } : {}),
-    tool: first.tool,
+    ...head,
     // each configuration had its own server (and port): the first one's endpoint stands for them
     endpoint: first.endpoint,
     workload: decodeWorkload,
     requests: collector.requests,
-    summary: summarize(collector.requests, decodeWorkload, { durationS: runs.reduce((t, r) => t + r.summary.durationS, 0) }),
+    summary: summarize(collector.requests, decodeWorkload, { durationS: measuredSeconds(runs) }),
     prefillDial: {
       configs,
       decodeStreams: spec.decodeStreams,

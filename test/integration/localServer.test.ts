@@ -13,6 +13,7 @@ import { ensureSyntheticModel, PRESETS } from '../../src/localServer/synthetic';
 import type { LocalServerHandle, LocalServerOptions } from '../../src/localServer/types';
 import { serveCommand } from '../../src/cli/serve';
 import { decodeFirstStrategy } from '../../src/localServer/engine';
+import { processesMentioning } from '../support/processes';
 
 const ROOT = join(__dirname, '..', '..');
 let dir: string;
@@ -36,21 +37,6 @@ function pidAlive(pid: number): boolean {
   }
 }
 
-/** Processes whose command line mentions `needle` (another test's model path never matches ours). */
-function processesMentioning(needle: string): number[] {
-  const out: number[] = [];
-  for (const p of readdirSync('/proc')) {
-    if (!/^\d+$/.test(p) || Number(p) === process.pid) continue;
-    try {
-      const cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8');
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      if (cmd.includes(needle) && !/\) Z /.test(stat)) out.push(Number(p));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
 
 async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const end = Date.now() + timeoutMs;

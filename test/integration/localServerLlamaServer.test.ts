@@ -3,12 +3,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLocalServer, LocalServerError } from '../../src/localServer/launcher';
 import { findLlamaServer } from '../../src/localServer/paths';
 import { ensureSyntheticModel, PRESETS } from '../../src/localServer/synthetic';
+import { processesMentioning } from '../support/processes';
 
 const ROOT = join(__dirname, '..', '..');
 const binary = findLlamaServer();
@@ -16,20 +17,6 @@ const skip = binary ? false : 'no llama-server binary on PATH or in the cache (n
 let dir: string;
 let modelPath: string;
 
-function processesMentioning(needle: string): number[] {
-  const out: number[] = [];
-  for (const p of readdirSync('/proc')) {
-    if (!/^\d+$/.test(p) || Number(p) === process.pid) continue;
-    try {
-      const cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8');
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      if (cmd.includes(needle) && !/\) Z /.test(stat)) out.push(Number(p));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
 
 async function waitFor(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
   const end = Date.now() + timeoutMs;
