@@ -244,8 +244,8 @@ export class Profiler extends Disposable {
     }
   }
 
-  /** Runs one workload against a target. Never throws: problems are shown and logged. */
-  async run(target: Target, preset: PresetId, input?: WorkloadInput, extras: RunExtras = {}): Promise<RunOutcome | undefined> {
+  /** One run at a time: takes the slot for a new run, or offers to cancel the one in progress. */
+  async #claim(label: string): Promise<{ runId: string; abort: AbortController } | undefined> {
     if (this.#active) {
       const pick = await vscode.window.showWarningMessage(`LLM Profiler: a run is already in progress (${this.#active.label}).`, 'Cancel it');
       if (pick) this.cancel();
@@ -253,9 +253,17 @@ export class Profiler extends Disposable {
     }
     const runId = newRunId();
     const abort = new AbortController();
-    const label = target.kind === 'configured' ? target.entry.name : target.kind === 'local' ? 'local server' : target.url;
     this.#active = { runId, label, abort };
     this.#renderItem();
+    return { runId, abort };
+  }
+
+  /** Runs one workload against a target. Never throws: problems are shown and logged. */
+  async run(target: Target, preset: PresetId, input?: WorkloadInput, extras: RunExtras = {}): Promise<RunOutcome | undefined> {
+    const label = target.kind === 'configured' ? target.entry.name : target.kind === 'local' ? 'local server' : target.url;
+    const claimed = await this.#claim(label);
+    if (!claimed) return undefined;
+    const { runId, abort } = claimed;
     this.#onDidChange.fire();
     let live: LiveReportLike | undefined;
     try {
@@ -380,16 +388,10 @@ export class Profiler extends Disposable {
    * `prefillDial` the report panel shows side by side. Never throws: problems are shown and logged.
    */
   async prefillDial(args: PrefillDialArgs = {}): Promise<RunOutcome | undefined> {
-    if (this.#active) {
-      const pick = await vscode.window.showWarningMessage(`LLM Profiler: a run is already in progress (${this.#active.label}).`, 'Cancel it');
-      if (pick) this.cancel();
-      return undefined;
-    }
-    const runId = newRunId();
-    const abort = new AbortController();
     const label = 'prefill dial (local server)';
-    this.#active = { runId, label, abort };
-    this.#renderItem();
+    const claimed = await this.#claim(label);
+    if (!claimed) return undefined;
+    const { runId, abort } = claimed;
     this.#onDidChange.fire();
     try {
       const cfg = this.config.current;
