@@ -148,7 +148,7 @@ export async function sweepCommand(argv: readonly string[]): Promise<number> {
         ...(live
           ? {
               onProgress: (p) =>
-                process.stderr.write(`\r${p.done}${p.total ? `/${p.total}` : ''} requests · ${p.inFlight} in flight · ${(p.outputTokensPerSecond ?? 0).toFixed(0)} tok/s   `),
+                process.stderr.write(`\r${p.finished}${p.total ? `/${p.total}` : ''} requests · ${p.inFlight} in flight · ${(p.outputTokensPerSecond ?? 0).toFixed(0)} tok/s   `),
               onPoint: (pt) => process.stderr.write(`\r${pt.label}: ${pt.summary.outputTokensPerSecond.toFixed(1)} tok/s, TPOT p50 ${fmt(pt.summary.tpotMs.p50)} ms${' '.repeat(20)}\n`),
             }
           : {}),
@@ -441,7 +441,7 @@ export async function prefillDialCommand(argv: readonly string[]): Promise<numbe
       },
       ...(live
         ? {
-            onProgress: (p) => process.stderr.write(`\r${p.done} requests · ${p.inFlight} in flight   `),
+            onProgress: (p) => process.stderr.write(`\r${p.finished} requests · ${p.inFlight} in flight   `),
             onConfig: (c) => process.stderr.write(`\r${c.label}: done${' '.repeat(30)}\n`),
           }
         : {}),

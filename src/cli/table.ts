@@ -10,8 +10,7 @@ function pad(s: string, width: number, right = false): string {
 
 /** One line, rewritten in place on a terminal: done/total, in flight, TTFT p50 so far, tokens/s. */
 export function formatProgressLine(p: Progress): string {
-  const finished = p.done + p.failed;
-  const parts = [`${finished}${p.total !== undefined ? `/${p.total}` : ''} done${p.failed > 0 ? ` (${p.failed} failed)` : ''}`];
+  const parts = [`${p.finished}${p.total !== undefined ? `/${p.total}` : ''} done${p.failed > 0 ? ` (${p.failed} failed)` : ''}`];
   parts.push(`${p.inFlight} in flight`);
   if (p.ttftP50Ms !== undefined) parts.push(`TTFT p50 ${Math.round(p.ttftP50Ms)} ms`);
   if (p.outputTokensPerSecond !== undefined) parts.push(`${p.outputTokensPerSecond.toFixed(1)} tok/s`);

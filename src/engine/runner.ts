@@ -195,7 +195,7 @@ export async function runWorkload(endpoint: EndpointSpec, workload: WorkloadSpec
   const records: RequestRecord[] = [];
   const finished = new Set<number>();
   const ttfts: number[] = [];
-  let measuredDone = 0;
+  let measuredSucceeded = 0;
   let measuredFailed = 0;
   let measuredTokens = 0;
   const liveChunks = new Map<number, number>();
@@ -211,8 +211,9 @@ export async function runWorkload(endpoint: EndpointSpec, workload: WorkloadSpec
     const sorted = [...ttfts].sort((a, b) => a - b);
     return {
       runId,
-      done: measuredDone,
+      succeeded: measuredSucceeded,
       failed: measuredFailed,
+      finished: measuredSucceeded + measuredFailed,
       ...(total !== undefined ? { total } : {}),
       inFlight,
       ...(sorted.length > 0 ? { ttftP50Ms: percentile(sorted, 50) } : {}),
@@ -291,11 +292,9 @@ export async function runWorkload(endpoint: EndpointSpec, workload: WorkloadSpec
       records.push(r);
       liveChunks.delete(r.index);
       if (!r.warmup) {
-        // Progress.done counts successes and .failed failures (done + failed = finished), as the
-        // extension and the sweep read them.
         if (r.error) measuredFailed++;
         else {
-          measuredDone++;
+          measuredSucceeded++;
           measuredTokens += r.outputTokens;
           if (r.ttftMs !== undefined) ttfts.push(r.ttftMs);
         }

@@ -146,24 +146,41 @@ class Collector {
   }
 }
 
-function progressAdapter(
-  runId: string,
-  startedMs: number,
-  total: number | undefined,
-  before: () => { done: number; failed: number },
-  onProgress: ((p: Progress) => void) | undefined,
-): ((p: Progress) => void) | undefined {
-  if (!onProgress) return undefined;
-  return (p) => {
-    const b = before();
-    onProgress({
-      ...p,
-      runId,
-      done: b.done + p.done,
-      failed: b.failed + p.failed,
-      ...(total !== undefined ? { total } : {}),
-      elapsedS: (performance.now() - startedMs) / 1000,
-    });
+/** Measured requests counted so far, as Progress counts them. */
+interface Counts {
+  readonly succeeded: number;
+  readonly failed: number;
+}
+
+const NO_COUNTS: Counts = { succeeded: 0, failed: 0 };
+
+function addCounts(...parts: readonly Counts[]): Counts {
+  let succeeded = 0;
+  let failed = 0;
+  for (const c of parts) {
+    succeeded += c.succeeded;
+    failed += c.failed;
+  }
+  return { succeeded, failed };
+}
+
+/** A finished point's counts, from its summary. */
+function countsOf(s: Summary): Counts {
+  return { succeeded: s.completed, failed: s.failed };
+}
+
+/** One point's progress, seen as the progress of the whole combined run (earlier points' counts added). */
+function combinedProgress(p: Progress, runId: string, startedMs: number, total: number | undefined, before: Counts): Progress {
+  const c = addCounts(before, p);
+  const { total: _pointTotal, ...rest } = p;
+  return {
+    ...rest,
+    runId,
+    succeeded: c.succeeded,
+    failed: c.failed,
+    finished: c.succeeded + c.failed,
+    ...(total !== undefined ? { total } : {}),
+    elapsedS: (performance.now() - startedMs) / 1000,
   };
 }
 
@@ -184,12 +201,12 @@ export async function runSweep(endpoint: EndpointSpec, spec: SweepSpec, options:
   const collector = new Collector();
   const points: SweepPoint[] = [];
   const runs: RunFile[] = [];
-  let done = 0;
-  let failed = 0;
+  let before = NO_COUNTS;
   let stoppedEarly: { afterLabel: string; reason: string } | undefined;
   const perPoint = spec.workload.requests !== undefined ? spec.workload.requests : undefined;
   const total = perPoint !== undefined ? perPoint * spec.values.length : undefined;
-  const onProgress = progressAdapter(id, started, total, () => ({ done, failed }), options.onProgress);
+  const report = options.onProgress;
+  const onProgress = report ? (p: Progress) => report(combinedProgress(p, id, started, total, before)) : undefined;
 
   for (let i = 0; i < spec.values.length; i++) {
     if (options.signal?.aborted) break;
@@ -215,9 +232,7 @@ export async function runSweep(endpoint: EndpointSpec, spec: SweepSpec, options:
     }
     runs.push(run);
     const { indexes, summary, records } = collector.add(run);
-    // as the runner counts: `done` includes the failed ones
-    done += summary.completed + summary.failed;
-    failed += summary.failed;
+    before = addCounts(before, countsOf(summary));
     const meanBatch = spec.dimension === 'promptTokens' ? undefined : meanDecodingBatch(records);
     const measuredPrompt = meanPromptTokens(records);
     const point: SweepPoint = {
@@ -314,8 +329,7 @@ export async function runPrefillDial(spec: PrefillDialSpec, options: PrefillDial
   const collector = new Collector();
   const configs: PrefillDialConfig[] = [];
   const runs: RunFile[] = [];
-  let done = 0;
-  let failed = 0;
+  let before = NO_COUNTS;
   // --duration, not a request count: the decodes and the long prompts must overlap for the whole run
   const { requests: _perRun, ...rest } = spec.workload;
   const decodeWorkload: WorkloadSpec = {
@@ -346,18 +360,14 @@ export async function runPrefillDial(spec: PrefillDialSpec, options: PrefillDial
         ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
       };
-      let decodeSoFar = { done: 0, failed: 0 };
-      let longSoFar = { done: 0, failed: 0 };
+      // the decodes and the long prompts run at once: each reports its own counts
+      let decodeSoFar = NO_COUNTS;
+      let longSoFar = NO_COUNTS;
       const report = (p: Progress, which: 'decode' | 'long') => {
-        if (which === 'decode') decodeSoFar = { done: p.done, failed: p.failed };
-        else longSoFar = { done: p.done, failed: p.failed };
-        options.onProgress?.({
-          ...p,
-          runId: id,
-          done: done + decodeSoFar.done + longSoFar.done,
-          failed: failed + decodeSoFar.failed + longSoFar.failed,
-          elapsedS: (performance.now() - started) / 1000,
-        });
+        if (which === 'decode') decodeSoFar = p;
+        else longSoFar = p;
+        const other = which === 'decode' ? longSoFar : decodeSoFar;
+        options.onProgress?.(combinedProgress(p, id, started, undefined, addCounts(before, other)));
       };
       [decodeRun, longRun] = await Promise.all([
         runWorkload(server.endpoint, decodeWorkload, { ...common, runId: `${id}#${i}d`, onProgress: (p) => report(p, 'decode') }),
@@ -369,8 +379,7 @@ export async function runPrefillDial(spec: PrefillDialSpec, options: PrefillDial
     runs.push(decodeRun, longRun);
     const d = collector.add(decodeRun);
     const l = collector.add(longRun);
-    done += d.summary.completed + d.summary.failed + l.summary.completed + l.summary.failed;
-    failed += d.summary.failed + l.summary.failed;
+    before = addCounts(before, countsOf(d.summary), countsOf(l.summary));
     const config: PrefillDialConfig = {
       batchSize,
       label: `batch ${batchSize}`,

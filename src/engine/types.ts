@@ -384,10 +384,15 @@ export interface EndpointClient {
   close(): Promise<void>;
 }
 
+/**
+ * Live progress of a run (or of a sweep or dial, over all its points). Counts are of measured
+ * requests only: `finished = succeeded + failed`, and `finished ≤ total` when a total is known.
+ */
 export interface Progress {
   readonly runId: string;
-  readonly done: number;
+  readonly succeeded: number;
   readonly failed: number;
+  readonly finished: number;
   /** Planned measured requests, when known (undefined for --duration). */
   readonly total?: number;
   readonly inFlight: number;

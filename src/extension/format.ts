@@ -9,9 +9,9 @@ export function formatMs(ms: number | undefined): string {
   return `${ms.toFixed(ms >= 10 ? 0 : 1)} ms`;
 }
 
-/** "12/40 · TTFT p50 312 ms" (total unknown: "12 done"). */
-export function progressLine(p: Pick<Progress, 'done' | 'failed' | 'total' | 'ttftP50Ms'>): string {
-  const count = p.total !== undefined ? `${p.done}/${p.total}` : `${p.done} done`;
+/** "12/40 · TTFT p50 312 ms" (total unknown: "12 done"); finished requests, failed ones included. */
+export function progressLine(p: Pick<Progress, 'finished' | 'failed' | 'total' | 'ttftP50Ms'>): string {
+  const count = p.total !== undefined ? `${p.finished}/${p.total}` : `${p.finished} done`;
   const failed = p.failed ? ` (${p.failed} failed)` : '';
   const ttft = p.ttftP50Ms !== undefined ? ` · TTFT p50 ${formatMs(p.ttftP50Ms)}` : '';
   return `${count}${failed}${ttft}`;

@@ -324,9 +324,8 @@ export class Profiler extends Disposable {
             onProgress: (p: Progress) => {
               if (!this.#active || this.#active.runId !== runId) return;
               this.#active = { ...this.#active, progress: p };
-              const finished = p.done + p.failed;
-              const increment = p.total ? ((finished - reported) / p.total) * 100 : undefined;
-              reported = finished;
+              const increment = p.total ? ((p.finished - reported) / p.total) * 100 : undefined;
+              reported = p.finished;
               const at = sweepValues[Math.min(point, sweepValues.length - 1)]!;
               progress.report({ message: `point ${pointLabel('concurrency', at)} · ${progressLine(p)}`, increment });
               this.#renderItem();
@@ -349,9 +348,8 @@ export class Profiler extends Disposable {
             onProgress: (p: Progress) => {
               if (!this.#active || this.#active.runId !== runId) return;
               this.#active = { ...this.#active, progress: p };
-              const finished = p.done + p.failed;
-              const increment = p.total ? ((finished - reported) / p.total) * 100 : undefined;
-              reported = finished;
+              const increment = p.total ? ((p.finished - reported) / p.total) * 100 : undefined;
+              reported = p.finished;
               progress.report({ message: progressLine(p), increment });
               this.#renderItem();
               this.#onDidChange.fire();

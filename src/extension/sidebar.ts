@@ -136,7 +136,7 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
         concurrency: cfg.workload.concurrency, requests: cfg.workload.requests,
         maxTokens: cfg.workload.maxTokens, promptTokens: cfg.workload.promptTokens,
       },
-      running: a ? { runId: a.runId, label: a.label, done: a.progress?.done ?? 0, total: a.progress?.total, ttftP50Ms: a.progress?.ttftP50Ms } : undefined,
+      running: a ? { runId: a.runId, label: a.label, finished: a.progress?.finished ?? 0, total: a.progress?.total, ttftP50Ms: a.progress?.ttftP50Ms } : undefined,
       problems: [
         ...this.config.problems.map((p) => `${p.setting}: ${p.message}`),
         ...this.runs.problems.map((p) => `skipped ${p.path.split(/[\\/]/).pop()}: ${p.message}`),

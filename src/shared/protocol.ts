@@ -78,7 +78,7 @@ export interface SidebarState {
   readonly localServer: SidebarLocalServer;
   readonly runs: readonly SidebarRun[];
   readonly workload: SidebarWorkload;
-  readonly running?: { readonly runId: string; readonly label: string; readonly done: number; readonly total?: number; readonly ttftP50Ms?: number };
+  readonly running?: { readonly runId: string; readonly label: string; readonly finished: number; readonly total?: number; readonly ttftP50Ms?: number };
   /** Settings problems and corrupt run files, one line each. */
   readonly problems: readonly string[];
 }

@@ -219,13 +219,13 @@ test('progress: the first at once, then at most every 100 ms, the last one compl
     });
     assert.ok(calls.length >= 3);
     assert.ok(calls[0]!.at - t0 < 20, 'the first progress comes at once');
-    assert.equal(calls[0]!.p.done, 0);
+    assert.equal(calls[0]!.p.finished, 0);
     const gaps = calls.slice(1, -1).map((c, i) => c.at - calls[i]!.at);
     assert.ok(gaps.every((g) => g >= 90), `interval ≥ ~100 ms: ${gaps.map((g) => g.toFixed(0)).join(',')}`);
     const last = calls[calls.length - 1]!.p;
     assert.equal(last.runId, 'progress-run');
     assert.equal(run.id, 'progress-run');
-    assert.deepEqual([last.done, last.total, last.failed, last.inFlight], [6, 6, 0, 0]);
+    assert.deepEqual([last.succeeded, last.finished, last.total, last.failed, last.inFlight], [6, 6, 6, 0, 0]);
     assert.ok(last.ttftP50Ms! > 15 && last.ttftP50Ms! < 2000, `ttft p50 ${last.ttftP50Ms}`);
     assert.ok(last.outputTokensPerSecond! > 0);
   });

@@ -40,8 +40,8 @@ test('a concurrency sweep recovers base and k within 5% and names the operating 
     assert.deepEqual(pointsSeen, ['0:c=1', '1:c=2', '2:c=4', '3:c=8']);
     assert.deepEqual([...live].sort((a, b) => a - b), [...Array(32).keys()]);
     assert.ok(progress.every((p) => p.runId === run.id && p.total === 32));
-    assert.equal(progress.at(-1)!.done, 32);
-    assert.ok(progress.every((p, i) => i === 0 || p.done >= progress[i - 1]!.done), 'done never goes back');
+    assert.equal(progress.at(-1)!.finished, 32);
+    assert.ok(progress.every((p, i) => i === 0 || p.finished >= progress[i - 1]!.finished), 'finished never goes back');
     const sw = run.sweep!;
     assert.equal(sw.dimension, 'concurrency');
     assert.deepEqual(sw.points.map((p) => p.label), ['c=1', 'c=2', 'c=4', 'c=8']);
@@ -229,5 +229,30 @@ test('the sweep command writes one run file with sweep.fit named as the issue gi
   } finally {
     await server.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('sweep progress counts each request once, failures included, and never passes the total', { timeout: 60_000 }, async () => {
+  const { startScriptedServer } = await import('../support/scriptedServer');
+  // every third request fails with a 500: the first point's failures must not be counted again later
+  const server = await startScriptedServer({ tokens: 4, ttftMs: 2, itlMs: 1, fault: (info) => (info.seq % 3 === 2 ? { kind: 'http', status: 500 } : undefined) });
+  const progress: Progress[] = [];
+  try {
+    const run = await runSweep(
+      { url: server.url, api: 'openai-chat', model: 'scripted-model' },
+      { dimension: 'concurrency', values: [1, 2, 4], workload: defaultWorkload({ requests: 6, warmup: 0, maxTokens: 4 }), stopOnSaturation: false },
+      { onProgress: (p) => progress.push(p) },
+    );
+    const failed = run.sweep!.points.reduce((n, p) => n + p.summary.failed, 0);
+    assert.ok(failed >= 3, `some requests failed (${failed})`);
+    const last = progress.at(-1)!;
+    assert.deepEqual([last.finished, last.succeeded, last.failed, last.total], [18, 18 - failed, failed, 18]);
+    for (const p of progress) {
+      assert.equal(p.finished, p.succeeded + p.failed);
+      assert.ok(p.finished <= p.total!, `finished ${p.finished} ≤ total ${p.total}`);
+    }
+    assert.ok(progress.every((p, i) => i === 0 || p.finished >= progress[i - 1]!.finished), 'finished never goes back');
+  } finally {
+    await server.close();
   }
 });

@@ -78,8 +78,8 @@ test('presets and input validation', () => {
 });
 
 test('texts: progress, lens result, durations', () => {
-  assert.equal(progressLine({ done: 12, failed: 0, total: 40, ttftP50Ms: 312.4 }), '12/40 · TTFT p50 312 ms');
-  assert.equal(progressLine({ done: 3, failed: 1, total: undefined, ttftP50Ms: undefined }), '3 done (1 failed)');
+  assert.equal(progressLine({ finished: 12, failed: 0, total: 40, ttftP50Ms: 312.4 }), '12/40 · TTFT p50 312 ms');
+  assert.equal(progressLine({ finished: 4, failed: 1, total: undefined, ttftP50Ms: undefined }), '4 done (1 failed)');
   assert.equal(lensResult({ ttftP50Ms: 312, ttftP99Ms: 540, tpotP50Ms: 41, completed: 5, failed: 0 }), 'TTFT p50 312 ms · p99 540 ms · TPOT 41 ms');
   assert.equal(lensResult({ completed: 0, failed: 2 }), 'last run: 2 failed, none completed');
   assert.equal(formatMs(12345), '12.3 s');

@@ -84,7 +84,7 @@ test('live: updates for another run id are dropped; end replaces the records', (
   const run = fixtureRun({ requests: 5, warmup: 0 });
   const empty = { ...run, requests: [] };
   let s = applyLive(undefined, { type: 'liveStart', runId: 'a', run: empty })!;
-  const progress = { runId: 'a', done: 1, failed: 0, inFlight: 2, elapsedS: 1 };
+  const progress = { runId: 'a', succeeded: 1, failed: 0, finished: 1, inFlight: 2, elapsedS: 1 };
   s = applyLive(s, { type: 'liveUpdate', runId: 'a', progress, records: run.requests.slice(0, 2) })!;
   assert.equal(s.records.size, 2);
   assert.equal(applyLive(s, { type: 'liveUpdate', runId: 'b', progress, records: run.requests }), undefined);

@@ -16,8 +16,8 @@ function run(requests: RequestRecord[], slo?: { ttftMs: number }): RunFile {
 const ok = (index: number, times: number[]): RequestRecord => ({ index, warmup: false, scheduledAt: 0, sentAt: 0, ttftMs: times[0], e2eMs: times[times.length - 1], outputTokens: times.length, tokenSource: 'usage', chunkTimesMs: times });
 
 test('progress line: done/total, in flight, TTFT p50, tokens/s', () => {
-  assert.equal(formatProgressLine({ runId: 'r', done: 3, failed: 0, total: 10, inFlight: 2, ttftP50Ms: 312.4, outputTokensPerSecond: 421.26, elapsedS: 3.21 }), '3/10 done · 2 in flight · TTFT p50 312 ms · 421.3 tok/s · 3.2 s');
-  assert.equal(formatProgressLine({ runId: 'r', done: 0, failed: 1, inFlight: 0, elapsedS: 0 }), '1 done (1 failed) · 0 in flight · 0.0 s');
+  assert.equal(formatProgressLine({ runId: 'r', succeeded: 3, failed: 0, finished: 3, total: 10, inFlight: 2, ttftP50Ms: 312.4, outputTokensPerSecond: 421.26, elapsedS: 3.21 }), '3/10 done · 2 in flight · TTFT p50 312 ms · 421.3 tok/s · 3.2 s');
+  assert.equal(formatProgressLine({ runId: 'r', succeeded: 0, failed: 1, finished: 1, inFlight: 0, elapsedS: 0 }), '1 done (1 failed) · 0 in flight · 0.0 s');
 });
 
 test('the table: a row per metric, a column per percentile, the goodput, stalls and errors lines', () => {

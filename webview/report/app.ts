@@ -327,7 +327,7 @@ export class ReportApp {
     if (!parts) return;
     const p = state.progress;
     const figures: [string, string, string][] = [
-      ['done', 'Done', p ? `${formatInt(p.done)}${p.total !== undefined ? ` of ${formatInt(p.total)}` : ''}` : '0'],
+      ['done', 'Done', p ? `${formatInt(p.finished)}${p.total !== undefined ? ` of ${formatInt(p.total)}` : ''}` : '0'],
       ['failed', 'Failed', formatInt(p?.failed ?? 0)],
       ['in-flight', 'In flight', formatInt(p?.inFlight ?? 0)],
       ['elapsed', 'Elapsed', p ? `${formatNumber(p.elapsedS)} s` : '–'],
@@ -337,7 +337,7 @@ export class ReportApp {
     parts.progress.replaceChildren(...figures.map(([id, label, value]) =>
       h('div', { class: 'figure', 'data-figure': id }, h('span', { class: 'label', text: label }), h('span', { class: 'value', text: value }))));
     if (p?.total) {
-      const bar = h('progress', { max: p.total, value: p.done + p.failed, 'aria-label': 'Requests finished' });
+      const bar = h('progress', { max: p.total, value: p.finished, 'aria-label': 'Requests finished' });
       parts.progress.append(h('div', { class: 'figure wide' }, bar));
     }
     const ok = parts.model.lanes.filter((l) => !l.request.warmup && !l.request.error && l.request.ttftMs !== undefined);

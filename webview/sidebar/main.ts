@@ -124,7 +124,7 @@ function renderForm(s: SidebarState): void {
   if (r) {
     const ring = spinner();
     ring.setAttribute('aria-hidden', 'true');
-    const total = r.total !== undefined ? `${r.done}/${r.total}` : `${r.done} done`;
+    const total = r.total !== undefined ? `${r.finished}/${r.total}` : `${r.finished} done`;
     runStatus.append(ring, el('span', undefined, `${r.label}: ${total}${r.ttftP50Ms !== undefined ? ` · TTFT p50 ${ms(r.ttftP50Ms)}` : ''}`));
   }
 }

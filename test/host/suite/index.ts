@@ -186,7 +186,7 @@ hostTest('Cancel keeps what finished, and the run is stored as cancelled', async
     ], 'slow');
     const running = vscode.commands.executeCommand<RunOutcome | undefined>('llmProfiler.profileEndpoint',
       { endpoint: 'slow', preset: 'custom', workload: { concurrency: 1, requests: 50, maxTokens: 16 } });
-    await until('two requests done', () => (api.test!.profiler.active?.progress?.done ?? 0) >= 2, 30_000);
+    await until('two requests done', () => (api.test!.profiler.active?.progress?.finished ?? 0) >= 2, 30_000);
     assert.ok(api.test!.sidebar.state().running, 'the sidebar shows the run in progress');
     api.test!.profiler.cancel();
     const outcome = await running;
