@@ -1,61 +1,11 @@
 // The statistics every surface shows. Definitions follow vLLM's `bench serve` (calculate_metrics in
 // vllm/benchmarks/serve.py) so that numbers can be compared with it; see README "Metrics".
-import type { ErrorKind, RequestRecord, SloSpec, Stats, Summary, WorkloadSpec } from './types';
+import type { ErrorKind, RequestRecord, SloSpec, Summary, WorkloadSpec } from './types';
 import { summarizeStalls } from './stalls';
+import { gapsOf, percentile, stats } from './stats';
 
 /** The percentile an SLO is judged at for `sloMissed`. */
 export const SLO_PERCENTILE = 99;
-
-// numpy's _lerp: the two-sided form keeps the result exact at t = 0 and t = 1; it agrees with numpy to
-// within ~1e-15 relative (summation order differs), exactly on the tested values.
-function lerp(a: number, b: number, t: number): number {
-  const diff = b - a;
-  return t >= 0.5 ? b - diff * (1 - t) : a + diff * t;
-}
-
-/**
- * The p-th percentile (0–100) of an ascending array, by linear interpolation between the closest
- * ranks: numpy.percentile's default method ("linear"). NaN for an empty array.
- */
-export function percentile(sorted: readonly number[], p: number): number {
-  const n = sorted.length;
-  if (n === 0) return Number.NaN;
-  if (!(p >= 0 && p <= 100)) throw new RangeError(`percentile must be within 0..100, got ${p}`);
-  const h = ((n - 1) * p) / 100;
-  const lo = Math.floor(h);
-  if (lo >= n - 1) return sorted[n - 1]!;
-  return lerp(sorted[lo]!, sorted[lo + 1]!, h - lo);
-}
-
-/** The key under which a percentile is stored: 50 → "p50", 99.9 → "p99.9". */
-export function percentileKey(p: number): `p${string}` {
-  return `p${p}`;
-}
-
-/**
- * count, mean, population std (ddof = 0, numpy's default, as vLLM reports), min, max and each
- * percentile. An empty sample gives count 0 and zeros, as vLLM does (`np.mean(x or 0)`), so the
- * run file never holds NaN (which JSON cannot carry).
- */
-export function stats(values: readonly number[], percentiles: readonly number[]): Stats {
-  const out: Record<string, number> = { count: values.length, mean: 0, std: 0, min: 0, max: 0 };
-  if (values.length === 0) {
-    for (const p of percentiles) out[percentileKey(p)] = 0;
-    return out as unknown as Stats;
-  }
-  const sorted = [...values].sort((a, b) => a - b);
-  let sum = 0;
-  for (const v of sorted) sum += v;
-  const mean = sum / sorted.length;
-  let sq = 0;
-  for (const v of sorted) sq += (v - mean) * (v - mean);
-  out.mean = mean;
-  out.std = Math.sqrt(sq / sorted.length);
-  out.min = sorted[0]!;
-  out.max = sorted[sorted.length - 1]!;
-  for (const p of percentiles) out[percentileKey(p)] = percentile(sorted, p);
-  return out as unknown as Stats;
-}
 
 /** TPOT of one request, vLLM's way: (e2e − TTFT) / (output tokens − 1), only with more than one token. */
 export function tpotOf(r: RequestRecord): number | undefined {
@@ -63,14 +13,6 @@ export function tpotOf(r: RequestRecord): number | undefined {
     return (r.e2eMs - r.ttftMs) / (r.outputTokens - 1);
   }
   return undefined;
-}
-
-/** The gaps between consecutive content chunks of one request (its ITLs), ms. */
-export function itlsOf(r: RequestRecord): number[] {
-  const t = r.chunkTimesMs;
-  const out: number[] = [];
-  for (let i = 1; i < t.length; i++) out.push(t[i]! - t[i - 1]!);
-  return out;
 }
 
 /** Whether a successful request meets every per-request SLO that vLLM's goodput judges (ttft, tpot, e2e). */
@@ -126,7 +68,7 @@ export function summarize(requests: readonly RequestRecord[], workload: Workload
     if ((r.reasoningTokens ?? 0) > 0 || (r.ttfoMs !== undefined && r.ttftMs !== undefined && r.ttfoMs !== r.ttftMs)) reasoning = true;
     const tpot = tpotOf(r);
     if (tpot !== undefined) tpots.push(tpot);
-    for (const gap of itlsOf(r)) itls.push(gap);
+    for (const gap of gapsOf(r.chunkTimesMs)) itls.push(gap);
     if (r.e2eMs !== undefined) e2es.push(r.e2eMs);
     totalInputTokens += r.promptTokens ?? 0;
     totalOutputTokens += r.outputTokens;

@@ -16,7 +16,8 @@ import type {
 import { createEndpointClient } from './client';
 import { preflight } from './detect';
 import { loadDataset } from './dataset';
-import { percentile, summarize } from './metrics';
+import { summarize } from './metrics';
+import { percentile } from './stats';
 import { parsePromptFile } from './promptFiles';
 import { syntheticPrompt } from './prompts';
 import { Rng, interArrivalS } from './random';

@@ -9,23 +9,11 @@
 // timer; a pause under ~50 ms is also below what a reader of streamed text notices. Both are
 // settings (WorkloadSpec.stallFactor / stallFloorMs).
 import type { RequestRecord, Stall, StallSummary } from './types';
-import { percentile } from './metrics';
+import { gapsOf, median } from './stats';
 
 export const DEFAULT_STALL_FACTOR = 3;
 export const DEFAULT_STALL_FLOOR_MS = 50;
 export const WORST_STALLS = 10;
-
-/** The gaps between consecutive content chunks of one stream, ms. */
-export function gapsOf(chunkTimesMs: readonly number[]): number[] {
-  const gaps: number[] = [];
-  for (let i = 1; i < chunkTimesMs.length; i++) gaps.push(chunkTimesMs[i]! - chunkTimesMs[i - 1]!);
-  return gaps;
-}
-
-export function median(values: readonly number[]): number {
-  if (values.length === 0) return Number.NaN;
-  return percentile([...values].sort((a, b) => a - b), 50);
-}
 
 /** The stalls in one stream: gaps > factor × the stream's median ITL and > floorMs. */
 export function findStalls(record: RequestRecord, factor: number, floorMs: number): Stall[] {

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { percentile, stats, summarize, tpotOf, meetsSlo } from '../../src/engine/metrics';
+import { summarize, tpotOf, meetsSlo } from '../../src/engine/metrics';
+import { percentile, stats } from '../../src/engine/stats';
 import { defaultWorkload } from '../../src/engine/workload';
 import type { RequestRecord } from '../../src/engine/types';
 
