@@ -16,7 +16,7 @@
 import { connect } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { createEndpointClient } from '../src/engine/client';
-import { adapterFor } from '../src/engine/adapters/adapter';
+import { adapterFor } from '../src/engine/adapters/registry';
 import { createJsonStreamParser } from '../src/engine/streamParsers';
 import type { ApiKind, RequestRecord, RequestSpec } from '../src/engine/types';
 import { startScriptedServerProcess } from '../test/support/scriptedServer';

@@ -22,7 +22,8 @@ import type {
   ServerTimings,
   StreamObserver,
 } from './types';
-import { adapterFor, splitBaseUrl } from './adapters/adapter';
+import { splitBaseUrl } from './adapters/adapter';
+import { adapterFor } from './adapters/registry';
 import type { EndpointAdapter, EventInfo } from './adapters/adapter';
 import { createJsonStreamParser } from './streamParsers';
 import type { Framing, JsonStreamParser } from './streamParsers';

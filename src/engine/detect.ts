@@ -2,7 +2,9 @@
 // starts, in about a second, with one line a user can act on.
 import { Pool } from 'undici';
 import type { ApiKind, EndpointSpec } from './types';
-import { adapterFor, endsWithV1, splitBaseUrl } from './adapters/adapter';
+import { endsWithV1, splitBaseUrl } from './adapters/adapter';
+import { adapterFor } from './adapters/registry';
+import { isObject } from './json';
 import { authHeaders } from './redact';
 
 /** A one-line, user-facing reason why a run cannot start. */
@@ -92,10 +94,6 @@ function keyLine(url: string, status: number, path: string, apiKey: string | und
 function snippet(text: string | undefined): string {
   const line = (text ?? '').split('\n', 1)[0]!.trim();
   return line ? `: ${line.length > 160 ? `${line.slice(0, 160)}…` : line}` : '';
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 const ok = (r: ProbeResult): boolean => r.status !== undefined && r.status >= 200 && r.status < 300;

@@ -62,6 +62,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { ApiKind } from '../../src/engine/types';
+import { isObject } from '../../src/engine/json';
 
 export type ScriptedFault =
   | { readonly kind: 'http'; readonly status: number; readonly body?: string; readonly headers?: Readonly<Record<string, string>> }
@@ -458,10 +459,6 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
   const text = JSON.stringify(value);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function seedOf(api: ApiKind, body: Record<string, unknown>): number | undefined {

@@ -1,9 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { adapterFor, splitBaseUrl, endsWithV1 } from '../../src/engine/adapters/adapter';
+import { splitBaseUrl, endsWithV1 } from '../../src/engine/adapters/adapter';
+import { adapterFor } from '../../src/engine/adapters/registry';
 import type { EventInfo } from '../../src/engine/adapters/adapter';
 import { createJsonStreamParser } from '../../src/engine/streamParsers';
-import type { EndpointSpec, RequestSpec } from '../../src/engine/types';
+import { API_KINDS } from '../../src/engine/types';
+import type { ApiKind, EndpointSpec, RequestSpec } from '../../src/engine/types';
 
 const spec = (over: Partial<RequestSpec> = {}): RequestSpec => ({
   index: 3,
@@ -184,4 +186,10 @@ test('llamacpp: /completion request, token arrays, the final event with timings'
 
 test('adapterFor rejects an unknown API by name', () => {
   assert.throws(() => adapterFor('grpc' as never), /unknown API "grpc"/);
+});
+
+test('the registry has an adapter for every API kind, each naming its own kind; an unknown name is refused', () => {
+  for (const api of API_KINDS) assert.equal(adapterFor(api).api, api);
+  assert.throws(() => adapterFor('grpc' as ApiKind), /unknown API "grpc"/);
+  assert.throws(() => adapterFor('toString' as ApiKind), /unknown API "toString"/);
 });

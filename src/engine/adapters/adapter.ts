@@ -1,11 +1,9 @@
 // One interface for every endpoint API: how to ask (path, body, headers) and how to read one parsed
-// stream event. Adapters are stateless and pure (no I/O, no clock): the client owns time and sockets.
+// stream event, and the helpers the adapters share. Adapters are stateless and pure (no I/O, no
+// clock): the client owns time and sockets. Which adapter serves which API is registry.ts.
 import type { ApiKind, EndpointSpec, Prompt, RequestSpec, ServerTimings } from '../types';
 import type { Framing } from '../streamParsers';
-import { openaiChatAdapter } from './openaiChat';
-import { openaiCompletionsAdapter } from './openaiCompletions';
-import { ollamaAdapter } from './ollama';
-import { llamacppAdapter } from './llamacpp';
+import { isObject, num, str } from '../json';
 
 export interface BuiltRequest {
   readonly method: 'POST';
@@ -50,26 +48,6 @@ export interface EndpointAdapter {
 }
 
 /**
- * The adapter for an API. Resolved at call time, not in a module-level table, because the adapter
- * files import helpers from this one: a table built at load time would see a half-loaded module
- * whenever an adapter file is the first one imported.
- */
-export function adapterFor(api: ApiKind): EndpointAdapter {
-  switch (api) {
-    case 'openai-chat':
-      return openaiChatAdapter;
-    case 'openai-completions':
-      return openaiCompletionsAdapter;
-    case 'ollama':
-      return ollamaAdapter;
-    case 'llamacpp':
-      return llamacppAdapter;
-    default:
-      throw new Error(`unknown API "${String(api)}" (expected one of openai-chat, openai-completions, ollama, llamacpp)`);
-  }
-}
-
-/**
  * Splits a base URL into the origin (what a connection pool is for) and a base path to prefix.
  * A trailing `/v1` is dropped because every adapter's path starts from the server root
  * (`http://h:8000/v1` and `http://h:8000` mean the same OpenAI server).
@@ -110,20 +88,6 @@ export function promptText(prompt: Prompt): string {
 
 export function jsonHeaders(endpoint: EndpointSpec, accept: string): Record<string, string> {
   return { ...endpoint.headers, 'content-type': 'application/json', accept };
-}
-
-// ---- Small readers for untrusted JSON ----
-
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-export function str(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined;
-}
-
-export function num(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }
 
 /** An error object as servers put it in a stream: `{error: "…"}`, `{error: {message}}`, or vLLM's `{object: "error", message}`. */

@@ -5,7 +5,8 @@
 // `tokens_predicted`/`tokens_evaluated`.
 import type { EndpointSpec, RequestSpec, ServerTimings } from '../types';
 import type { BuiltRequest, EndpointAdapter, EventInfo, UsageInfo } from './adapter';
-import { isObject, joinPath, jsonHeaders, llamaTimings, maxTokensOf, num, promptText, str, streamError } from './adapter';
+import { isObject, num, str } from '../json';
+import { joinPath, jsonHeaders, llamaTimings, maxTokensOf, promptText, streamError } from './adapter';
 
 export const llamacppAdapter: EndpointAdapter = {
   api: 'llamacpp',

@@ -4,7 +4,8 @@
 // ignore_eos; max tokens, temperature and seed go in `options`.
 import type { EndpointSpec, RequestSpec, ServerTimings } from '../types';
 import type { BuiltRequest, EndpointAdapter, EventInfo, UsageInfo } from './adapter';
-import { isObject, joinPath, jsonHeaders, maxTokensOf, num, str, streamError } from './adapter';
+import { isObject, num, str } from '../json';
+import { joinPath, jsonHeaders, maxTokensOf, streamError } from './adapter';
 
 const NS_PER_MS = 1e6;
 

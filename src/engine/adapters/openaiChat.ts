@@ -4,7 +4,8 @@
 // with a chunk whose `choices` is empty and whose `usage` holds the counts.
 import type { EndpointSpec, RequestSpec } from '../types';
 import type { BuiltRequest, EndpointAdapter, EventInfo } from './adapter';
-import { commonSampling, isObject, joinPath, jsonHeaders, llamaTimings, maxTokensOf, openaiUsage, str, streamError } from './adapter';
+import { isObject, str } from '../json';
+import { commonSampling, joinPath, jsonHeaders, llamaTimings, maxTokensOf, openaiUsage, streamError } from './adapter';
 
 export const openaiChatAdapter: EndpointAdapter = {
   api: 'openai-chat',
