@@ -11,7 +11,7 @@ import { startLocalServer } from '../src/localServer/launcher';
 import { findLlamaServer } from '../src/localServer/paths';
 import { buildVocabulary, ensureSyntheticModel, presetShape } from '../src/localServer/synthetic';
 import { defaultThreads, DEFAULT_BATCH_SIZE } from '../src/localServer/defaults';
-import type { SyntheticPreset } from '../src/localServer/types';
+import type { SyntheticPreset } from '../src/localServer/presets';
 
 interface Args {
   preset: SyntheticPreset;

@@ -1,5 +1,6 @@
 // Defaults shared by the launcher, `llm-profiler serve` and the server itself.
 import { availableParallelism } from 'node:os';
+import type { SyntheticPreset } from './presets';
 
 export const DEFAULT_PARALLEL = 4;
 /** Prefill chunk, tokens per engine step (llama-server's -b default is 2048; smaller keeps decode steps short on a CPU). */
@@ -24,4 +25,4 @@ export function defaultCtxSize(parallel: number): number {
 }
 
 /** The synthetic model `llm-profiler serve` and `run` without --url use. ~100M params: real CPU work, written in about a second. */
-export const DEFAULT_PRESET = 'small' as const;
+export const DEFAULT_PRESET = 'small' satisfies SyntheticPreset;

@@ -5,21 +5,9 @@ import { join } from 'node:path';
 import { GgmlType, GgufType, tensorBytes, writeGguf } from './gguf';
 import type { GgufEntry, GgufTensorSpec } from './gguf';
 import { modelCacheDir } from './paths';
-import type { SyntheticPreset } from './types';
-
-export interface ModelShape {
-  readonly layers: number;
-  /** n_embd; a multiple of 32 and of heads. */
-  readonly width: number;
-  readonly heads: number;
-  readonly kvHeads: number;
-  /** feed_forward_length; a multiple of 32. */
-  readonly ffn: number;
-  readonly vocab: number;
-  readonly type: 'f16' | 'q8_0';
-  /** llama.context_length (per sequence). */
-  readonly contextLength: number;
-}
+import { isSyntheticPreset, SYNTHETIC_PRESETS } from './presets';
+import type { SyntheticPreset } from './presets';
+import type { ModelShape } from './types';
 
 // tiny keeps `npm test` quick on 2 cores; small (~100M params) is the realistic default for
 // profiling; medium (~400M) loads a CPU the way a small real model does.
@@ -341,10 +329,14 @@ export async function ensureSyntheticModel(shape: ModelShape, dir: string = mode
   return path;
 }
 
+/** "tiny, small or medium". */
+function presetNames(): string {
+  return `${SYNTHETIC_PRESETS.slice(0, -1).join(', ')} or ${SYNTHETIC_PRESETS[SYNTHETIC_PRESETS.length - 1]}`;
+}
+
 export function presetShape(preset: SyntheticPreset): ModelShape {
-  const s = PRESETS[preset];
-  if (!s) throw new Error(`unknown preset ${JSON.stringify(preset)} (tiny, small or medium)`);
-  return s;
+  if (!isSyntheticPreset(preset)) throw new Error(`unknown preset ${JSON.stringify(preset)} (${presetNames()})`);
+  return PRESETS[preset];
 }
 
 const SHAPE_KEYS: Readonly<Record<string, keyof ModelShape>> = {
@@ -353,7 +345,7 @@ const SHAPE_KEYS: Readonly<Record<string, keyof ModelShape>> = {
 
 /**
  * A custom shape from text such as "shape:layers=12,width=512,heads=8,kv-heads=2,ffn=1536,vocab=16000,type=q8_0":
- * keys not given come from `base=tiny|small|medium` (tiny by default). Throws naming the bad part.
+ * keys not given come from `base=<preset>` (SYNTHETIC_PRESETS; tiny by default). Throws naming the bad part.
  */
 export function parseShapeSpec(text: string): ModelShape {
   const body = text.replace(/^shape:/, '');
@@ -364,8 +356,8 @@ export function parseShapeSpec(text: string): ModelShape {
     const [k, v] = part.split('=').map((x) => x?.trim());
     if (!k || v === undefined || v === '') throw new Error(`bad model shape part "${part}": use key=value`);
     if (k === 'base') {
-      if (!(v in PRESETS)) throw new Error(`bad model shape: base must be tiny, small or medium (got ${v})`);
-      base = v as SyntheticPreset;
+      if (!isSyntheticPreset(v)) throw new Error(`bad model shape: base must be ${presetNames()} (got ${v})`);
+      base = v;
       continue;
     }
     const key = SHAPE_KEYS[k.toLowerCase()];

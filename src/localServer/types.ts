@@ -1,7 +1,22 @@
 // The contract of the local server launcher, used by the CLI and the extension.
-import type { ModelShape } from './synthetic';
+import type { SyntheticPreset } from './presets';
 
-export type SyntheticPreset = 'tiny' | 'small' | 'medium';
+export type { SyntheticPreset } from './presets'; // TEMP re-export for src/cli/serve.ts, src/cli/sweep.ts: remove when they import './presets'
+
+/** The shape of a synthetic llama-architecture model (synthetic.ts makes the file). */
+export interface ModelShape {
+  readonly layers: number;
+  /** n_embd; a multiple of 32 and of heads. */
+  readonly width: number;
+  readonly heads: number;
+  readonly kvHeads: number;
+  /** feed_forward_length; a multiple of 32. */
+  readonly ffn: number;
+  readonly vocab: number;
+  readonly type: 'f16' | 'q8_0';
+  /** llama.context_length (per sequence). */
+  readonly contextLength: number;
+}
 
 export interface LocalServerOptions {
   /** 'bundled' (node-llama-cpp, our own process) or 'llama-server' (a real llama.cpp server binary). */

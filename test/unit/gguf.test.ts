@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { GgmlType, GgufError, GgufType, readGgufHeader, tensorBytes, writeGguf } from '../../src/localServer/gguf';
 import type { GgufEntry } from '../../src/localServer/gguf';
 import { buildVocabulary, ensureSyntheticModel, fileBytes, parameterCount, PRESETS, shapeKey, validateShape, writeSyntheticModel } from '../../src/localServer/synthetic';
-import type { ModelShape } from '../../src/localServer/synthetic';
+import type { ModelShape } from '../../src/localServer/types';
 import { checkMemory, estimateMemory } from '../../src/localServer/model';
 
 const MINI: ModelShape = { layers: 2, width: 64, heads: 4, kvHeads: 2, ffn: 128, vocab: 1024, type: 'f16', contextLength: 256 };

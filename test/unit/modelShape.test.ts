@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseShapeSpec, PRESETS } from '../../src/localServer/synthetic';
+import { parseShapeSpec, presetShape, PRESETS } from '../../src/localServer/synthetic';
+import { isSyntheticPreset, SYNTHETIC_PRESETS } from '../../src/localServer/presets';
+import type { SyntheticPreset } from '../../src/localServer/presets';
 
 test('a custom shape: given keys over the base preset, validated', () => {
   assert.deepEqual(parseShapeSpec('shape:layers=2,width=128,heads=2,kv-heads=1,ffn=256,vocab=2048,type=q8_0'),
@@ -16,4 +18,15 @@ test('a bad custom shape names the bad part', () => {
   assert.throws(() => parseShapeSpec('shape:type=q4'), /type must be f16 or q8_0/);
   assert.throws(() => parseShapeSpec('shape:base=huge'), /base must be tiny, small or medium/);
   assert.throws(() => parseShapeSpec('shape:layers'), /use key=value/);
+});
+
+test('one list of presets: every preset has a shape, and only a listed name is a preset', () => {
+  assert.deepEqual(Object.keys(PRESETS), [...SYNTHETIC_PRESETS]);
+  for (const p of SYNTHETIC_PRESETS) assert.equal(presetShape(p), PRESETS[p]);
+  assert.equal(isSyntheticPreset('small'), true);
+  for (const name of ['huge', 'toString', '__proto__', '']) {
+    assert.equal(isSyntheticPreset(name), false, name);
+    assert.throws(() => presetShape(name as SyntheticPreset), /unknown preset .*\(tiny, small or medium\)/);
+  }
+  assert.throws(() => parseShapeSpec('shape:base=toString'), /base must be tiny, small or medium/);
 });
