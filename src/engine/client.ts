@@ -28,6 +28,7 @@ import type { EndpointAdapter, EventInfo } from './adapters/adapter';
 import { createJsonStreamParser } from './streamParsers';
 import type { Framing, JsonStreamParser } from './streamParsers';
 import { PreflightError } from './detect';
+import { tpotOf } from './metrics';
 import { authHeaders } from './redact';
 
 /** How much of an error body is kept. */
@@ -154,6 +155,7 @@ class StreamState implements Dispatcher.DispatchHandler {
   #now = 0; // arrival time of the chunk being parsed
 
   #firstChunkMs: number | undefined;
+  #lastDataPerf: number | undefined; // arrival of the latest body piece
   #ttftMs: number | undefined;
   #ttfoMs: number | undefined;
   readonly #chunkTimesMs: number[] = [];
@@ -345,6 +347,7 @@ class StreamState implements Dispatcher.DispatchHandler {
 
   #onDataProcessed(chunk: Buffer, t: number): void {
     if (this.#firstChunkMs === undefined) this.#firstChunkMs = round3(t - this.#sent());
+    this.#lastDataPerf = t;
     if (this.#errorBody !== undefined) {
       if (this.#errorBodyBytes < ERROR_BODY_BYTES) {
         const piece = chunk.subarray(0, ERROR_BODY_BYTES - this.#errorBodyBytes);
@@ -461,7 +464,12 @@ class StreamState implements Dispatcher.DispatchHandler {
     if (this.#idleTimer) clearTimeout(this.#idleTimer);
     this.#aborts.remove(this.#signal, this);
     const sent = this.#sent();
-    const e2eMs = round3(t - sent);
+    const endMs = round3(t - sent);
+    const times = this.#chunkTimesMs;
+    // As vLLM: a successful request ends at its last token chunk; what follows (finish reason, usage,
+    // [DONE]) is the last byte, kept apart. A failed one ends when it failed, for timelines.
+    const e2eMs = error === undefined && times.length > 0 ? times[times.length - 1]! : endMs;
+    const lastByteMs = error === undefined ? endMs : this.#lastDataPerf !== undefined ? round3(this.#lastDataPerf - sent) : undefined;
     const usageCount = this.#completionTokens;
     const outputTokens = usageCount ?? this.#chunkTokens;
     const ttftMs = this.#ttftMs;
@@ -474,8 +482,7 @@ class StreamState implements Dispatcher.DispatchHandler {
       sentAt: performance.timeOrigin + sent,
       outputTokens,
       tokenSource: usageCount !== undefined ? 'usage' : 'chunks',
-      chunkTimesMs: this.#chunkTimesMs,
-      // The end of a failed request too: when it failed, for timelines; metrics skip failed requests.
+      chunkTimesMs: times,
       e2eMs,
     };
     const responseId = this.#responseId ?? this.#headerRequestId;
@@ -484,7 +491,11 @@ class StreamState implements Dispatcher.DispatchHandler {
     if (this.#firstChunkMs !== undefined) record.firstChunkMs = this.#firstChunkMs;
     if (ttftMs !== undefined) record.ttftMs = ttftMs;
     if (this.#ttfoMs !== undefined) record.ttfoMs = this.#ttfoMs;
-    if (error === undefined && ttftMs !== undefined && outputTokens > 1) record.tpotMs = round3((e2eMs - ttftMs) / (outputTokens - 1));
+    if (lastByteMs !== undefined) record.lastByteMs = lastByteMs;
+    if (error === undefined) {
+      const tpot = tpotOf(record);
+      if (tpot !== undefined) record.tpotMs = round3(tpot);
+    }
     if (this.#promptTokens !== undefined) record.promptTokens = this.#promptTokens;
     if (this.#reasoningTokens !== undefined) record.reasoningTokens = this.#reasoningTokens;
     if (this.#multiTokenChunks > 0) record.multiTokenChunks = this.#multiTokenChunks;

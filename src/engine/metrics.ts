@@ -28,9 +28,10 @@ function hasGoodputSlo(slo: SloSpec | undefined): slo is SloSpec {
   return slo !== undefined && (slo.ttftMs !== undefined || slo.tpotMs !== undefined || slo.e2eMs !== undefined);
 }
 
+/** When a request stopped occupying the endpoint: its last byte when known (after the last token). */
 function endOf(r: RequestRecord): number {
   const last = r.chunkTimesMs.length > 0 ? r.chunkTimesMs[r.chunkTimesMs.length - 1]! : 0;
-  return r.sentAt + Math.max(r.e2eMs ?? 0, last, r.headersMs ?? 0, r.firstChunkMs ?? 0);
+  return r.sentAt + Math.max(r.lastByteMs ?? 0, r.e2eMs ?? 0, last, r.headersMs ?? 0, r.firstChunkMs ?? 0);
 }
 
 export interface SummarizeOptions {

@@ -97,10 +97,15 @@ export interface RequestRecord {
   readonly ttftMs?: number;
   /** First chunk carrying output (non-reasoning) content, ms after sentAt. Equals ttftMs without reasoning. */
   readonly ttfoMs?: number;
-  /** (e2eMs − ttftMs) / (outputTokens − 1); only when outputTokens > 1. */
+  /** (e2eMs − ttftMs) / (outputTokens − 1); only when outputTokens > 1 (metrics.ts `tpotOf`). */
   readonly tpotMs?: number;
-  /** Last byte of the response, ms after sentAt. */
+  /**
+   * The end of the request, ms after sentAt: on success the last chunk carrying a token (the last
+   * chunkTimesMs entry, as vLLM's latency), on failure the moment it failed.
+   */
   readonly e2eMs?: number;
+  /** The last byte of the response (after a trailing usage chunk or [DONE]), ms after sentAt; when body bytes came. */
+  readonly lastByteMs?: number;
   readonly promptTokens?: number;
   /** True when promptTokens is the client's estimate (the server reported no usage). */
   readonly promptTokensEstimated?: boolean;

@@ -99,6 +99,54 @@ for (const api of APIS) {
   });
 }
 
+test('E2E ends at the last token chunk, not at a late usage chunk or [DONE]: the last byte is kept apart, TPOT uses E2E', async () => {
+  for (const api of APIS) {
+    await withServer({ ttftMs: 20, itlMs: 10, tailDelayMs: 120 }, api, {}, async (server, client) => {
+      await client.warm();
+      const r = await client.send(spec({ maxTokens: 6 }), signal());
+      assert.equal(r.error, undefined, `${api}: ${JSON.stringify(r.error)}`);
+      assert.equal(r.outputTokens, 6);
+      const log = server.find(r.responseId!)!;
+      const tokenWrites = log.writes.filter((w) => w.tokens > 0).map((w) => w.at - r.sentAt);
+      const lastTokenWrite = tokenWrites[tokenWrites.length - 1]!;
+      const endWrite = log.endedAt! - r.sentAt;
+      assert.ok(endWrite - lastTokenWrite >= 115, `${api}: the server held the tail back ${endWrite - lastTokenWrite} ms`);
+      // E2E is the last token chunk as the client stamped it: the server's last token write plus the usual arrival error.
+      assert.equal(r.e2eMs, r.chunkTimesMs[r.chunkTimesMs.length - 1]);
+      const e2eError = r.e2eMs! - lastTokenWrite;
+      assert.ok(e2eError > -0.05 && e2eError < 25, `${api}: e2e ${r.e2eMs} vs last token write ${lastTokenWrite.toFixed(3)}`);
+      // The last byte is the end of the response, after the tail.
+      const lastByteError = r.lastByteMs! - endWrite;
+      assert.ok(lastByteError > -0.05 && lastByteError < 25, `${api}: last byte ${r.lastByteMs} vs end ${endWrite.toFixed(3)}`);
+      assert.ok(r.lastByteMs! - r.e2eMs! >= 100, `${api}: the tail is not in E2E`);
+      // TPOT = (E2E − TTFT) / (n − 1), and so the server's own token gaps within the client error.
+      assert.ok(Math.abs(r.tpotMs! - (r.e2eMs! - r.ttftMs!) / (r.outputTokens - 1)) < 0.001, `${api}: tpot ${r.tpotMs}`);
+      const serverTpot = (lastTokenWrite - tokenWrites[0]!) / (tokenWrites.length - 1);
+      assert.ok(Math.abs(r.tpotMs! - serverTpot) < 5, `${api}: tpot ${r.tpotMs} vs the server's ${serverTpot.toFixed(3)} (the tail would add ${(120 / 5).toFixed(0)} ms)`);
+    });
+  }
+});
+
+test('a failed request ends when it failed; its last byte is the last body piece that came', async () => {
+  await withServer({ ttftMs: 5, itlMs: 10, fault: { kind: 'reset', afterTokens: 3 } }, 'openai-chat', {}, async (_server, client) => {
+    const r = await client.send(spec({ maxTokens: 10 }), signal());
+    assert.equal(r.error?.kind, 'reset');
+    const lastChunk = r.chunkTimesMs[r.chunkTimesMs.length - 1]!;
+    assert.ok(r.lastByteMs! >= lastChunk && r.lastByteMs! <= r.e2eMs!, `last chunk ${lastChunk} ≤ last byte ${r.lastByteMs} ≤ failed at ${r.e2eMs}`);
+    assert.equal(r.tpotMs, undefined);
+  });
+  const port = await closedPort();
+  const down = createEndpointClient({ url: `http://127.0.0.1:${port}`, api: 'openai-chat' }, { connections: 1, timeoutMs: 2000, idleTimeoutMs: 1000 });
+  try {
+    const r = await down.send(spec(), signal());
+    assert.equal(r.error?.kind, 'connect');
+    assert.equal(r.lastByteMs, undefined, 'no byte came');
+    assert.ok(r.e2eMs !== undefined, 'the moment it failed');
+  } finally {
+    await down.close();
+  }
+});
+
 test('a role-only first chunk counts as the first chunk, not as the first token', async () => {
   await withServer({ ttftMs: 60, itlMs: 5, roleChunk: true }, 'openai-chat', {}, async (_server, client) => {
     const r = await client.send(spec({ maxTokens: 3 }), signal());

@@ -97,11 +97,13 @@ export function fixtureRun(options: FixtureOptions = {}): RunFile {
     const chunkTimesMs: number[] = [];
     let ttft: number | undefined;
     let e2e: number;
+    let lastByte: number | undefined;
     let error: RequestRecord['error'];
     let httpStatus = 200;
     if (fail === 'http') {
       httpStatus = 429;
       e2e = 3 + 10 * rand();
+      lastByte = e2e;
       error = { kind: 'http', status: 429, message: 'HTTP 429 Too Many Requests', body: '{"error":"rate limited"}' };
     } else {
       ttft = 80 + promptTokens * 0.15 + Math.abs(normal()) * 40 + (isWarmup ? 300 : 0);
@@ -114,7 +116,10 @@ export function fixtureRun(options: FixtureOptions = {}): RunFile {
         chunkTimesMs.push(Math.round((t - sentAt) * 1000) / 1000);
       }
       ttft = chunkTimesMs[0];
-      e2e = chunkTimesMs[chunkTimesMs.length - 1]! + 0.4;
+      // the end: the last token on success; the usage chunk and [DONE] follow 0.4 ms later (lastByteMs)
+      lastByte = chunkTimesMs[chunkTimesMs.length - 1]!;
+      e2e = fail ? lastByte + 0.4 : lastByte;
+      if (!fail) lastByte += 0.4;
       if (fail === 'reset') error = { kind: 'reset', message: 'The connection was reset mid-stream (ECONNRESET)' };
       if (fail === 'timeout') error = { kind: 'timeout', message: 'The request took longer than the 60000 ms timeout' };
     }
@@ -132,6 +137,7 @@ export function fixtureRun(options: FixtureOptions = {}): RunFile {
       ttfoMs: ttft,
       tpotMs: ttft !== undefined && outputTokens > 1 ? (e2e - ttft) / (outputTokens - 1) : undefined,
       e2eMs: e2e,
+      ...(lastByte !== undefined ? { lastByteMs: Math.round(lastByte * 1000) / 1000 } : {}),
       promptTokens,
       outputTokens,
       tokenSource: 'usage',
@@ -140,7 +146,7 @@ export function fixtureRun(options: FixtureOptions = {}): RunFile {
       ...(error ? { error } : {}),
     };
     requests.push(rec);
-    slots[slot] = sentAt + e2e + 0.5 + rand() * 2;
+    slots[slot] = sentAt + Math.max(e2e, lastByte ?? 0) + 0.5 + rand() * 2;
   }
 
   const workload: WorkloadSpec = {
@@ -159,7 +165,7 @@ export function fixtureRun(options: FixtureOptions = {}): RunFile {
     stallFloorMs: 100,
   };
   const summary = summarizeFixture(requests, workload);
-  const last = Math.max(...requests.map((r) => r.sentAt + (r.e2eMs ?? 0)));
+  const last = Math.max(...requests.map((r) => r.sentAt + Math.max(r.e2eMs ?? 0, r.lastByteMs ?? 0)));
   return {
     format: 'llm-profiler.run',
     version: 1,
@@ -184,7 +190,7 @@ export function summarizeFixture(requests: readonly RequestRecord[], workload: W
   const errorsByKind: Partial<Record<ErrorKind, number>> = {};
   for (const r of failed) errorsByKind[r.error!.kind] = (errorsByKind[r.error!.kind] ?? 0) + 1;
   const start = Math.min(...measured.map((r) => r.sentAt));
-  const end = Math.max(...measured.map((r) => r.sentAt + (r.e2eMs ?? 0)));
+  const end = Math.max(...measured.map((r) => r.sentAt + Math.max(r.e2eMs ?? 0, r.lastByteMs ?? 0)));
   const durationS = (end - start) / 1000;
   const ttft = ok.flatMap((r) => (r.ttftMs === undefined ? [] : [r.ttftMs]));
   const tpot = ok.flatMap((r) => (r.tpotMs === undefined ? [] : [r.tpotMs]));

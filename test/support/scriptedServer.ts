@@ -30,6 +30,9 @@
  *   requestIdHeader   send `x-request-id: req-<seq>` (default true).
  *   usage             OpenAI: send the usage chunk when the request asks (`stream_options.include_usage`),
  *                     true (default) | false (never, as some servers do).
+ *   tailDelayMs       a pause between the last token chunk and what follows it (the finish-reason chunk,
+ *                     the usage chunk and [DONE]; Ollama's and llama.cpp's final object), default 0:
+ *                     a late tail must not count in E2E.
  *   tokenText         (i) => text of token i (default `tok<i> `). Not available in the separate process.
  *   model             model name reported (default 'scripted-model').
  *   apis              which APIs to serve (default all four): for detection tests.
@@ -90,6 +93,7 @@ export interface ScriptedServerOptions {
   readonly streamId?: boolean;
   readonly requestIdHeader?: boolean;
   readonly usage?: boolean;
+  readonly tailDelayMs?: number;
   readonly tokenText?: (i: number) => string;
   readonly model?: string;
   readonly apis?: readonly ApiKind[];
@@ -336,7 +340,16 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
       }
     };
 
+    let tailWaited = false;
     const finish = (): void => {
+      const tail = options.tailDelayMs ?? 0;
+      if (tail > 0 && !tailWaited) {
+        tailWaited = true;
+        timer = setTimeout(finish, tail);
+        return;
+      }
+      timer = undefined;
+      if (finished) return;
       const endAt = now();
       switch (api) {
         case 'openai-chat':

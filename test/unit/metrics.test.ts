@@ -103,6 +103,16 @@ test('summarize: warmup excluded, ITL pooled over requests, TPOT skips one-token
   assert.equal(s.ttfoMs, undefined, 'no reasoning, no TTFO');
 });
 
+test('E2E and TPOT end at the last token: a late last byte (usage chunk, [DONE]) lengthens neither, only the measured span', () => {
+  const late = rec({ sentAt: 1_000_000, chunkTimesMs: [100, 110, 120, 130], e2eMs: 130, lastByteMs: 400 });
+  assert.equal(tpotOf(late), 10, '(130 − 100) / 3, not (400 − 100) / 3');
+  const s = summarize([late, rec({ sentAt: 1_000_000, chunkTimesMs: [50, 70], e2eMs: 70, lastByteMs: 75 })], defaultWorkload({ percentiles: [50] }));
+  assert.deepEqual([s.e2eMs.min, s.e2eMs.max], [70, 130]);
+  assert.deepEqual([s.tpotMs.min, s.tpotMs.max], [10, 20]);
+  // without the runner's wall time, the span runs to the last byte: the endpoint was busy until then
+  assert.ok(Math.abs(s.durationS - 0.4) < 1e-9, `duration ${s.durationS}`);
+});
+
 test('summarize: the runner’s measured wall time wins over the records’ span', () => {
   const s = summarize([rec({ chunkTimesMs: [10, 20], e2eMs: 20 })], defaultWorkload(), { durationS: 2 });
   assert.equal(s.durationS, 2);
