@@ -1,5 +1,6 @@
 // What may be a secret, and how it is kept out of anything shown or written (run files, logs, the
 // webview). Pure: the extension's settings snapshot uses it too.
+import type { EndpointSpec } from './types';
 
 const SECRET_HEADER = /auth|key|token|secret|cookie|passw|credential|session|signature/i;
 
@@ -27,6 +28,12 @@ export function redactHeaders(headers: Readonly<Record<string, string>> | undefi
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(headers)) out[k] = SECRET_HEADER.test(k) ? '<redacted>' : v;
   return out;
+}
+
+/** An endpoint as it may be shown or written: no user:password@ in the URL, credential-like header values redacted. */
+export function redactEndpoint<E extends EndpointSpec>(endpoint: E): E {
+  const headers = redactHeaders(endpoint.headers);
+  return { ...endpoint, url: urlWithoutCredentials(endpoint.url), ...(headers ? { headers } : {}) };
 }
 
 /** The request headers that carry an API key, as the endpoint wants it (see EndpointSpec.apiKeyHeader). */

@@ -1,6 +1,6 @@
 // The run file: versioned JSON ("llm-profiler.run", version 1), written atomically, read defensively.
 // Documented field by field in docs/run-format.md.
-import { redactHeaders, urlWithoutCredentials } from './redact';
+import { redactEndpoint } from './redact';
 import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -30,8 +30,7 @@ export function newRunId(now: Date = new Date()): string {
 
 /** The JSON text of a run: indented, with number arrays (chunk times) on one line to keep it compact. */
 export function serializeRunFile(run: RunFile): string {
-  const endpoint = { ...run.endpoint, url: urlWithoutCredentials(run.endpoint.url), ...(run.endpoint.headers ? { headers: redactHeaders(run.endpoint.headers)! } : {}) };
-  const safe: RunFile = { ...run, endpoint };
+  const safe: RunFile = { ...run, endpoint: redactEndpoint(run.endpoint) };
   const text = JSON.stringify(safe, null, 2);
   // Only arrays that JSON.stringify laid out over lines: a string value never holds a raw newline,
   // so text inside strings is never touched.

@@ -1,6 +1,9 @@
 // The workload runner: preflight, warm connections, warmup, then the measured phase (closed or open
-// loop), live progress, cancellation that keeps every finished request, and the run file.
+// loop), live progress, cancellation that keeps every finished request, and the run file. The parts
+// live apart, each tested alone with a fake clock: the schedulers (scheduler.ts), the accounting
+// (runTally.ts), the run file's assembly (runAssembly.ts); this file wires them to the client.
 import type {
+  ClientOptions,
   ConnectionInfo,
   EndpointClient,
   EndpointSpec,
@@ -14,15 +17,15 @@ import type {
   WorkloadSpec,
 } from './types';
 import { createEndpointClient } from './client';
+import { realClock } from './clock';
 import { preflight } from './detect';
 import { loadDataset } from './dataset';
-import { summarize } from './metrics';
-import { percentile } from './stats';
 import { parsePromptFile } from './promptFiles';
 import { syntheticPrompt } from './prompts';
-import { Rng, interArrivalS } from './random';
-import { newRunId, TOOL_NAME, TOOL_VERSION } from './runFile';
-import { redactHeaders, urlWithoutCredentials } from './redact';
+import { assembleRunFile } from './runAssembly';
+import { newRunId } from './runFile';
+import { ProgressTicker, RunTally } from './runTally';
+import { closedLoop, openLoop, sleep, withinPhase } from './scheduler';
 import { connectionsFor, validateWorkload } from './workload';
 
 export interface RunOptions {
@@ -45,9 +48,6 @@ export interface RunOptions {
 const ABORT_GRACE_MS = 40;
 /** How long closing the client may take on the way out of a cancelled run. */
 const CLOSE_GRACE_MS = 30;
-const PROGRESS_INTERVAL_MS = 100;
-
-const epochNow = (): number => performance.timeOrigin + performance.now();
 
 /** Where each request's prompt comes from: measured request k cycles from the first prompt again. */
 type PromptFor = (index: number, warmup: boolean, k: number) => Prompt;
@@ -118,66 +118,122 @@ function abortable(signal: AbortSignal | undefined): { promise: Promise<void>; d
   return { promise, dispose: () => signal.removeEventListener('abort', onAbort) };
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  if (ms <= 0 || signal?.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const t = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
+/** The client options for a workload: one warmed connection per concurrent request. */
+function clientOptions(w: WorkloadSpec, apiKey: string | undefined): ClientOptions {
+  return {
+    connections: connectionsFor(w),
+    // An open loop is never capped unless --max-concurrency says so: a capped one turns into a closed loop.
+    ...(w.mode.kind === 'open' && w.mode.maxConcurrency === undefined ? { maxConnections: null } : {}),
+    timeoutMs: w.timeoutMs,
+    idleTimeoutMs: w.idleTimeoutMs,
+    ...(apiKey !== undefined ? { apiKey } : {}),
+  };
 }
 
-/**
- * Waits until performance.now() ≥ due. Node's timers run on a millisecond clock and may fire up to
- * a millisecond early; the last part is waited out in setImmediate steps, which let I/O (and so the
- * stamping of other streams' chunks) run in between.
- */
-async function sleepUntil(due: number, signal: AbortSignal | undefined): Promise<void> {
-  for (;;) {
-    if (signal?.aborted) return;
-    const left = due - performance.now();
-    if (left <= 0) return;
-    if (left > 2) await sleep(left - 1, signal);
-    else await new Promise<void>((resolve) => setImmediate(resolve));
-  }
+/** Request k of a phase, from the workload and the prompt source. */
+function specFor(w: WorkloadSpec, promptFor: PromptFor, index: number, warmup: boolean, k: number, scheduledAt: number): RequestSpec {
+  const prompt = promptFor(index, warmup, k);
+  const temperature = prompt.temperature ?? w.temperature;
+  return {
+    index,
+    warmup,
+    prompt,
+    maxTokens: prompt.maxTokens ?? w.maxTokens,
+    seed: w.seed + index,
+    ignoreEos: w.ignoreEos,
+    ...(temperature !== undefined ? { temperature } : {}),
+    scheduledAt,
+  };
 }
 
-/** A counting semaphore for open-loop --max-concurrency. */
-class Slots {
-  #free: number;
-  readonly #waiters: (() => void)[] = [];
-  constructor(n: number) {
-    this.#free = n;
+/** Hands requests to the client and their records to the tally; on cancel, records what is still out. */
+class Sender {
+  readonly #client: EndpointClient;
+  readonly #tally: RunTally;
+  readonly #options: RunOptions;
+  readonly #pending = new Map<number, { ctrl: AbortController; spec: RequestSpec; sentAt: number; done: Promise<void> }>();
+  readonly #observer: StreamObserver;
+
+  constructor(client: EndpointClient, tally: RunTally, options: RunOptions) {
+    this.#client = client;
+    this.#tally = tally;
+    this.#options = options;
+    this.#observer = { onChunk: (index) => tally.chunk(index) };
   }
-  acquire(signal: AbortSignal | undefined): Promise<boolean> {
-    if (signal?.aborted) return Promise.resolve(false);
-    if (this.#free > 0) {
-      this.#free--;
-      return Promise.resolve(true);
+
+  /** Sends one request; resolves when its record is in (never rejects). */
+  send(spec: RequestSpec): Promise<void> {
+    const ctrl = new AbortController();
+    const sentAt = realClock.origin + realClock.now();
+    this.#tally.sent(spec.index, spec.warmup);
+    const done = (async () => {
+      let rec: RequestRecord;
+      try {
+        rec = await this.#client.send(spec, ctrl.signal, this.#observer);
+      } catch (e) {
+        // The contract says send never rejects; if it does, the run still goes on.
+        rec = failedRecord(spec, sentAt, ctrl.signal.aborted ? 'aborted' : 'other', e instanceof Error ? e.message : String(e));
+      }
+      // Without the server's usage, input tokens are the client's estimate (marked so), as vLLM's
+      // benchmark counts them from the prompt rather than leaving total-token throughput short.
+      if (rec.promptTokens === undefined && spec.prompt.estimatedTokens !== undefined) {
+        rec = { ...rec, promptTokens: spec.prompt.estimatedTokens, promptTokensEstimated: true };
+      }
+      this.#tally.returned();
+      this.#pending.delete(spec.index);
+      this.#finish(rec);
+    })();
+    this.#pending.set(spec.index, { ctrl, spec, sentAt, done });
+    return done;
+  }
+
+  /** Aborts what is in flight, waits a moment for it to come back with what it received, then records the rest as aborted. */
+  async cancel(): Promise<void> {
+    for (const p of this.#pending.values()) p.ctrl.abort();
+    await Promise.race([Promise.all([...this.#pending.values()].map((p) => p.done)), sleep(ABORT_GRACE_MS, undefined)]);
+    for (const p of [...this.#pending.values()]) this.#finish(failedRecord(p.spec, p.sentAt, 'aborted', 'cancelled by the user'));
+  }
+
+  #finish(rec: RequestRecord): void {
+    const r = scrub(rec, this.#options.apiKey);
+    if (!this.#tally.record(r)) return;
+    try {
+      this.#options.onRecord?.(r);
+    } catch {
+      // a throwing listener must not break the run
     }
-    return new Promise((resolve) => {
-      const onAbort = () => {
-        const i = this.#waiters.indexOf(grant);
-        if (i >= 0) this.#waiters.splice(i, 1);
-        resolve(false);
-      };
-      const grant = () => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve(true);
-      };
-      this.#waiters.push(grant);
-      signal?.addEventListener('abort', onAbort, { once: true });
+  }
+}
+
+/** Warmup (a closed loop, excluded from statistics), then the measured phase in the workload's mode. */
+async function runPhases(w: WorkloadSpec, promptFor: PromptFor, sender: Sender, tally: RunTally, signal: AbortSignal | undefined): Promise<void> {
+  const clock = realClock;
+  const epoch = (t: number) => clock.origin + t;
+  if (w.warmup > 0) {
+    const send = (k: number) => sender.send(specFor(w, promptFor, k, true, k, epoch(clock.now())));
+    await closedLoop({ workers: Math.min(w.warmup, connectionsFor(w)), more: (k) => k < w.warmup, send, ...(signal ? { signal } : {}) });
+  }
+  if (signal?.aborted) return;
+  tally.startPhase();
+  const deadline = w.durationS !== undefined ? clock.now() + w.durationS * 1000 : undefined;
+  const first = w.warmup;
+  const m = w.mode;
+  if (m.kind === 'closed') {
+    const send = (k: number) => sender.send(specFor(w, promptFor, first + k, false, k, epoch(clock.now())));
+    await closedLoop({ workers: m.concurrency, more: (k) => withinPhase(w.requests, deadline, k, clock.now()), send, ...(signal ? { signal } : {}) });
+  } else {
+    await openLoop({
+      rate: m.rate,
+      burstiness: m.burstiness,
+      seed: w.seed,
+      ...(m.maxConcurrency !== undefined ? { maxConcurrency: m.maxConcurrency } : {}),
+      more: (k, due) => withinPhase(w.requests, deadline, k, due),
+      send: (k, due) => sender.send(specFor(w, promptFor, first + k, false, k, epoch(due))),
+      ...(signal ? { signal } : {}),
+      clock,
     });
   }
-  release(): void {
-    const next = this.#waiters.shift();
-    if (next) next();
-    else this.#free++;
-  }
+  tally.endPhase();
 }
 
 /**
@@ -190,230 +246,54 @@ export async function runWorkload(endpoint: EndpointSpec, workload: WorkloadSpec
   const runId = options.runId ?? newRunId();
   const startedAt = new Date().toISOString();
   const signal = options.signal;
-  const runStart = performance.now();
-
-  // ---- live state ----
-  const records: RequestRecord[] = [];
-  const finished = new Set<number>();
-  const ttfts: number[] = [];
-  let measuredSucceeded = 0;
-  let measuredFailed = 0;
-  let measuredTokens = 0;
-  const liveChunks = new Map<number, number>();
-  let phaseStart: number | undefined;
-  let phaseEnd: number | undefined;
-  let inFlight = 0;
-  const total = w.requests;
-
-  const progress = (): Progress => {
-    let tokens = measuredTokens;
-    for (const n of liveChunks.values()) tokens += n;
-    const phaseS = phaseStart === undefined ? 0 : ((phaseEnd ?? performance.now()) - phaseStart) / 1000;
-    const sorted = [...ttfts].sort((a, b) => a - b);
-    return {
-      runId,
-      succeeded: measuredSucceeded,
-      failed: measuredFailed,
-      finished: measuredSucceeded + measuredFailed,
-      ...(total !== undefined ? { total } : {}),
-      inFlight,
-      ...(sorted.length > 0 ? { ttftP50Ms: percentile(sorted, 50) } : {}),
-      ...(phaseS > 0 ? { outputTokensPerSecond: tokens / phaseS } : {}),
-      elapsedS: (performance.now() - runStart) / 1000,
-    };
-  };
-  const emit = () => {
-    if (!options.onProgress) return;
-    try {
-      options.onProgress(progress());
-    } catch {
-      // a throwing listener must not break the run
-    }
-  };
-  emit();
-  const ticker = options.onProgress ? setInterval(emit, PROGRESS_INTERVAL_MS) : undefined;
-
-  const build = (cancelled: boolean, connection?: ConnectionInfo): RunFile => {
-    const sorted = [...records].sort((a, b) => a.index - b.index);
-    const durationS = phaseStart === undefined ? 0 : ((phaseEnd ?? performance.now()) - phaseStart) / 1000;
-    const headers = redactHeaders(endpoint.headers);
-    return {
-      format: 'llm-profiler.run',
-      version: 1,
+  const tally = new RunTally(runId, w.requests);
+  const onProgress = options.onProgress;
+  const ticker = onProgress ? new ProgressTicker(() => onProgress(tally.progress())) : undefined;
+  const build = (cancelled: boolean, connection?: ConnectionInfo): RunFile =>
+    assembleRunFile({
       id: runId,
       startedAt,
       endedAt: new Date().toISOString(),
-      ...(cancelled ? { cancelled: true } : {}),
-      tool: { name: TOOL_NAME, version: TOOL_VERSION },
-      endpoint: { ...endpoint, url: urlWithoutCredentials(endpoint.url), ...(headers ? { headers } : {}), ...(options.detectedApi ? { detectedApi: true } : {}) },
+      cancelled,
+      endpoint,
+      ...(options.detectedApi ? { detectedApi: true } : {}),
       workload: w,
       ...(connection ? { connection } : {}),
-      requests: sorted,
-      summary: summarize(sorted, w, { durationS }),
-    };
-  };
+      requests: tally.records(),
+      durationS: tally.phaseSeconds(),
+    });
 
   const aborted = abortable(signal);
   let client: EndpointClient | undefined;
   try {
     const promptFor = await promptSource(w, options.prompts);
-
     // ---- preflight and warm, both cancellable ----
     const pre = preflight(endpoint, { ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}) });
     pre.catch(() => undefined);
     await Promise.race([pre, aborted.promise]);
     if (signal?.aborted) return build(true);
-    client = createEndpointClient(endpoint, {
-      connections: connectionsFor(w),
-      // An open loop is never capped unless --max-concurrency says so: a capped one turns into a closed loop.
-      ...(w.mode.kind === 'open' && w.mode.maxConcurrency === undefined ? { maxConnections: null } : {}),
-      timeoutMs: w.timeoutMs,
-      idleTimeoutMs: w.idleTimeoutMs,
-      ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
-    });
+    client = createEndpointClient(endpoint, clientOptions(w, options.apiKey));
     const warming = client.warm();
     warming.catch(() => undefined);
     await Promise.race([warming, aborted.promise]);
     if (signal?.aborted) return build(true);
     const connection = await warming;
-    const c = client;
 
     // ---- sending ----
-    const pending = new Map<number, { ctrl: AbortController; spec: RequestSpec; sentAt: number; done: Promise<void> }>();
-    const observer: StreamObserver = {
-      onChunk: (index) => {
-        if (liveChunks.has(index)) liveChunks.set(index, liveChunks.get(index)! + 1);
-      },
-    };
-
-    const finish = (rec: RequestRecord) => {
-      if (finished.has(rec.index)) return;
-      finished.add(rec.index);
-      const r = scrub(rec, options.apiKey);
-      records.push(r);
-      liveChunks.delete(r.index);
-      if (!r.warmup) {
-        if (r.error) measuredFailed++;
-        else {
-          measuredSucceeded++;
-          measuredTokens += r.outputTokens;
-          if (r.ttftMs !== undefined) ttfts.push(r.ttftMs);
-        }
-      }
-      try {
-        options.onRecord?.(r);
-      } catch {
-        // a throwing listener must not break the run
-      }
-    };
-
-    const dispatch = (spec: RequestSpec): Promise<void> => {
-      const ctrl = new AbortController();
-      const sentAt = epochNow();
-      if (!spec.warmup) liveChunks.set(spec.index, 0);
-      inFlight++;
-      const done = (async () => {
-        let rec: RequestRecord;
-        try {
-          rec = await c.send(spec, ctrl.signal, observer);
-        } catch (e) {
-          // The contract says send never rejects; if it does, the run still goes on.
-          rec = failedRecord(spec, sentAt, ctrl.signal.aborted ? 'aborted' : 'other', e instanceof Error ? e.message : String(e));
-        }
-        // Without the server's usage, input tokens are the client's estimate (marked so), as vLLM's
-        // benchmark counts them from the prompt rather than leaving total-token throughput short.
-        if (rec.promptTokens === undefined && spec.prompt.estimatedTokens !== undefined) {
-          rec = { ...rec, promptTokens: spec.prompt.estimatedTokens, promptTokensEstimated: true };
-        }
-        inFlight--;
-        pending.delete(spec.index);
-        finish(rec);
-      })();
-      pending.set(spec.index, { ctrl, spec, sentAt, done });
-      return done;
-    };
-
-    const specFor = (index: number, warmup: boolean, k: number, scheduledAt: number): RequestSpec => {
-      const prompt = promptFor(index, warmup, k);
-      const temperature = prompt.temperature ?? w.temperature;
-      return {
-        index,
-        warmup,
-        prompt,
-        maxTokens: prompt.maxTokens ?? w.maxTokens,
-        seed: w.seed + index,
-        ignoreEos: w.ignoreEos,
-        ...(temperature !== undefined ? { temperature } : {}),
-        scheduledAt,
-      };
-    };
-
-    /** N workers, each sending the next request when its last one ends, until `more(k)` says stop. */
-    const closedLoop = async (workers: number, first: number, warmup: boolean, more: (k: number) => boolean) => {
-      let k = 0;
-      const worker = async () => {
-        while (!signal?.aborted && more(k)) {
-          const mine = k++;
-          await dispatch(specFor(first + mine, warmup, mine, epochNow()));
-        }
-      };
-      await Promise.all(Array.from({ length: workers }, worker));
-    };
-
-    const openLoop = async (rate: number, burstiness: number, maxConcurrency: number | undefined, first: number, more: (k: number, at: number) => boolean) => {
-      // Seeded apart from the prompts so the arrival schedule is the same for any prompt source.
-      const rng = new Rng(w.seed * 2654435761 + 0x51ed27);
-      const slots = maxConcurrency !== undefined ? new Slots(maxConcurrency) : undefined;
-      const sent: Promise<void>[] = [];
-      let due = performance.now();
-      for (let k = 0; !signal?.aborted && more(k, due); k++) {
-        await sleepUntil(due, signal);
-        if (signal?.aborted) break;
-        const scheduledAt = performance.timeOrigin + due;
-        if (slots && !(await slots.acquire(signal))) break;
-        const p = dispatch(specFor(first + k, false, k, scheduledAt));
-        if (slots) p.finally(() => slots.release()).catch(() => undefined);
-        sent.push(p);
-        due += interArrivalS(rng, rate, burstiness) * 1000;
-      }
-      await Promise.all(sent);
-    };
-
-    const phases = (async () => {
-      // ---- warmup: excluded from statistics ----
-      if (w.warmup > 0) {
-        await closedLoop(Math.min(w.warmup, connectionsFor(w)), 0, true, (k) => k < w.warmup);
-      }
-      if (signal?.aborted) return;
-      // ---- the measured phase ----
-      phaseStart = performance.now();
-      const deadline = w.durationS !== undefined ? phaseStart + w.durationS * 1000 : undefined;
-      const first = w.warmup;
-      if (w.mode.kind === 'closed') {
-        await closedLoop(w.mode.concurrency, first, false, (k) => (total === undefined || k < total) && (deadline === undefined || performance.now() < deadline));
-      } else {
-        const m = w.mode;
-        await openLoop(m.rate, m.burstiness, m.maxConcurrency, first, (k, at) => (total === undefined || k < total) && (deadline === undefined || at < deadline));
-      }
-      phaseEnd = performance.now();
-    })();
+    const sender = new Sender(client, tally, options);
+    const phases = runPhases(w, promptFor, sender, tally, signal);
     phases.catch(() => undefined);
-
     await Promise.race([phases, aborted.promise]);
     if (signal?.aborted) {
-      phaseEnd ??= performance.now();
-      for (const p of pending.values()) p.ctrl.abort();
-      // Give the aborted requests a moment to come back with what they received; then record the rest ourselves.
-      await Promise.race([Promise.all([...pending.values()].map((p) => p.done)), sleep(ABORT_GRACE_MS, undefined)]);
-      for (const p of [...pending.values()]) finish(failedRecord(p.spec, p.sentAt, 'aborted', 'cancelled by the user'));
+      tally.endPhase();
+      await sender.cancel();
       return build(true, connection);
     }
     await phases;
     return build(false, connection);
   } finally {
     aborted.dispose();
-    if (ticker) clearInterval(ticker);
-    emit();
+    ticker?.stop();
     if (client) {
       const closing = client.close().catch(() => undefined);
       // A cancelled run returns at once; the sockets finish closing behind it.

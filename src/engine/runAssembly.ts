@@ -1,0 +1,40 @@
+// Building a run's RunFile from its parts: the one place a runner's result takes the file's shape,
+// with the endpoint redacted (redact.ts) and the summary computed over the measured phase.
+import { summarize } from './metrics';
+import { redactEndpoint } from './redact';
+import { RUN_FORMAT, RUN_VERSION, TOOL_NAME, TOOL_VERSION } from './runFile';
+import type { ConnectionInfo, EndpointSpec, RequestRecord, RunFile, WorkloadSpec } from './types';
+
+export interface RunParts {
+  readonly id: string;
+  /** ISO times. */
+  readonly startedAt: string;
+  readonly endedAt: string;
+  readonly cancelled: boolean;
+  readonly endpoint: EndpointSpec;
+  /** The API kind was detected (`--api auto`). */
+  readonly detectedApi?: boolean;
+  readonly workload: WorkloadSpec;
+  readonly connection?: ConnectionInfo;
+  /** In index order. */
+  readonly requests: readonly RequestRecord[];
+  /** The measured phase's wall time, s (vLLM's dur_s). */
+  readonly durationS: number;
+}
+
+export function assembleRunFile(p: RunParts): RunFile {
+  return {
+    format: RUN_FORMAT,
+    version: RUN_VERSION,
+    id: p.id,
+    startedAt: p.startedAt,
+    endedAt: p.endedAt,
+    ...(p.cancelled ? { cancelled: true } : {}),
+    tool: { name: TOOL_NAME, version: TOOL_VERSION },
+    endpoint: { ...redactEndpoint(p.endpoint), ...(p.detectedApi ? { detectedApi: true } : {}) },
+    workload: p.workload,
+    ...(p.connection ? { connection: p.connection } : {}),
+    requests: p.requests,
+    summary: summarize(p.requests, p.workload, { durationS: p.durationS }),
+  };
+}
