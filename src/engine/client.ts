@@ -540,9 +540,11 @@ function bodyHint(body: string): string {
 }
 
 export function createEndpointClient(endpoint: EndpointSpec, options: ClientOptions): EndpointClient {
-  const adapter = adapterFor(endpoint.api);
-  const { origin, basePath } = splitBaseUrl(endpoint.url);
-  const connections = Math.max(1, Math.floor(options.connections));
+  return new PooledClient(endpoint, options);
+}
+
+/** The undici Pool for an endpoint: keep-alive, one request per connection, our own timeouts. */
+function newPool(origin: string, options: ClientOptions, connections: number): Pool {
   const pool = new Pool(origin, {
     connections: options.maxConnections === null ? null : Math.max(connections, Math.floor(options.maxConnections ?? connections)),
     pipelining: 1,
@@ -555,57 +557,88 @@ export function createEndpointClient(endpoint: EndpointSpec, options: ClientOpti
   });
   // undici reports a connection failure to the request too; this keeps it from being an 'error' event.
   pool.on('connectionError', () => {});
-  const queue = new ArrivalQueue();
-  const aborts = new AbortFanout();
-  const auth = authHeaders(options.apiKey, endpoint.apiKeyHeader);
-  let closed = false;
+  return pool;
+}
 
-  async function warm(): Promise<ConnectionInfo> {
-    const start = performance.now();
-    const one = (): Promise<number> =>
-      new Promise<number>((resolve, reject) => {
-        let connectedAt: number | undefined;
-        try {
-          pool.dispatch(
-            { origin, path: basePath + adapter.probePath, method: 'GET', headers: { ...endpoint.headers, ...auth }, reset: false, blocking: true },
-            {
-              onConnect() {
-                connectedAt = performance.now();
-              },
-              onHeaders() {
-                return true;
-              },
-              onData() {
-                return true;
-              },
-              onComplete() {
-                resolve((connectedAt ?? performance.now()) - start);
-              },
-              onError(err: Error) {
-                reject(err);
-              },
-            },
-          );
-        } catch (err) {
-          reject(err as Error);
-        }
+/** One probe GET on a connection of its own; resolves with the time until it was connected, ms after `start`. */
+function probe(pool: Pool, options: Dispatcher.DispatchOptions, start: number): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    let connectedAt: number | undefined;
+    try {
+      pool.dispatch(options, {
+        onConnect() {
+          connectedAt = performance.now();
+        },
+        onHeaders() {
+          return true;
+        },
+        onData() {
+          return true;
+        },
+        onComplete() {
+          resolve((connectedAt ?? performance.now()) - start);
+        },
+        onError(err: Error) {
+          reject(err);
+        },
       });
+    } catch (err) {
+      reject(err as Error);
+    }
+  });
+}
+
+class PooledClient implements EndpointClient {
+  readonly #endpoint: EndpointSpec;
+  readonly #options: ClientOptions;
+  readonly #adapter: EndpointAdapter;
+  readonly #origin: string;
+  readonly #basePath: string;
+  readonly #connections: number;
+  readonly #pool: Pool;
+  readonly #queue = new ArrivalQueue();
+  readonly #aborts = new AbortFanout();
+  readonly #auth: Record<string, string>;
+  #closed = false;
+
+  constructor(endpoint: EndpointSpec, options: ClientOptions) {
+    this.#endpoint = endpoint;
+    this.#options = options;
+    this.#adapter = adapterFor(endpoint.api);
+    const { origin, basePath } = splitBaseUrl(endpoint.url);
+    this.#origin = origin;
+    this.#basePath = basePath;
+    this.#connections = Math.max(1, Math.floor(options.connections));
+    this.#pool = newPool(origin, options, this.#connections);
+    this.#auth = authHeaders(options.apiKey, endpoint.apiKeyHeader);
+  }
+
+  async warm(): Promise<ConnectionInfo> {
+    const start = performance.now();
+    const request: Dispatcher.DispatchOptions = {
+      origin: this.#origin,
+      path: this.#basePath + this.#adapter.probePath,
+      method: 'GET',
+      headers: { ...this.#endpoint.headers, ...this.#auth },
+      reset: false,
+      blocking: true,
+    };
     // All N at once, so each lands on its own socket (pipelining 1: a busy connection takes no second request).
-    const settled = await Promise.allSettled(Array.from({ length: connections }, one));
+    const settled = await Promise.allSettled(Array.from({ length: this.#connections }, () => probe(this.#pool, request, start)));
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) {
       const err = failed.reason as Error & { code?: string };
       const code = err.code ?? (err as { cause?: { code?: string } }).cause?.code ?? err.message;
-      throw new PreflightError(`cannot connect to ${endpoint.url} (${code})`);
+      throw new PreflightError(`cannot connect to ${this.#endpoint.url} (${code})`);
     }
-    return { connections, connectMs: settled.map((s) => round3((s as PromiseFulfilledResult<number>).value)) };
+    return { connections: this.#connections, connectMs: settled.map((s) => round3((s as PromiseFulfilledResult<number>).value)) };
   }
 
-  function send(spec: RequestSpec, signal: AbortSignal, observer?: StreamObserver): Promise<RequestRecord> {
+  send(spec: RequestSpec, signal: AbortSignal, observer?: StreamObserver): Promise<RequestRecord> {
     return new Promise<RequestRecord>((resolve) => {
       let state: StreamState;
       try {
-        state = new StreamState(spec, adapter, observer, queue, signal, aborts, options, resolve);
+        state = new StreamState(spec, this.#adapter, observer, this.#queue, signal, this.#aborts, this.#options, resolve);
       } catch (err) {
         const t = performance.timeOrigin + performance.now();
         resolve({ index: spec.index, warmup: spec.warmup, scheduledAt: spec.scheduledAt, sentAt: t, outputTokens: 0, tokenSource: 'chunks', chunkTimesMs: [], error: { kind: 'other', message: `could not start the request: ${(err as Error).message}` } });
@@ -615,24 +648,14 @@ export function createEndpointClient(endpoint: EndpointSpec, options: ClientOpti
         state.failNow({ kind: 'aborted', message: 'cancelled before it was sent' });
         return;
       }
-      if (closed) {
+      if (this.#closed) {
         state.failNow({ kind: 'other', message: 'the client is closed' });
         return;
       }
-      let built;
       try {
-        built = adapter.buildRequest(spec, endpoint);
-        pool.dispatch(
-          {
-            origin,
-            path: built.path,
-            method: built.method,
-            headers: { ...built.headers, ...auth },
-            body: built.body,
-            reset: false,
-            idempotent: false,
-            blocking: true,
-          },
+        const built = this.#adapter.buildRequest(spec, this.#endpoint);
+        this.#pool.dispatch(
+          { origin: this.#origin, path: built.path, method: built.method, headers: { ...built.headers, ...this.#auth }, body: built.body, reset: false, idempotent: false, blocking: true },
           state,
         );
       } catch (err) {
@@ -641,21 +664,18 @@ export function createEndpointClient(endpoint: EndpointSpec, options: ClientOpti
     });
   }
 
-  async function close(): Promise<void> {
-    if (closed) return;
-    closed = true;
-    queue.drain();
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#queue.drain();
     // Graceful first; a stuck request must not hold the process.
     let timer: NodeJS.Timeout | undefined;
-    const graceful = pool.close().then(() => true, () => true);
+    const graceful = this.#pool.close().then(() => true, () => true);
     const late = new Promise<boolean>((r) => {
       timer = setTimeout(() => r(false), 2000);
     });
     const ok = await Promise.race([graceful, late]);
     clearTimeout(timer);
-    if (!ok) await pool.destroy().catch(() => undefined);
+    if (!ok) await this.#pool.destroy().catch(() => undefined);
   }
-
-  return { warm, send, close };
 }
-

@@ -42,6 +42,71 @@ export interface SummarizeOptions {
   readonly durationS?: number;
 }
 
+/** The per-request samples and totals of the successful measured requests. */
+interface Samples {
+  readonly ttfts: number[];
+  readonly ttfos: number[];
+  readonly tpots: number[];
+  readonly itls: number[];
+  readonly e2es: number[];
+  totalInputTokens: number;
+  totalOutputTokens: number;
+  /** Some request streamed reasoning (TTFO is then reported). */
+  reasoning: boolean;
+  /** Requests whose token count came from the server's usage. */
+  usage: number;
+}
+
+function samplesOf(ok: readonly RequestRecord[]): Samples {
+  const s: Samples = { ttfts: [], ttfos: [], tpots: [], itls: [], e2es: [], totalInputTokens: 0, totalOutputTokens: 0, reasoning: false, usage: 0 };
+  for (const r of ok) {
+    if (r.ttftMs !== undefined) s.ttfts.push(r.ttftMs);
+    if (r.ttfoMs !== undefined) s.ttfos.push(r.ttfoMs);
+    if ((r.reasoningTokens ?? 0) > 0 || (r.ttfoMs !== undefined && r.ttftMs !== undefined && r.ttfoMs !== r.ttftMs)) s.reasoning = true;
+    const tpot = tpotOf(r);
+    if (tpot !== undefined) s.tpots.push(tpot);
+    for (const gap of gapsOf(r.chunkTimesMs)) s.itls.push(gap);
+    if (r.e2eMs !== undefined) s.e2es.push(r.e2eMs);
+    s.totalInputTokens += r.promptTokens ?? 0;
+    s.totalOutputTokens += r.outputTokens;
+    if (r.tokenSource === 'usage') s.usage++;
+  }
+  return s;
+}
+
+/** First measured send to last measured end (its last byte), s: the duration when the runner clocked none. */
+function spanSeconds(measured: readonly RequestRecord[]): number {
+  if (measured.length === 0) return 0;
+  let start = Infinity;
+  let end = -Infinity;
+  for (const r of measured) {
+    start = Math.min(start, r.sentAt);
+    end = Math.max(end, endOf(r));
+  }
+  return Math.max(0, (end - start) / 1000);
+}
+
+/** The SLO keys whose p99 misses, as `sloMissed`. */
+function missedSlos(slo: SloSpec, s: Samples, succeeded: number): (keyof SloSpec)[] {
+  const missed: (keyof SloSpec)[] = [];
+  const judge = (key: keyof SloSpec, sample: readonly number[]) => {
+    const limit = slo[key];
+    if (limit === undefined) return;
+    if (sample.length === 0) {
+      // No evidence is not a pass when nothing succeeded; a metric that simply cannot exist
+      // (ITL of one-token replies) is not held against the run.
+      if (succeeded === 0) missed.push(key);
+      return;
+    }
+    if (percentile([...sample].sort((a, b) => a - b), SLO_PERCENTILE) > limit) missed.push(key);
+  };
+  judge('ttftMs', s.ttfts);
+  judge('tpotMs', s.tpots);
+  judge('itlMs', s.itls);
+  judge('e2eMs', s.e2es);
+  return missed;
+}
+
 /**
  * The run's summary over its measured (non-warmup) requests. Latencies are over successful requests
  * only, token counts over successful requests only (as vLLM counts a failed request's output as 0).
@@ -50,100 +115,40 @@ export function summarize(requests: readonly RequestRecord[], workload: Workload
   const pcts = workload.percentiles;
   const measured = requests.filter((r) => !r.warmup);
   const ok = measured.filter((r) => r.error === undefined);
-
   const errorsByKind: Partial<Record<ErrorKind, number>> = {};
-  for (const r of measured) if (r.error) errorsByKind[r.error.kind] = (errorsByKind[r.error.kind] ?? 0) + 1;
-
-  const ttfts: number[] = [];
-  const ttfos: number[] = [];
-  const tpots: number[] = [];
-  const itls: number[] = [];
-  const e2es: number[] = [];
-  let totalInputTokens = 0;
-  let totalOutputTokens = 0;
-  let reasoning = false;
-  let usage = 0;
-  for (const r of ok) {
-    if (r.ttftMs !== undefined) ttfts.push(r.ttftMs);
-    if (r.ttfoMs !== undefined) ttfos.push(r.ttfoMs);
-    if ((r.reasoningTokens ?? 0) > 0 || (r.ttfoMs !== undefined && r.ttftMs !== undefined && r.ttfoMs !== r.ttftMs)) reasoning = true;
-    const tpot = tpotOf(r);
-    if (tpot !== undefined) tpots.push(tpot);
-    for (const gap of gapsOf(r.chunkTimesMs)) itls.push(gap);
-    if (r.e2eMs !== undefined) e2es.push(r.e2eMs);
-    totalInputTokens += r.promptTokens ?? 0;
-    totalOutputTokens += r.outputTokens;
-    if (r.tokenSource === 'usage') usage++;
-  }
-
   let malformedEvents = 0;
   let multiTokenChunks = 0;
   for (const r of measured) {
+    if (r.error) errorsByKind[r.error.kind] = (errorsByKind[r.error.kind] ?? 0) + 1;
     malformedEvents += r.malformedEvents ?? 0;
     multiTokenChunks += r.multiTokenChunks ?? 0;
   }
-
-  let durationS = options.durationS;
-  if (durationS === undefined) {
-    if (measured.length === 0) durationS = 0;
-    else {
-      let start = Infinity;
-      let end = -Infinity;
-      for (const r of measured) {
-        start = Math.min(start, r.sentAt);
-        end = Math.max(end, endOf(r));
-      }
-      durationS = Math.max(0, (end - start) / 1000);
-    }
-  }
-  const per = (x: number) => (durationS! > 0 ? x / durationS! : 0);
-
+  const s = samplesOf(ok);
+  const durationS = options.durationS ?? spanSeconds(measured);
+  const per = (x: number) => (durationS > 0 ? x / durationS : 0);
   const slo = workload.slo;
-  let goodput: number | undefined;
-  let sloMissed: (keyof SloSpec)[] | undefined;
-  if (hasGoodputSlo(slo)) goodput = per(ok.filter((r) => meetsSlo(r, slo)).length);
-  if (slo) {
-    sloMissed = [];
-    const judge = (key: keyof SloSpec, sample: readonly number[]) => {
-      const limit = slo[key];
-      if (limit === undefined) return;
-      if (sample.length === 0) {
-        // No evidence is not a pass when nothing succeeded; a metric that simply cannot exist
-        // (ITL of one-token replies) is not held against the run.
-        if (ok.length === 0) sloMissed!.push(key);
-        return;
-      }
-      if (percentile([...sample].sort((a, b) => a - b), SLO_PERCENTILE) > limit) sloMissed!.push(key);
-    };
-    judge('ttftMs', ttfts);
-    judge('tpotMs', tpots);
-    judge('itlMs', itls);
-    judge('e2eMs', e2es);
-  }
-
-  const tokenSource = usage === 0 ? 'chunks' : usage === ok.length ? 'usage' : 'mixed';
-
-  const summary: Summary = {
+  const goodput = hasGoodputSlo(slo) ? per(ok.filter((r) => meetsSlo(r, slo)).length) : undefined;
+  const sloMissed = slo ? missedSlos(slo, s, ok.length) : undefined;
+  return {
     completed: ok.length,
     failed: measured.length - ok.length,
     errorsByKind,
     durationS,
-    totalInputTokens,
-    totalOutputTokens,
+    totalInputTokens: s.totalInputTokens,
+    totalOutputTokens: s.totalOutputTokens,
     requestsPerSecond: per(ok.length),
-    outputTokensPerSecond: per(totalOutputTokens),
-    totalTokensPerSecond: per(totalInputTokens + totalOutputTokens),
-    ttftMs: stats(ttfts, pcts),
-    ...(reasoning ? { ttfoMs: stats(ttfos, pcts) } : {}),
-    tpotMs: stats(tpots, pcts),
-    itlMs: stats(itls, pcts),
-    e2eMs: stats(e2es, pcts),
+    outputTokensPerSecond: per(s.totalOutputTokens),
+    totalTokensPerSecond: per(s.totalInputTokens + s.totalOutputTokens),
+    ttftMs: stats(s.ttfts, pcts),
+    ...(s.reasoning ? { ttfoMs: stats(s.ttfos, pcts) } : {}),
+    tpotMs: stats(s.tpots, pcts),
+    itlMs: stats(s.itls, pcts),
+    e2eMs: stats(s.e2es, pcts),
     ...(goodput !== undefined ? { goodput } : {}),
     ...(sloMissed !== undefined ? { sloMissed } : {}),
     stalls: summarizeStalls(ok, workload.stallFactor, workload.stallFloorMs),
     malformedEvents,
-    tokenSource,
+    tokenSource: s.usage === 0 ? 'chunks' : s.usage === ok.length ? 'usage' : 'mixed',
     multiTokenChunks,
   };
-  return summary;
 }

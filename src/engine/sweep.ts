@@ -5,6 +5,7 @@ import { analyzeSweep, meanDecodingBatch, meanPromptTokens, saturationReason } f
 import { summarize } from './metrics';
 import { newRunId } from './runFile';
 import { runWorkload } from './runner';
+import type { RunOptions } from './runner';
 import type {
   EndpointSpec,
   PrefillDialConfig,
@@ -184,6 +185,33 @@ function combinedProgress(p: Progress, runId: string, startedMs: number, total: 
   };
 }
 
+/** The options every point's runWorkload gets from the sweep's. */
+function pointRunOptions(options: SweepOptions, onProgress: ((p: Progress) => void) | undefined): RunOptions {
+  return {
+    ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.prompts ? { prompts: options.prompts } : {}),
+    ...(options.detectedApi ? { detectedApi: true } : {}),
+    ...(onProgress ? { onProgress } : {}),
+  };
+}
+
+/** A finished point: its summary and requests (already in the sweep's file) and what the fits need. */
+function sweepPoint(dimension: SweepDimension, value: number, added: { indexes: number[]; summary: Summary; records: RequestRecord[] }): SweepPoint {
+  const meanBatch = dimension === 'promptTokens' ? undefined : meanDecodingBatch(added.records);
+  const measuredPrompt = meanPromptTokens(added.records);
+  return {
+    label: pointLabel(dimension, value),
+    ...(dimension === 'concurrency' ? { concurrency: value } : {}),
+    ...(dimension === 'rate' ? { rate: value } : {}),
+    ...(dimension === 'promptTokens' ? { concurrency: 1, promptTokens: value } : {}),
+    summary: added.summary,
+    requestIndexes: added.indexes,
+    ...(meanBatch !== undefined ? { meanBatch } : {}),
+    ...(measuredPrompt !== undefined ? { measuredPromptTokens: measuredPrompt } : {}),
+  };
+}
+
 /**
  * Runs `spec.values` one after another through `runWorkload`, stopping early when a point shows the
  * endpoint saturated, and returns one run file with `sweep` holding the points, the TPOT(B) fit (or
@@ -217,11 +245,7 @@ export async function runSweep(endpoint: EndpointSpec, spec: SweepSpec, options:
     let run: RunFile;
     try {
       run = await runWorkload(endpoint, workload, {
-        ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
-        ...(options.signal ? { signal: options.signal } : {}),
-        ...(options.prompts ? { prompts: options.prompts } : {}),
-        ...(options.detectedApi ? { detectedApi: true } : {}),
-        ...(onProgress ? { onProgress } : {}),
+        ...pointRunOptions(options, onProgress),
         ...(options.onRecord ? { onRecord: (r: RequestRecord) => options.onRecord!({ ...r, index: collector.globalIndex(i, r.index) }) } : {}),
         runId: `${id}#${i}`,
       });
@@ -231,25 +255,13 @@ export async function runSweep(endpoint: EndpointSpec, spec: SweepSpec, options:
       break;
     }
     runs.push(run);
-    const { indexes, summary, records } = collector.add(run);
-    before = addCounts(before, countsOf(summary));
-    const meanBatch = spec.dimension === 'promptTokens' ? undefined : meanDecodingBatch(records);
-    const measuredPrompt = meanPromptTokens(records);
-    const point: SweepPoint = {
-      label,
-      ...(spec.dimension === 'concurrency' ? { concurrency: value } : {}),
-      ...(spec.dimension === 'rate' ? { rate: value } : {}),
-      ...(spec.dimension === 'promptTokens' ? { concurrency: 1, promptTokens: value } : {}),
-      summary,
-      requestIndexes: indexes,
-      ...(meanBatch !== undefined ? { meanBatch } : {}),
-      ...(measuredPrompt !== undefined ? { measuredPromptTokens: measuredPrompt } : {}),
-    };
+    const point = sweepPoint(spec.dimension, value, collector.add(run));
+    before = addCounts(before, countsOf(point.summary));
     points.push(point);
     options.onPoint?.(point, i);
     if (run.cancelled) break;
     if (spec.stopOnSaturation !== false && i + 1 < spec.values.length) {
-      const why = saturationReason(spec.dimension, points[i - 1]?.summary, summary);
+      const why = saturationReason(spec.dimension, points[i - 1]?.summary, point.summary);
       if (why) {
         stoppedEarly = { afterLabel: label, reason: why };
         break;
@@ -315,21 +327,8 @@ export interface PrefillDialOptions {
   readonly runId?: string;
 }
 
-/**
- * For each chunk size: start the server, run the short decodes (closed loop, `decodeStreams`) and
- * the long prompts (open loop, `longRate`) against it at the same time for `durationS`, stop it.
- * The result is one run file: `requests` hold every configuration's requests, `prefillDial.configs`
- * the per-configuration summaries of the decodes (TPOT p99, stalls) and of the long prompts (TTFT).
- */
-export async function runPrefillDial(spec: PrefillDialSpec, options: PrefillDialOptions): Promise<RunFile> {
-  if (spec.batchSizes.length < 2) throw new Error('the prefill dial needs at least two batch sizes to compare');
-  for (const b of spec.batchSizes) if (!(Number.isInteger(b) && b >= 1)) throw new Error(`bad batch size ${b}: must be a whole number ≥ 1`);
-  const id = options.runId ?? newRunId();
-  const started = performance.now();
-  const collector = new Collector();
-  const configs: PrefillDialConfig[] = [];
-  const runs: RunFile[] = [];
-  let before = NO_COUNTS;
+/** The two workloads of every dial configuration: the short decodes (closed loop) and the long prompts (open loop). */
+function dialWorkloads(spec: PrefillDialSpec): { decodeWorkload: WorkloadSpec; longWorkload: WorkloadSpec } {
   // --duration, not a request count: the decodes and the long prompts must overlap for the whole run
   const { requests: _perRun, ...rest } = spec.workload;
   const decodeWorkload: WorkloadSpec = {
@@ -348,6 +347,49 @@ export async function runPrefillDial(spec: PrefillDialSpec, options: PrefillDial
     // the long prompts' own seed, the same in every configuration
     seed: spec.workload.seed + 1,
   };
+  return { decodeWorkload, longWorkload };
+}
+
+/**
+ * One configuration: the decodes and the long prompts at once against one server. Each run's
+ * progress is reported with the other's latest counts beside it.
+ */
+function runConfig(
+  endpoint: EndpointSpec,
+  decodeWorkload: WorkloadSpec,
+  longWorkload: WorkloadSpec,
+  runId: string,
+  options: PrefillDialOptions,
+  onProgress: (p: Progress, others: Counts) => void,
+): Promise<[RunFile, RunFile]> {
+  const common = {
+    ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+  };
+  let decodeSoFar = NO_COUNTS;
+  let longSoFar = NO_COUNTS;
+  return Promise.all([
+    runWorkload(endpoint, decodeWorkload, { ...common, runId: `${runId}d`, onProgress: (p) => onProgress((decodeSoFar = p), longSoFar) }),
+    runWorkload(endpoint, longWorkload, { ...common, runId: `${runId}l`, onProgress: (p) => onProgress((longSoFar = p), decodeSoFar) }),
+  ]);
+}
+
+/**
+ * For each chunk size: start the server, run the short decodes (closed loop, `decodeStreams`) and
+ * the long prompts (open loop, `longRate`) against it at the same time for `durationS`, stop it.
+ * The result is one run file: `requests` hold every configuration's requests, `prefillDial.configs`
+ * the per-configuration summaries of the decodes (TPOT p99, stalls) and of the long prompts (TTFT).
+ */
+export async function runPrefillDial(spec: PrefillDialSpec, options: PrefillDialOptions): Promise<RunFile> {
+  if (spec.batchSizes.length < 2) throw new Error('the prefill dial needs at least two batch sizes to compare');
+  for (const b of spec.batchSizes) if (!(Number.isInteger(b) && b >= 1)) throw new Error(`bad batch size ${b}: must be a whole number ≥ 1`);
+  const id = options.runId ?? newRunId();
+  const started = performance.now();
+  const collector = new Collector();
+  const configs: PrefillDialConfig[] = [];
+  const runs: RunFile[] = [];
+  let before = NO_COUNTS;
+  const { decodeWorkload, longWorkload } = dialWorkloads(spec);
 
   for (let i = 0; i < spec.batchSizes.length; i++) {
     if (options.signal?.aborted) break;
@@ -356,23 +398,9 @@ export async function runPrefillDial(spec: PrefillDialSpec, options: PrefillDial
     let decodeRun: RunFile;
     let longRun: RunFile;
     try {
-      const common = {
-        ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
-        ...(options.signal ? { signal: options.signal } : {}),
-      };
-      // the decodes and the long prompts run at once: each reports its own counts
-      let decodeSoFar = NO_COUNTS;
-      let longSoFar = NO_COUNTS;
-      const report = (p: Progress, which: 'decode' | 'long') => {
-        if (which === 'decode') decodeSoFar = p;
-        else longSoFar = p;
-        const other = which === 'decode' ? longSoFar : decodeSoFar;
-        options.onProgress?.(combinedProgress(p, id, started, undefined, addCounts(before, other)));
-      };
-      [decodeRun, longRun] = await Promise.all([
-        runWorkload(server.endpoint, decodeWorkload, { ...common, runId: `${id}#${i}d`, onProgress: (p) => report(p, 'decode') }),
-        runWorkload(server.endpoint, longWorkload, { ...common, runId: `${id}#${i}l`, onProgress: (p) => report(p, 'long') }),
-      ]);
+      const beforeThis = before;
+      const onProgress = (p: Progress, others: Counts) => options.onProgress?.(combinedProgress(p, id, started, undefined, addCounts(beforeThis, others)));
+      [decodeRun, longRun] = await runConfig(server.endpoint, decodeWorkload, longWorkload, `${id}#${i}`, options, onProgress);
     } finally {
       await server.stop();
     }
