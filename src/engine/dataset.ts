@@ -2,6 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import type { ChatMessage, Prompt } from './types';
 import { estimatePromptTokens, estimateTokens } from './prompts';
+import { isObject } from './json';
 
 export class DatasetError extends Error {
   override readonly name = 'DatasetError';
@@ -41,8 +42,8 @@ function positiveInt(value: unknown, key: string): number | undefined {
  * optional "max_tokens" / "output_len".
  */
 function parseLine(value: unknown, source: string): Prompt {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('expected a JSON object');
-  const o = value as Record<string, unknown>;
+  if (!isObject(value)) throw new Error('expected a JSON object');
+  const o = value;
   let maxTokens = positiveInt(o.max_tokens, 'max_tokens') ?? positiveInt(o.output_len, 'output_len');
   let messages: ChatMessage[];
   if (typeof o.prompt === 'string') {

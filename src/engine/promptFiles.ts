@@ -21,6 +21,7 @@ import type { Document, Node as YamlNode, Pair } from 'yaml';
 import type { ChatMessage, Prompt, SloSpec } from './types';
 import { estimatePromptTokens } from './prompts';
 import { sloFromObject } from './slo';
+import { isObject } from './json';
 
 export type PromptFileKind = 'text' | 'prompt.md' | 'prompty' | 'prompt.yml';
 
@@ -209,7 +210,7 @@ function sloOf(ctx: Ctx, y: Yaml | undefined): SloSpec | undefined {
   const block = y?.value?.llmProfiler;
   if (block === undefined || y === undefined) return undefined;
   const line = keyLine(y, ['llmProfiler'], 0);
-  if (block === null || typeof block !== 'object' || Array.isArray(block)) {
+  if (!isObject(block)) {
     ctx.errors.push({ message: 'llmProfiler must be a mapping, e.g. llmProfiler: { slo: { ttft: 500 } }', line });
     return undefined;
   }
@@ -290,16 +291,16 @@ function parsePrompty(ctx: Ctx, _src: string): Body {
   const model = str(configuration.azure_deployment) ?? str(configuration.model) ?? str(configuration.name);
 
   const vars: Record<string, unknown> = {};
-  if (meta.inputs && typeof meta.inputs === 'object' && !Array.isArray(meta.inputs)) {
-    for (const [k, v] of Object.entries(meta.inputs as Record<string, unknown>)) {
-      if (v && typeof v === 'object' && !Array.isArray(v)) {
-        const d = (v as Record<string, unknown>).default ?? (v as Record<string, unknown>).sample;
+  if (isObject(meta.inputs)) {
+    for (const [k, v] of Object.entries(meta.inputs)) {
+      if (isObject(v)) {
+        const d = v.default ?? v.sample;
         if (d !== undefined) vars[k] = d;
       }
     }
   }
   if (meta.sample !== undefined) {
-    if (meta.sample && typeof meta.sample === 'object' && !Array.isArray(meta.sample)) Object.assign(vars, meta.sample);
+    if (isObject(meta.sample)) Object.assign(vars, meta.sample);
     else ctx.errors.push({ message: 'sample must be a mapping of variable names to values (a sample file reference is not supported)', line: y ? keyLine(y, ['sample'], 0) : 0 });
   }
 
@@ -346,6 +347,42 @@ function parsePrompty(ctx: Ctx, _src: string): Body {
 
 // ---- *.prompt.yml (GitHub Models) ----
 
+/** The `messages` of a .prompt.yml as chat messages (with {{variables}} still in them); undefined, with the errors noted, when unusable. */
+function ymlMessages(ctx: Ctx, y: Yaml, messages: unknown, pair: ReturnType<typeof pairOf>, whole: PromptFileRange): ChatMessage[] | undefined {
+  if (!Array.isArray(messages) || messages.length === 0) {
+    ctx.errors.push({ message: 'messages must be a list of { role, content }', line: keyLine(y, ['messages'], 0) });
+    return undefined;
+  }
+  const seq = isSeq(pair?.value) ? pair!.value : undefined;
+  const template: ChatMessage[] = [];
+  let bad = false;
+  messages.forEach((m: unknown, i: number) => {
+    const line = nodeRange(y, seq?.items[i] as YamlNode | undefined, whole).startLine;
+    const problem = ymlMessageProblem(m, i);
+    if (problem !== undefined) {
+      ctx.errors.push({ message: problem, line });
+      bad = true;
+      return;
+    }
+    const mm = m as { role: string; content: string };
+    template.push({ role: mm.role === 'developer' ? 'system' : (mm.role as ChatMessage['role']), content: mm.content });
+  });
+  if (bad) return undefined;
+  if (!template.some((m) => m.role === 'user')) {
+    ctx.errors.push({ message: 'messages has no user message', line: keyLine(y, ['messages'], 0) });
+    return undefined;
+  }
+  return template;
+}
+
+function ymlMessageProblem(m: unknown, i: number): string | undefined {
+  if (!isObject(m)) return `messages[${i}] must be a mapping with role and content`;
+  const role = m.role === 'developer' ? 'system' : m.role;
+  if (role !== 'system' && role !== 'user' && role !== 'assistant') return `messages[${i}].role must be system, user or assistant, got ${JSON.stringify(m.role)}`;
+  if (typeof m.content !== 'string') return `messages[${i}].content must be text`;
+  return undefined;
+}
+
 function parsePromptYml(ctx: Ctx, src: string): Body {
   const y = parseYaml(ctx, src, 0, 'YAML');
   const whole: PromptFileRange = { startLine: 0, endLine: lastLine(ctx.lines) };
@@ -360,39 +397,8 @@ function parsePromptYml(ctx: Ctx, src: string): Body {
   const base = { ...(slo ? { slo } : {}), ...(model ? { model } : {}) };
 
   const messagesPair = pairOf(y.doc, ['messages']);
-  if (!Array.isArray(meta.messages) || meta.messages.length === 0) {
-    ctx.errors.push({ message: 'messages must be a list of { role, content }', line: keyLine(y, ['messages'], 0) });
-    return { prompts: [], ...base };
-  }
-  const seq = isSeq(messagesPair?.value) ? messagesPair!.value : undefined;
-  const template: ChatMessage[] = [];
-  let bad = false;
-  meta.messages.forEach((m: unknown, i: number) => {
-    const line = nodeRange(y, seq?.items[i] as YamlNode | undefined, whole).startLine;
-    if (m === null || typeof m !== 'object' || Array.isArray(m)) {
-      ctx.errors.push({ message: `messages[${i}] must be a mapping with role and content`, line });
-      bad = true;
-      return;
-    }
-    const mm = m as Record<string, unknown>;
-    const role = mm.role === 'developer' ? 'system' : mm.role;
-    if (role !== 'system' && role !== 'user' && role !== 'assistant') {
-      ctx.errors.push({ message: `messages[${i}].role must be system, user or assistant, got ${JSON.stringify(mm.role)}`, line });
-      bad = true;
-      return;
-    }
-    if (typeof mm.content !== 'string') {
-      ctx.errors.push({ message: `messages[${i}].content must be text`, line });
-      bad = true;
-      return;
-    }
-    template.push({ role, content: mm.content });
-  });
-  if (bad) return { prompts: [], ...base };
-  if (!template.some((m) => m.role === 'user')) {
-    ctx.errors.push({ message: 'messages has no user message', line: keyLine(y, ['messages'], 0) });
-    return { prompts: [], ...base };
-  }
+  const template = ymlMessages(ctx, y, meta.messages, messagesPair, whole);
+  if (template === undefined) return { prompts: [], ...base };
   const name = str(meta.name) ?? baseName(ctx.fileName).replace(/\.prompt\.ya?ml$/i, '');
   const extra = { maxTokens, temperature };
   const messagesRange: PromptFileRange = messagesPair?.key
@@ -419,11 +425,11 @@ function parsePromptYml(ctx: Ctx, src: string): Body {
   const prompts: PromptFileEntry[] = [];
   meta.testData.forEach((row: unknown, i: number) => {
     const range = nodeRange(y, tdSeq?.items[i] as YamlNode | undefined, { startLine: tdLine, endLine: tdLine });
-    if (row === null || typeof row !== 'object' || Array.isArray(row)) {
+    if (!isObject(row)) {
       ctx.errors.push({ message: `testData[${i}] must be a mapping of variables`, line: range.startLine });
       return;
     }
-    prompts.push({ prompt: makePrompt(ctx, fill(row as Record<string, unknown>, range.startLine, `testData[${i}]`), extra), name: `${name} · row ${i + 1}`, range });
+    prompts.push({ prompt: makePrompt(ctx, fill(row, range.startLine, `testData[${i}]`), extra), name: `${name} · row ${i + 1}`, range });
   });
   if (prompts.length === 0 && meta.testData.length === 0) {
     prompts.push({ prompt: makePrompt(ctx, fill({}, messagesRange.startLine, 'messages'), extra), name, range: messagesRange });
