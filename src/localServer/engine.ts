@@ -12,7 +12,38 @@
 //    every other stream to end. We clear the slot between two batches from the same hook instead
 //    (the loop holds the lock then, and no decode is in flight), or under the lock when idle.
 import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token, TokenBias } from 'node-llama-cpp';
+import { Rng } from '../engine/random';
 import { SYNTHETIC_NAME_PREFIX } from './synthetic';
+
+/** What decoding produced: tokens, when the first came (0: none), why it stopped, the text. */
+interface Decoded {
+  count: number;
+  tFirst: number;
+  finish: GenerateResult['finishReason'];
+  text: string;
+}
+
+/** Token to text, holding back a multi-byte character split over byte tokens until it is whole (at most 4 tokens). */
+class TextAssembler {
+  readonly #model: LlamaModel;
+  readonly #pending: Token[] = [];
+  readonly #recent: Token[] = [];
+
+  constructor(model: LlamaModel) {
+    this.#model = model;
+  }
+
+  /** The text this token completes ('' while a character is still split). */
+  push(token: Token): string {
+    this.#pending.push(token);
+    const piece = this.#model.detokenize(this.#pending, false, this.#recent);
+    if (piece.endsWith('\uFFFD') && this.#pending.length < 4) return '';
+    for (const t of this.#pending) this.#recent.push(t);
+    if (this.#recent.length > 8) this.#recent.splice(0, this.#recent.length - 8);
+    this.#pending.length = 0;
+    return piece;
+  }
+}
 
 export interface EngineOptions {
   readonly modelPath: string;
@@ -371,72 +402,52 @@ export class LlamaEngine {
       tokenBias: this.#neverBias,
       yieldEogToken: true, // we decide when to stop: exact max_tokens, ignore_eos
     });
-    let count = 0;
-    let tFirst = 0;
-    let finish: GenerateResult['finishReason'] = 'length';
-    let text = '';
-    const pending: Token[] = [];
-    const recent: Token[] = [];
-    let replacement: Token | undefined;
-    let rand = (req.seed ?? Math.floor(Math.random() * 2 ** 31)) >>> 0;
+    let out: Decoded;
     try {
-      for (;;) {
-        const r = await it.next(replacement);
-        replacement = undefined;
-        if (r.done) {
-          finish = 'stop';
-          break;
-        }
-        if (count === 0) {
-          tFirst = performance.now();
-          slot.phase = 'decode';
-        }
-        let token = r.value;
-        if (this.#model.isEogToken(token)) {
-          if (!req.ignoreEos) {
-            count++;
-            finish = 'stop';
-            break;
-          }
-          // As llama-server's ignore_eos (EOG banned): feed and show a normal token in its place.
-          token = this.#pickReplacement((rand = (Math.imul(rand, 1664525) + 1013904223) >>> 0));
-          replacement = token;
-        }
-        count++;
-        pending.push(token);
-        const piece = this.#model.detokenize(pending, false, recent);
-        // A multi-byte character split over byte tokens: wait for the rest (at most 4 tokens).
-        if (!piece.endsWith('\uFFFD') || pending.length >= 4) {
-          for (const t of pending) recent.push(t);
-          if (recent.length > 8) recent.splice(0, recent.length - 8);
-          pending.length = 0;
-          text += piece;
-          if (piece) req.onText?.(piece);
-          if (req.stop.length && req.stop.some((s) => s && text.includes(s))) {
-            finish = 'stop';
-            break;
-          }
-        }
-        if (req.maxTokens !== undefined && count >= req.maxTokens) {
-          finish = 'length';
-          break;
-        }
-        if (slot.seq.nextTokenIndex + 1 >= this.#slotContext) {
-          finish = 'length';
-          break;
-        }
-        if (req.signal.aborted) {
-          finish = 'aborted';
-          break;
-        }
-      }
+      out = await this.#decode(slot, req, it);
     } finally {
       // Not busy from here: the batch statistics must not wait for this slot.
       slot.phase = 'starting';
       await it.return(undefined).catch(() => undefined);
     }
     const tEnd = performance.now();
-    return { ...base, completionTokens: count, finishReason: finish, text, promptMs: (tFirst || tEnd) - tPrompt, predictedMs: tFirst ? tEnd - tFirst : 0 };
+    const tFirst = out.tFirst;
+    return { ...base, completionTokens: out.count, finishReason: out.finish, text: out.text, promptMs: (tFirst || tEnd) - tPrompt, predictedMs: tFirst ? tEnd - tFirst : 0 };
+  }
+
+  /** Takes tokens from the sequence until a stop: end of generation, a stop string, max_tokens, a full slot or an abort. */
+  async #decode(slot: Slot, req: GenerateRequest, it: AsyncGenerator<Token, void, Token | undefined>): Promise<Decoded> {
+    const out: Decoded = { count: 0, tFirst: 0, finish: 'length', text: '' };
+    const text = new TextAssembler(this.#model);
+    let replacement: Token | undefined;
+    // ignore_eos replacements are seeded like the request, so a seed reproduces the text
+    const rng = new Rng(req.seed ?? Math.floor(Math.random() * 2 ** 31));
+    for (;;) {
+      const r = await it.next(replacement);
+      replacement = undefined;
+      if (r.done) return { ...out, finish: 'stop' };
+      if (out.count === 0) {
+        out.tFirst = performance.now();
+        slot.phase = 'decode';
+      }
+      let token = r.value;
+      if (this.#model.isEogToken(token)) {
+        if (!req.ignoreEos) return { ...out, count: out.count + 1, finish: 'stop' };
+        // As llama-server's ignore_eos (EOG banned): feed and show a normal token in its place.
+        token = this.#pickReplacement(rng.nextU32());
+        replacement = token;
+      }
+      out.count++;
+      const piece = text.push(token);
+      if (piece) {
+        out.text += piece;
+        req.onText?.(piece);
+        if (req.stop.length && req.stop.some((s) => s && out.text.includes(s))) return { ...out, finish: 'stop' };
+      }
+      if (req.maxTokens !== undefined && out.count >= req.maxTokens) return { ...out, finish: 'length' };
+      if (slot.seq.nextTokenIndex + 1 >= this.#slotContext) return { ...out, finish: 'length' };
+      if (req.signal.aborted) return { ...out, finish: 'aborted' };
+    }
   }
 
   #pickReplacement(r: number): Token {

@@ -241,31 +241,12 @@ export class LocalHttpServer {
       res.destroy();
       return;
     }
-    const timings = timingsOf(result);
-    const usage = { prompt_tokens: result.promptTokens, completion_tokens: result.completionTokens, total_tokens: result.promptTokens + result.completionTokens };
-    const finish = result.finishReason;
+    const done: Finished = { api, id, created, model, result, timings: timingsOf(result) };
     if (p.stream) {
       startStream();
-      if (api === 'chat') {
-        sse({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: finish }], timings });
-        if (p.includeUsage) sse({ id, object: 'chat.completion.chunk', created, model, choices: [], usage, timings });
-        res.end('data: [DONE]\n\n');
-      } else if (api === 'completions') {
-        sse({ id, object: 'text_completion', created, model, choices: [{ index: 0, text: '', logprobs: null, finish_reason: finish }], timings });
-        if (p.includeUsage) sse({ id, object: 'text_completion', created, model, choices: [], usage, timings });
-        res.end('data: [DONE]\n\n');
-      } else {
-        sse({ content: '', stop: true, model, tokens_predicted: result.completionTokens, tokens_evaluated: result.promptTokens, stop_type: finish === 'length' ? 'limit' : 'eos', timings });
-        res.end();
-      }
-      return;
-    }
-    if (api === 'chat') {
-      this.#json(res, 200, { id, object: 'chat.completion', created, model, choices: [{ index: 0, message: { role: 'assistant', content: result.text }, logprobs: null, finish_reason: finish }], usage, timings });
-    } else if (api === 'completions') {
-      this.#json(res, 200, { id, object: 'text_completion', created, model, choices: [{ index: 0, text: result.text, logprobs: null, finish_reason: finish }], usage, timings });
+      endStream(res, done, p.includeUsage, sse);
     } else {
-      this.#json(res, 200, { content: result.text, stop: true, model, tokens_predicted: result.completionTokens, tokens_evaluated: result.promptTokens, stop_type: finish === 'length' ? 'limit' : 'eos', timings });
+      this.#json(res, 200, wholeReply(done));
     }
   }
 
@@ -274,6 +255,51 @@ export class LocalHttpServer {
     res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
     res.end(text);
   }
+}
+
+/** A finished generation and the names its reply carries. */
+interface Finished {
+  readonly api: Api;
+  readonly id: string;
+  readonly created: number;
+  readonly model: string;
+  readonly result: GenerateResult;
+  readonly timings: ReturnType<typeof timingsOf>;
+}
+
+function usageOf(r: GenerateResult) {
+  return { prompt_tokens: r.promptTokens, completion_tokens: r.completionTokens, total_tokens: r.promptTokens + r.completionTokens };
+}
+
+/** The end of a stream: the finish reason (and usage when asked), then [DONE]; llama.cpp's final event. */
+function endStream(res: ServerResponse, f: Finished, includeUsage: boolean, sse: (obj: unknown) => void): void {
+  const { id, created, model, result, timings } = f;
+  const finish = result.finishReason;
+  if (f.api === 'chat') {
+    sse({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: finish }], timings });
+    if (includeUsage) sse({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageOf(result), timings });
+    res.end('data: [DONE]\n\n');
+  } else if (f.api === 'completions') {
+    sse({ id, object: 'text_completion', created, model, choices: [{ index: 0, text: '', logprobs: null, finish_reason: finish }], timings });
+    if (includeUsage) sse({ id, object: 'text_completion', created, model, choices: [], usage: usageOf(result), timings });
+    res.end('data: [DONE]\n\n');
+  } else {
+    sse({ content: '', stop: true, model, tokens_predicted: result.completionTokens, tokens_evaluated: result.promptTokens, stop_type: finish === 'length' ? 'limit' : 'eos', timings });
+    res.end();
+  }
+}
+
+/** The reply to a request without `stream`: one JSON document. */
+function wholeReply(f: Finished): unknown {
+  const { id, created, model, result, timings } = f;
+  const finish = result.finishReason;
+  if (f.api === 'chat') {
+    return { id, object: 'chat.completion', created, model, choices: [{ index: 0, message: { role: 'assistant', content: result.text }, logprobs: null, finish_reason: finish }], usage: usageOf(result), timings };
+  }
+  if (f.api === 'completions') {
+    return { id, object: 'text_completion', created, model, choices: [{ index: 0, text: result.text, logprobs: null, finish_reason: finish }], usage: usageOf(result), timings };
+  }
+  return { content: result.text, stop: true, model, tokens_predicted: result.completionTokens, tokens_evaluated: result.promptTokens, stop_type: finish === 'length' ? 'limit' : 'eos', timings };
 }
 
 function readJson(req: IncomingMessage): Promise<unknown> {

@@ -73,7 +73,21 @@ async function healthy(url: string, signal: AbortSignal): Promise<boolean> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function startLocalServer(options: LocalServerOptions): Promise<LocalServerHandle> {
+/** The options checked and filled in, the binary found and the model resolved: everything before a process starts. */
+interface Plan {
+  readonly backend: 'bundled' | 'llama-server';
+  readonly parallel: number;
+  readonly batchSize: number;
+  readonly threads: number;
+  readonly ctxSize: number;
+  /** 0: the bundled server picks one. */
+  readonly port: number;
+  readonly bin: string | undefined;
+  readonly model: Awaited<ReturnType<typeof resolveModel>>;
+  readonly bundle: string;
+}
+
+async function plan(options: LocalServerOptions): Promise<Plan> {
   const backend = options.backend ?? 'bundled';
   if (backend !== 'bundled' && backend !== 'llama-server') throw new LocalServerError(`unknown backend ${JSON.stringify(backend)} (bundled or llama-server)`);
   const parallel = positiveInt('parallel', options.parallel, DEFAULT_PARALLEL);
@@ -82,9 +96,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   const ctxSize = positiveInt('ctxSize', options.ctxSize, defaultCtxSize(parallel), 64);
   const requestedPort = positiveInt('port', options.port, 0, 0);
   if (requestedPort > 65535) throw new LocalServerError(`port must be at most 65535 (got ${requestedPort})`);
-  const onLog = options.onLog ?? (() => undefined);
 
-  // Everything that can be wrong with the input is found before a process starts.
   const bin = backend === 'llama-server' ? findLlamaServer(options.llamaServerPath) : undefined;
   if (backend === 'llama-server' && !bin) {
     throw new LocalServerError(
@@ -95,128 +107,161 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   }
   const model = await resolveModel(options.model);
   checkMemory(model.path, model.header, ctxSize);
-  let port = requestedPort;
-  if (port !== 0) await checkPortFree(port);
-
+  if (requestedPort !== 0) await checkPortFree(requestedPort);
   const bundle = serverBundlePath();
   if (!existsSync(bundle)) throw new LocalServerError(`the server bundle ${bundle} is missing: run \`npm run build\` first`);
+  // llama-server cannot report a port it picked: pick a free one here.
+  const port = backend === 'llama-server' && requestedPort === 0 ? await checkPortFree(0) : requestedPort;
+  return { backend, parallel, batchSize, threads, ctxSize, port, bin, model, bundle };
+}
+
+/** The command line of the server process (the bundle, which supervises llama-server for that backend). */
+function serverArgs(p: Plan, fullBatches: boolean | undefined): string[] {
+  const { model } = p;
   let args: string[];
-  if (backend === 'bundled') {
-    args = [bundle, '--model', model.path, '--alias', model.alias, '--port', String(port), '--parallel', String(parallel), '--batch-size', String(batchSize), '--threads', String(threads), '--ctx-size', String(ctxSize)];
-    if (options.fullBatches === false) args.push('--no-full-batches');
+  if (p.backend === 'bundled') {
+    args = [p.bundle, '--model', model.path, '--alias', model.alias, '--port', String(p.port), '--parallel', String(p.parallel), '--batch-size', String(p.batchSize), '--threads', String(p.threads), '--ctx-size', String(p.ctxSize)];
+    if (fullBatches === false) args.push('--no-full-batches');
   } else {
-    // llama-server cannot report a port it picked: pick a free one here.
-    if (port === 0) port = await checkPortFree(0);
-    const ubatch = Math.min(batchSize, 512);
-    args = [bundle, '--supervise', '--', bin!, '-m', model.path, '--alias', model.alias, '--host', '127.0.0.1', '--port', String(port), '-np', String(parallel), '-b', String(batchSize), '-ub', String(ubatch), '-t', String(threads), '-tb', String(threads), '-c', String(ctxSize), '-ngl', '0', '--no-webui'];
+    const ubatch = Math.min(p.batchSize, 512);
+    args = [p.bundle, '--supervise', '--', p.bin!, '-m', model.path, '--alias', model.alias, '--host', '127.0.0.1', '--port', String(p.port), '-np', String(p.parallel), '-b', String(p.batchSize), '-ub', String(ubatch), '-t', String(p.threads), '-tb', String(p.threads), '-c', String(p.ctxSize), '-ngl', '0', '--no-webui'];
     // As the bundled server does: a synthetic model's byte and control tokens are never sampled
     // (random weights would pick them, and llama-server rejects the broken UTF-8 they make).
     if (model.synthetic) for (const id of unsampleableTokens(model.header)) args.push('-l', `${id}-inf`);
   }
   // Supervision flags go before `--`.
   args.splice(1, 0, '--parent-pid', String(process.pid), '--watch-stdin');
+  return args;
+}
 
-  const tail: string[] = [];
-  const pushLog = (line: string) => {
-    tail.push(line);
-    if (tail.length > LOG_TAIL) tail.shift();
-    onLog(line);
-  };
-  // Its own process group, so that Ctrl+C in a terminal reaches only us (we stop it cleanly) and a
-  // SIGKILL reaches llama-server behind the supervisor too.
-  const child: ChildProcess = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' } }); // in VS Code, execPath is Electron
-  child.stdin?.on('error', () => undefined);
-  let listening: { port: number; model?: string } | undefined;
-  const exited = new Promise<number | null>((resolve) => {
-    child.once('exit', (code, signal) => resolve(code ?? (signal ? null : 1)));
-    child.once('error', (e) => {
-      pushLog(`cannot start the server: ${e.message}`);
-      resolve(127);
+/** The server process: its log tail, the port it reports listening on, its exit, and stopping it. */
+class ServerProcess {
+  readonly tail: string[] = [];
+  readonly exited: Promise<number | null>;
+  listening: { port: number; model?: string } | undefined;
+  readonly #child: ChildProcess;
+  readonly #onLog: (line: string) => void;
+  #stopping: Promise<void> | undefined;
+
+  constructor(args: readonly string[], onLog: (line: string) => void) {
+    this.#onLog = onLog;
+    // Its own process group, so that Ctrl+C in a terminal reaches only us (we stop it cleanly) and a
+    // SIGKILL reaches llama-server behind the supervisor too.
+    const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' } }); // in VS Code, execPath is Electron
+    this.#child = child;
+    child.stdin?.on('error', () => undefined);
+    this.exited = new Promise<number | null>((resolve) => {
+      child.once('exit', (code, signal) => resolve(code ?? (signal ? null : 1)));
+      child.once('error', (e) => {
+        this.log(`cannot start the server: ${e.message}`);
+        resolve(127);
+      });
     });
-  });
-  const rlOut = createInterface({ input: child.stdout! });
-  rlOut.on('line', (line) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => this.#onStdout(line));
+    createInterface({ input: child.stderr! }).on('line', (line) => this.log(line));
+  }
+
+  get pid(): number {
+    return this.#child.pid!;
+  }
+
+  get stopping(): boolean {
+    return this.#stopping !== undefined;
+  }
+
+  log(line: string): void {
+    this.tail.push(line);
+    if (this.tail.length > LOG_TAIL) this.tail.shift();
+    this.#onLog(line);
+  }
+
+  /** SIGTERM to the group, SIGKILL after the grace period. */
+  stop(): Promise<void> {
+    this.#stopping ??= (async () => {
+      const child = this.#child;
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      this.#killGroup('SIGTERM');
+      const done = await Promise.race([this.exited.then(() => true), sleep(STOP_GRACE_MS).then(() => false)]);
+      if (!done) {
+        this.log(`the server did not stop within ${STOP_GRACE_MS} ms: SIGKILL`);
+        this.#killGroup('SIGKILL');
+        await this.exited;
+      }
+      child.stdin?.destroy();
+    })();
+    return this.#stopping;
+  }
+
+  #onStdout(line: string): void {
     if (line.startsWith('{"event":')) {
       try {
         const ev = JSON.parse(line) as { event: string; port?: number; model?: string };
-        if (ev.event === 'listening' && typeof ev.port === 'number') listening = { port: ev.port, model: ev.model };
+        if (ev.event === 'listening' && typeof ev.port === 'number') this.listening = { port: ev.port, model: ev.model };
         return;
       } catch {
         // an ordinary log line
       }
     }
-    pushLog(line);
-  });
-  createInterface({ input: child.stderr! }).on('line', pushLog);
+    this.log(line);
+  }
 
-  let stopping: Promise<void> | undefined;
-  const killGroup = (sig: NodeJS.Signals) => {
+  #killGroup(sig: NodeJS.Signals): void {
     try {
-      if (child.pid) process.kill(-child.pid, sig);
+      if (this.#child.pid) process.kill(-this.#child.pid, sig);
     } catch {
       try {
-        child.kill(sig);
+        this.#child.kill(sig);
       } catch {
         // already gone
       }
     }
-  };
-  const stop = (): Promise<void> => {
-    stopping ??= (async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      killGroup('SIGTERM');
-      const done = await Promise.race([exited.then(() => true), sleep(STOP_GRACE_MS).then(() => false)]);
-      if (!done) {
-        pushLog(`the server did not stop within ${STOP_GRACE_MS} ms: SIGKILL`);
-        killGroup('SIGKILL');
-        await exited;
-      }
-      child.stdin?.destroy();
-    })();
-    return stopping;
-  };
+  }
+}
 
-  // Readiness: /health answers 200 (llama-server answers 503 while loading).
-  const timeoutMs = options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
+/** Readiness: /health answers 200 (llama-server answers 503 while loading). Resolves with the URL. */
+async function waitReady(proc: ServerProcess, backend: Plan['backend'], port: number, timeoutMs: number): Promise<string> {
   const deadline = performance.now() + timeoutMs;
   let exitCode: number | null | undefined;
-  void exited.then((c) => {
+  void proc.exited.then((c) => {
     exitCode = c;
   });
-  let url: string | undefined;
-  while (true) {
+  for (;;) {
     if (exitCode !== undefined) {
       await sleep(50); // let the last log lines arrive
-      throw new LocalServerError(`the ${backend} server exited during start-up (exit code ${exitCode})`, tail.slice(), exitCode);
+      throw new LocalServerError(`the ${backend} server exited during start-up (exit code ${exitCode})`, proc.tail.slice(), exitCode);
     }
     if (performance.now() > deadline) {
-      await stop();
-      throw new LocalServerError(`the ${backend} server was not ready within ${Math.round(timeoutMs / 1000)} s`, tail.slice());
+      await proc.stop();
+      throw new LocalServerError(`the ${backend} server was not ready within ${Math.round(timeoutMs / 1000)} s`, proc.tail.slice());
     }
-    const p = backend === 'bundled' ? listening?.port : port;
+    const p = backend === 'bundled' ? proc.listening?.port : port;
     if (p !== undefined) {
       const candidate = `http://127.0.0.1:${p}`;
       const ac = new AbortController();
       const t = setTimeout(() => ac.abort(), 2000);
       const ok = await healthy(candidate, ac.signal);
       clearTimeout(t);
-      if (ok) {
-        url = candidate;
-        break;
-      }
+      if (ok) return candidate;
     }
     await sleep(backend === 'bundled' ? 50 : 200);
   }
-  void exited.then((code) => {
-    if (!stopping) pushLog(`the ${backend} server exited unexpectedly (exit code ${code})`);
+}
+
+export async function startLocalServer(options: LocalServerOptions): Promise<LocalServerHandle> {
+  // Everything that can be wrong with the input is found before a process starts.
+  const p = await plan(options);
+  const proc = new ServerProcess(serverArgs(p, options.fullBatches), options.onLog ?? (() => undefined));
+  const url = await waitReady(proc, p.backend, p.port, options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS);
+  void proc.exited.then((code) => {
+    if (!proc.stopping) proc.log(`the ${p.backend} server exited unexpectedly (exit code ${code})`);
   });
   return {
     url,
-    pid: child.pid!,
-    model: listening?.model ?? model.alias,
-    backend,
-    exited,
-    stop,
-    logTail: () => tail.slice(),
+    pid: proc.pid,
+    model: proc.listening?.model ?? p.model.alias,
+    backend: p.backend,
+    exited: proc.exited,
+    stop: () => proc.stop(),
+    logTail: () => proc.tail.slice(),
   };
 }

@@ -2,6 +2,7 @@
 // real llama.cpp compute at a chosen shape, without downloading weights. Cached on disk by shape.
 import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Rng } from '../engine/random';
 import { GgmlType, GgufType, tensorBytes, writeGguf } from './gguf';
 import type { GgufEntry, GgufTensorSpec } from './gguf';
 import { modelCacheDir } from './paths';
@@ -18,7 +19,7 @@ export const PRESETS: Readonly<Record<SyntheticPreset, ModelShape>> = {
 };
 
 /** Bumped when the file layout or the vocabulary changes, so old cache entries are not reused. */
-const FORMAT_REVISION = 1;
+const FORMAT_REVISION = 2; // 2: words and weights from the engine's Rng
 export const SYNTHETIC_NAME_PREFIX = 'llm-profiler synthetic';
 
 export function validateShape(s: ModelShape): void {
@@ -98,15 +99,10 @@ const WORDS = (
 const CONSONANTS = 'bdfghklmnprstvz';
 const VOWELS = 'aeiou';
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+/** A seeded uniform [0, 1) source (the engine's one generator, random.ts). */
+function uniform(seed: number): () => number {
+  const rng = new Rng(seed);
+  return () => rng.next();
 }
 
 /**
@@ -140,7 +136,7 @@ export function buildVocabulary(size: number): Vocabulary {
   for (const c of CONSONANTS) for (const v of VOWELS) syllables.push(c + v);
   for (const a of syllables) addWord(a);
   for (const a of syllables) for (const b of syllables) addWord(a + b);
-  const rand = mulberry32(0x5eed);
+  const rand = uniform(0x5eed);
   while (tokens.length < size) {
     const n = 3 + Math.floor(rand() * 2);
     let w = '';
@@ -187,7 +183,7 @@ function gaussian(rand: () => number): number {
 
 /** One random block, repeated to fill a buffer long enough to slice any chunk at any phase. */
 function makePattern(type: 'f16' | 'q8_0'): { buf: Buffer; unitBytes: number; period: number; unitsPerChunk: number } {
-  const rand = mulberry32(0xc0ffee);
+  const rand = uniform(0xc0ffee);
   if (type === 'f16') {
     const block = Buffer.alloc(F16_PERIOD * 2);
     for (let i = 0; i < F16_PERIOD; i++) block.writeUInt16LE(f32ToF16(gaussian(rand) * SIGMA), i * 2);

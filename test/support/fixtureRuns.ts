@@ -3,6 +3,7 @@
 // prefill), a few errors (429 before any token, a reset mid-stream), and warmup requests. The summary
 // is computed here the way the engine defines it (linear percentiles), so the panel's table can be
 // checked against `run.summary` exactly.
+import { Rng } from '../../src/engine/random';
 import type { ErrorKind, RequestRecord, RunFile, SloSpec, Stall, Stats, Summary, WorkloadSpec } from '../../src/engine/types';
 
 export interface FixtureOptions {
@@ -22,16 +23,10 @@ export interface FixtureOptions {
   readonly startedAt?: string;
 }
 
-/** A small deterministic PRNG (mulberry32). */
+/** A deterministic uniform [0, 1) source from a seed (the engine's Rng). */
 export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const r = new Rng(seed);
+  return () => r.next();
 }
 
 export function percentileOf(sorted: readonly number[], p: number): number {
