@@ -326,7 +326,7 @@ export function sloMissed(summary: Summary, slo: SloSpec | undefined): (keyof Sl
   return missed;
 }
 
-export function hasSlo(slo: SloSpec | undefined): slo is SloSpec {
+function hasSlo(slo: SloSpec | undefined): slo is SloSpec {
   return !!slo && (slo.ttftMs !== undefined || slo.tpotMs !== undefined || slo.itlMs !== undefined || slo.e2eMs !== undefined);
 }
 

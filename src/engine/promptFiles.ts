@@ -54,11 +54,6 @@ export function promptFileKind(fileName: string): PromptFileKind {
   return 'text';
 }
 
-/** Whether a file name is one of the structured prompt-file kinds (the CodeLens default globs). */
-export function isPromptFileName(fileName: string): boolean {
-  return promptFileKind(fileName) !== 'text';
-}
-
 function baseName(fileName: string): string {
   const parts = fileName.split(/[\\/]/);
   return parts[parts.length - 1] ?? fileName;

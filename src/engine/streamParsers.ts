@@ -268,6 +268,6 @@ export function createNdjsonParser(handlers: JsonStreamHandlers, options: { maxB
   return new NdjsonParser(handlers, options);
 }
 
-export function createWholeJsonParser(handlers: JsonStreamHandlers, options: { maxBufferSize?: number } = {}): JsonStreamParser {
+function createWholeJsonParser(handlers: JsonStreamHandlers, options: { maxBufferSize?: number } = {}): JsonStreamParser {
   return new WholeJsonParser(handlers, options);
 }

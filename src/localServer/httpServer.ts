@@ -28,7 +28,7 @@ class HttpError extends Error {
   }
 }
 
-export function timingsOf(r: GenerateResult): Record<string, number> {
+function timingsOf(r: GenerateResult): Record<string, number> {
   const pn = r.evaluatedPromptTokens;
   const gn = r.completionTokens;
   return {
