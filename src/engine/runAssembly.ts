@@ -2,7 +2,8 @@
 // with the endpoint redacted (redact.ts) and the summary computed over the measured phase.
 import { summarize } from './metrics';
 import { redactEndpoint } from './redact';
-import { RUN_FORMAT, RUN_VERSION, TOOL_NAME, TOOL_VERSION } from './runFile';
+import { TOOL_NAME, TOOL_VERSION } from './runFile';
+import { RUN_FORMAT, RUN_VERSION } from './runSchema';
 import type { ConnectionInfo, EndpointSpec, RequestRecord, RunFile, WorkloadSpec } from './types';
 
 export interface RunParts {

@@ -1,14 +1,14 @@
 // The run file: versioned JSON ("llm-profiler.run", version 1), written atomically, read defensively.
-// Documented field by field in docs/run-format.md.
+// Documented field by field in docs/run-format.md; checked against the schema in runSchema.ts.
 import { redactEndpoint } from './redact';
 import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { RequestRecord, RunFile } from './types';
+import { asRunFile, RUN_FORMAT, RUN_VERSION } from './runSchema';
+import type { RunFileProblem } from './runSchema';
 import { version as packageVersion } from '../../package.json';
 
-export const RUN_FORMAT = 'llm-profiler.run';
-export const RUN_VERSION = 1;
 export const TOOL_NAME = 'llm-profiler';
 export const TOOL_VERSION: string = packageVersion;
 
@@ -56,11 +56,29 @@ export async function writeRunFile(path: string, run: RunFile): Promise<void> {
   }
 }
 
-function need(cond: boolean, what: string, where: string): void {
-  if (!cond) throw new RunFileError(`${where}: not a valid run file: ${what}`, where);
+/** What the old checks called each top-level part, so a missing one still reads as before. */
+const MISSING_HINT: Readonly<Record<string, string>> = {
+  endpoint: ' (with url and api)',
+  workload: ' (with mode and percentiles)',
+  requests: ' (a list)',
+};
+
+/** The sentence for a run file's problem (runSchema.ts), after "<source>: ". */
+function problemText(p: RunFileProblem): string {
+  switch (p.kind) {
+    case 'not-object':
+      return 'not an llm-profiler run file (expected a JSON object)';
+    case 'format':
+      return `not an llm-profiler run file (format is ${p.format === undefined ? 'missing' : JSON.stringify(p.format)}, expected "${RUN_FORMAT}")`;
+    case 'version':
+      return `unknown run file version ${JSON.stringify(p.version)}${p.newer ? ' (written by a newer llm-profiler: update to read it)' : ''}; this version reads version ${RUN_VERSION}`;
+    case 'field':
+      if (p.parent === '') return `not a valid run file: ${p.missing ? `missing "${p.key}"${MISSING_HINT[p.key] ?? ''}` : `"${p.key}" is not valid (${p.detail})`}`;
+      return `not a valid run file: ${p.missing ? `${p.path} is missing` : `${p.parent} lacks a valid "${p.key}" (${p.path}: ${p.detail})`}`;
+  }
 }
 
-/** Parses and checks a run file's text. Throws RunFileError with a clear message for each kind of damage. */
+/** Parses and checks a run file's text against the schema (runSchema.ts). Throws RunFileError with a clear message for each kind of damage. */
 export function parseRunFile(text: string, source = 'run file'): RunFile {
   const body = text.replace(/^\uFEFF/, '');
   if (body.trim() === '') throw new RunFileError(`${source}: the file is empty`, source);
@@ -77,41 +95,9 @@ export function parseRunFile(text: string, source = 'run file'): RunFile {
     }
     throw new RunFileError(`${source}: not valid JSON (${msg})`, source);
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new RunFileError(`${source}: not an llm-profiler run file (expected a JSON object)`, source);
-  const o = value as Record<string, unknown>;
-  if (o.format !== RUN_FORMAT) {
-    throw new RunFileError(`${source}: not an llm-profiler run file (format is ${o.format === undefined ? 'missing' : JSON.stringify(o.format)}, expected "${RUN_FORMAT}")`, source);
-  }
-  if (o.version !== RUN_VERSION) {
-    const newer = typeof o.version === 'number' && o.version > RUN_VERSION;
-    throw new RunFileError(
-      `${source}: unknown run file version ${JSON.stringify(o.version)}${newer ? ' (written by a newer llm-profiler: update to read it)' : ''}; this version reads version ${RUN_VERSION}`,
-      source,
-    );
-  }
-  need(typeof o.id === 'string' && o.id !== '', 'missing "id"', source);
-  need(typeof o.startedAt === 'string', 'missing "startedAt"', source);
-  const ep = o.endpoint as Record<string, unknown> | undefined;
-  need(!!ep && typeof ep === 'object' && typeof ep.url === 'string' && typeof ep.api === 'string', 'missing "endpoint" (with url and api)', source);
-  const wl = o.workload as Record<string, unknown> | undefined;
-  need(!!wl && typeof wl === 'object' && !!wl.mode && Array.isArray(wl.percentiles), 'missing "workload" (with mode and percentiles)', source);
-  need(Array.isArray(o.requests), 'missing "requests" (a list)', source);
-  (o.requests as unknown[]).forEach((r, i) => {
-    const rr = r as Record<string, unknown> | null;
-    need(
-      !!rr && typeof rr === 'object' && typeof rr.index === 'number' && typeof rr.sentAt === 'number' && typeof rr.outputTokens === 'number' && Array.isArray(rr.chunkTimesMs),
-      `requests[${i}] lacks index, sentAt, outputTokens or chunkTimesMs`,
-      source,
-    );
-  });
-  const s = o.summary as Record<string, unknown> | undefined;
-  need(!!s && typeof s === 'object', 'missing "summary"', source);
-  for (const k of ['ttftMs', 'tpotMs', 'itlMs', 'e2eMs'] as const) {
-    const st = s![k] as Record<string, unknown> | undefined;
-    need(!!st && typeof st === 'object' && typeof st.mean === 'number', `summary.${k} is missing`, source);
-  }
-  need(typeof s!.requestsPerSecond === 'number' && typeof s!.outputTokensPerSecond === 'number', 'summary lacks the throughputs', source);
-  return value as RunFile;
+  const checked = asRunFile(value);
+  if ('problem' in checked) throw new RunFileError(`${source}: ${problemText(checked.problem)}`, source);
+  return checked.run;
 }
 
 export async function readRunFile(path: string): Promise<RunFile> {

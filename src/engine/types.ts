@@ -1,9 +1,11 @@
 // The data that flows through the engine, and the run file (format "llm-profiler.run", version 1)
-// that every surface reads. Documented field by field in docs/run-format.md: keep the two in step.
+// that every surface reads. Documented field by field in docs/run-format.md, and checked by the
+// schema in runSchema.ts (which fails to compile when it and RunFile disagree): keep the three in step.
 // Names in RunFile/RequestRecord/Summary are fixed: other tools read them.
 
-export type ApiKind = 'openai-chat' | 'openai-completions' | 'ollama' | 'llamacpp';
-export const API_KINDS: readonly ApiKind[] = ['openai-chat', 'openai-completions', 'ollama', 'llamacpp'];
+/** The endpoint APIs, one list: the type, the CLI's choices and the run file's schema take it from here. */
+export const API_KINDS = ['openai-chat', 'openai-completions', 'ollama', 'llamacpp'] as const;
+export type ApiKind = (typeof API_KINDS)[number];
 
 /** Where to send requests. Never holds a secret: the key travels beside it (see ClientOptions.apiKey). */
 export interface EndpointSpec {

@@ -1,35 +1,31 @@
 // What the panel checks before drawing a run it was given, so a bad file gets a sentence, not a
-// blank page. The host parses files with the engine's parseRunFile; this guards the webview's own
-// input (restored state, a message from an older host).
+// blank page: the run file's schema (src/engine/runSchema.ts), the same one the host's parseRunFile
+// uses, worded for the panel. It guards the webview's own input (restored state, a message from an
+// older host).
+import { asRunFile, RUN_VERSION, runFileProblem } from '../../src/engine/runSchema';
+import type { RunFileProblem } from '../../src/engine/runSchema';
 import type { RunFile } from '../../src/engine/types';
 
+function sentence(p: RunFileProblem): string {
+  switch (p.kind) {
+    case 'not-object':
+      return 'This is not an LLM Profiler run file (expected a JSON object).';
+    case 'format':
+      return 'This is not an LLM Profiler run file (its "format" is not "llm-profiler.run").';
+    case 'version':
+      return `This run file has version ${JSON.stringify(p.version)}; this version of LLM Profiler reads version ${RUN_VERSION}. Update the extension to open it.`;
+    case 'field':
+      if (p.missing) return p.parent === '' ? `The run file is incomplete: it has no "${p.key}".` : `The run file is incomplete: ${p.path} is missing.`;
+      return `The run file is damaged: ${p.path} is not valid (${p.detail}).`;
+  }
+}
+
 export function runProblem(value: unknown): string | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return 'This is not an LLM Profiler run file (expected a JSON object).';
-  }
-  const v = value as Record<string, unknown>;
-  if (v.format !== 'llm-profiler.run') {
-    return 'This is not an LLM Profiler run file (its "format" is not "llm-profiler.run").';
-  }
-  if (v.version !== 1) {
-    return `This run file has version ${JSON.stringify(v.version)}; this version of LLM Profiler reads version 1. Update the extension to open it.`;
-  }
-  if (!Array.isArray(v.requests)) return 'The run file is incomplete: it has no "requests" list.';
-  const s = v.summary as Record<string, unknown> | undefined;
-  if (typeof s !== 'object' || s === null) return 'The run file is incomplete: it has no "summary".';
-  for (const k of ['ttftMs', 'tpotMs', 'itlMs', 'e2eMs', 'stalls'] as const) {
-    if (typeof s[k] !== 'object' || s[k] === null) return `The run file is incomplete: its summary has no "${k}".`;
-  }
-  for (let i = 0; i < v.requests.length; i++) {
-    const r = v.requests[i] as Record<string, unknown> | null;
-    if (typeof r !== 'object' || r === null || typeof r.sentAt !== 'number' || !Array.isArray(r.chunkTimesMs)) {
-      return `The run file is damaged: request ${i} has no "sentAt" or "chunkTimesMs".`;
-    }
-  }
-  return undefined;
+  const p = runFileProblem(value);
+  return p ? sentence(p) : undefined;
 }
 
 export function asRun(value: unknown): { run: RunFile } | { error: string } {
-  const problem = runProblem(value);
-  return problem ? { error: problem } : { run: value as RunFile };
+  const checked = asRunFile(value);
+  return 'problem' in checked ? { error: sentence(checked.problem) } : checked;
 }
