@@ -1,8 +1,6 @@
 // The contract of the local server launcher, used by the CLI and the extension.
 import type { SyntheticPreset } from './presets';
 
-export type { SyntheticPreset } from './presets'; // TEMP re-export for src/cli/serve.ts, src/cli/sweep.ts: remove when they import './presets'
-
 /** The shape of a synthetic llama-architecture model (synthetic.ts makes the file). */
 export interface ModelShape {
   readonly layers: number;
