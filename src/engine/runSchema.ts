@@ -12,8 +12,8 @@ import * as v from 'valibot';
 import { API_KINDS } from './types';
 import type { RunFile, Stats } from './types';
 
-export const RUN_FORMAT = 'llm-profiler.run';
-export const RUN_VERSION = 1;
+export const RUN_FORMAT = 'llm-profiler.run' as const;
+export const RUN_VERSION = 1 as const;
 
 function isNumberList(value: unknown): boolean {
   if (!Array.isArray(value)) return false;

@@ -4,6 +4,7 @@
 import { analyzeSweep, meanDecodingBatch, meanPromptTokens, saturationReason } from './fit';
 import { summarize } from './metrics';
 import { newRunId } from './runFile';
+import { RUN_FORMAT, RUN_VERSION } from './runSchema';
 import { runWorkload } from './runner';
 import type { RunOptions } from './runner';
 import type {
@@ -94,8 +95,8 @@ function combinedHead(id: string, runs: readonly RunFile[], signal: AbortSignal 
   const last = runs[runs.length - 1]!;
   const cancelled = runs.some((r) => r.cancelled) || signal?.aborted === true;
   const head = {
-    format: 'llm-profiler.run' as const,
-    version: 1 as const,
+    format: RUN_FORMAT,
+    version: RUN_VERSION,
     id,
     startedAt: first.startedAt,
     ...(last.endedAt !== undefined ? { endedAt: last.endedAt } : {}),
