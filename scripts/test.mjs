@@ -10,7 +10,7 @@ const stages = [
   ['system', 'bash .ci/setup-system', true],
   ['build', 'npm run build', true],
   ['typecheck', 'npm run typecheck', true],
-  ['layout', 'npm run check:layout', true],
+  ['lint', 'npm run lint', true],
   ['unit', 'npm run test:unit', has('test/unit')],
   ['integration', 'npm run test:integration', has('test/integration')],
   ['e2e', 'npm run test:e2e', has('test/e2e')],

@@ -9,6 +9,10 @@ import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
 import { analyzeSweep, throughputAt, tpotAt } from '../../src/engine/fit';
 import type { PrefillDialConfig, RunFile, Stats, Summary, SweepPoint } from '../../src/engine/types';
+import type { Chart } from 'chart.js';
+
+/** What the page's script puts on `window` (see the bundle's entry below), and what the test keeps there. */
+type PageWindow = Window & { renderSweep(el: HTMLElement, run: unknown): void; Chart: typeof Chart; __events: unknown[] };
 
 const stats = (mean: number, p99 = mean * 1.2, count = 8): Stats => ({ count, mean, std: 0, min: mean, max: p99, p50: mean, p90: p99, p95: p99, p99 });
 
@@ -101,10 +105,10 @@ test('renderSweep draws the trade-off, names the points and emits sweep-point-se
       const c = document.getElementById('c')!;
       const events: unknown[] = [];
       document.body.addEventListener('sweep-point-selected', (e) => events.push((e as CustomEvent).detail));
-      (window as any).renderSweep(c, r);
-      (window as any).__events = events;
+      (window as unknown as PageWindow).renderSweep(c, r);
+      (window as unknown as PageWindow).__events = events;
       const canvases = Array.from(c.querySelectorAll("canvas"));
-      const chart = (window as any).Chart.getChart(canvases[0]);
+      const chart = (window as unknown as PageWindow).Chart.getChart(canvases[0]!)!;
       return {
         canvases: canvases.length,
         text: c.textContent,
@@ -127,14 +131,14 @@ test('renderSweep draws the trade-off, names the points and emits sweep-point-se
     // click the dot of c=8 in the TPOT chart
     const box = await page.evaluate(() => {
       const canvas = document.querySelector('canvas')!;
-      const chart = (window as any).Chart.getChart(canvas);
+      const chart = (window as unknown as PageWindow).Chart.getChart(canvas)!;
       const el = chart.getDatasetMeta(0).data[3];
       const r = canvas.getBoundingClientRect();
       return { x: r.left + el.x, y: r.top + el.y };
     });
     await page.mouse.click(box.x, box.y);
     await page.locator('tbody tr[data-index="5"]').click();
-    const events = await page.evaluate(() => (window as any).__events);
+    const events = await page.evaluate(() => (window as unknown as PageWindow).__events);
     assert.deepEqual(events, [
       { index: 3, label: 'c=8', requestIndexes: [6, 7] },
       { index: 5, label: 'c=32', requestIndexes: [10, 11] },
@@ -144,7 +148,7 @@ test('renderSweep draws the trade-off, names the points and emits sweep-point-se
     // the dial's compact view
     const dial = await page.evaluate((r) => {
       const c = document.getElementById('c')!;
-      (window as any).renderSweep(c, r);
+      (window as unknown as PageWindow).renderSweep(c, r);
       return { text: c.textContent, canvases: c.querySelectorAll('canvas').length };
     }, dialRun() as unknown as Record<string, unknown>);
     assert.equal(dial.canvases, 1, 'the old charts are gone, one bar chart drawn');

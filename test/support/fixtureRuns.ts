@@ -105,7 +105,6 @@ export function fixtureRun(options: FixtureOptions = {}): RunFile {
       let t = sentAt + ttft;
       t = pushOut(t);
       const n = fail === 'reset' ? Math.max(1, Math.floor(perReq * rand())) : perReq;
-      ttft = t - sentAt;
       for (let i = 0; i < n; i++) {
         if (i > 0) t = pushOut(t + Math.max(1, 22 + normal() * 3 + (rand() < 0.01 ? 60 * rand() : 0)));
         chunkTimesMs.push(Math.round((t - sentAt) * 1000) / 1000);

@@ -1,33 +1,134 @@
-import { test } from 'node:test';
+// The layout of STYLE.md is enforced by eslint.config.mjs (`npm run lint`). These tests prove that each
+// boundary rule fails on a violation: a temporary folder mirrors the layout (src/engine, src/extension,
+// src/shared, webview/...), holds a copy of the real config and a link to node_modules, and ESLint's
+// Node API lints it. Each fixture breaks one rule; the clean ones show the rules let allowed imports by.
+import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync, cpSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { importsOf } from '../checkLayout';
+import { dirname, join, relative } from 'node:path';
+import { ESLint } from 'eslint';
 
-test('importsOf finds static, dynamic, type-only and re-export imports', () => {
-  const src = `import type { A } from './a';\nimport * as v from 'vscode';\nconst x = await import('node:fs');\nexport { y } from "../y";\nconst r = require('undici');`;
-  assert.deepEqual(importsOf(src), [
-    { spec: './a', typeOnly: true },
-    { spec: 'vscode', typeOnly: false },
-    { spec: 'node:fs', typeOnly: false },
-    { spec: '../y', typeOnly: false },
-    { spec: 'undici', typeOnly: false },
-  ]);
+const repo = join(__dirname, '../..');
+
+const fixtures: Record<string, string> = {
+  // modules the fixtures import
+  'src/extension/log.ts': `export const log = (s: string): string => s;\n`,
+  'src/engine/runner.ts': `export const run = (): number => 1;\n`,
+  'src/present/units.ts': `export const formatMs = (v: number): string => \`\${v} ms\`;\n`,
+  'src/shared/protocol.ts': `export type HostMessage = { readonly type: 'ready' };\nexport const PROTOCOL_VERSION = 1;\n`,
+
+  // violations, one each
+  'src/engine/importsVscode.ts': `import * as vscode from 'vscode';\nexport const v = vscode;\n`,
+  'src/engine/importsVscodeLater.ts': `export const load = (): Promise<unknown> => import('vscode');\n`,
+  'src/engine/importsExtension.ts': `import { log } from '../extension/log';\nexport const x = log('x');\n`,
+  'webview/report/importsFs.ts': `import { readFileSync } from 'node:fs';\nexport const read = readFileSync;\n`,
+  'webview/report/importsRunner.ts': `import { run } from '../../src/engine/runner';\nexport const r = run();\n`,
+  'webview/report/protocolValue.ts': `import { PROTOCOL_VERSION } from '../../src/shared/protocol';\nexport const p = PROTOCOL_VERSION;\n`,
+  'src/extension/protocolValue.ts': `import { PROTOCOL_VERSION } from '../shared/protocol';\nexport const p = PROTOCOL_VERSION;\n`,
+  'src/engine/cycleA.ts': `import { b } from './cycleB';\nexport const a = (): number => b() + 1;\n`,
+  'src/engine/cycleB.ts': `import { a } from './cycleA';\nexport const b = (): number => (Math.random() > 2 ? a() : 0);\n`,
+  'src/engine/defaultExport.ts': `export default function f(): number {\n  return 1;\n}\n`,
+  'webview/report/importsToolkit.ts': `import { provideVSCodeDesignSystem } from '@vscode/webview-ui-toolkit';\nexport const t = provideVSCodeDesignSystem;\n`,
+
+  // allowed
+  'webview/report/clean.ts':
+    `import type { HostMessage } from '../../src/shared/protocol';\n` +
+    `import { formatMs } from '../../src/present/units';\n` +
+    `export const show = (m: HostMessage): string => m.type + formatMs(1);\n`,
+  'webview/sidebar/toolkit.ts': `import { provideVSCodeDesignSystem } from '@vscode/webview-ui-toolkit';\nexport const t = provideVSCodeDesignSystem;\n`,
+  // a cycle through `import type` only is no cycle at run time: the rule skips type-only edges
+  'src/engine/typeCycleA.ts': `import type { B } from './typeCycleB';\nexport type A = { b?: B };\nexport const a = 1;\n`,
+  'src/engine/typeCycleB.ts': `import type { A } from './typeCycleA';\nexport type B = { a?: A };\nexport const b = 2;\n`,
+};
+
+let dir = '';
+/** file (relative to the mirror) → the rules it breaks, and the messages */
+const found = new Map<string, { rules: string[]; messages: string[] }>();
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'layout-'));
+  copyFileSync(join(repo, 'eslint.config.mjs'), join(dir, 'eslint.config.mjs'));
+  symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  for (const [file, text] of Object.entries(fixtures)) {
+    mkdirSync(join(dir, dirname(file)), { recursive: true });
+    writeFileSync(join(dir, file), text);
+  }
+  const eslint = new ESLint({ cwd: dir, overrideConfigFile: join(dir, 'eslint.config.mjs') });
+  for (const r of await eslint.lintFiles(['src', 'webview'])) {
+    found.set(relative(dir, r.filePath), {
+      rules: [...new Set(r.messages.map((m) => m.ruleId ?? `fatal: ${m.message}`))].sort(),
+      messages: r.messages.map((m) => m.message),
+    });
+  }
 });
 
-test('the layout check fails when the engine imports vscode', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'layout-'));
-  try {
-    mkdirSync(join(dir, 'test'), { recursive: true });
-    mkdirSync(join(dir, 'src/engine'), { recursive: true });
-    cpSync(join(__dirname, '../checkLayout.ts'), join(dir, 'test/checkLayout.ts'));
-    writeFileSync(join(dir, 'src/engine/bad.ts'), `import * as vscode from 'vscode';\nexport const x = vscode;\n`);
-    const r = spawnSync(process.execPath, ['--import', 'tsx', join(dir, 'test/checkLayout.ts')], { encoding: 'utf8', cwd: join(__dirname, '../..') });
-    assert.equal(r.status, 1, r.stdout + r.stderr);
-    assert.match(r.stderr, /src\/engine\/bad\.ts: imports 'vscode'/);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+after(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+function rulesOf(file: string): string[] {
+  const r = found.get(file);
+  assert.ok(r, `${file} was not linted (linted: ${[...found.keys()].join(', ')})`);
+  return r.rules;
+}
+function messagesOf(file: string): string {
+  return found.get(file)?.messages.join('\n') ?? '';
+}
+
+test('every fixture was linted', () => {
+  assert.deepEqual([...found.keys()].sort(), Object.keys(fixtures).sort());
+});
+
+test('the engine may not import vscode, statically or dynamically', () => {
+  assert.deepEqual(rulesOf('src/engine/importsVscode.ts'), ['@typescript-eslint/no-restricted-imports']);
+  assert.match(messagesOf('src/engine/importsVscode.ts'), /'vscode' import is restricted.*without VS Code/);
+  assert.deepEqual(rulesOf('src/engine/importsVscodeLater.ts'), ['no-restricted-syntax']);
+  assert.match(messagesOf('src/engine/importsVscodeLater.ts'), /Dynamic import: this layer must run without VS Code/);
+});
+
+test('the engine may not import from the extension', () => {
+  assert.deepEqual(rulesOf('src/engine/importsExtension.ts'), ['import-x/no-restricted-paths']);
+  assert.match(messagesOf('src/engine/importsExtension.ts'), /"\.\.\/extension\/log" imported in restricted zone/);
+});
+
+test('the webview may not import node builtins', () => {
+  assert.deepEqual(rulesOf('webview/report/importsFs.ts'), ['import-x/no-nodejs-modules']);
+  assert.match(messagesOf('webview/report/importsFs.ts'), /node:fs/);
+});
+
+test('the webview may not import engine modules other than the pure ones', () => {
+  assert.deepEqual(rulesOf('webview/report/importsRunner.ts'), ['import-x/no-restricted-paths']);
+  assert.match(messagesOf('webview/report/importsRunner.ts'), /src\/engine\/runner" imported in restricted zone/);
+});
+
+test('the protocol is imported with `import type` only, from the webview and the extension', () => {
+  for (const file of ['webview/report/protocolValue.ts', 'src/extension/protocolValue.ts']) {
+    assert.deepEqual(rulesOf(file), ['@typescript-eslint/no-restricted-imports'], file);
+    assert.match(messagesOf(file), /the protocol crosses into the webview as types only/, file);
+  }
+});
+
+test('an import cycle between two modules is reported, one through `import type` is not', () => {
+  assert.deepEqual(rulesOf('src/engine/cycleA.ts'), ['import-x/no-cycle']);
+  assert.deepEqual(rulesOf('src/engine/cycleB.ts'), ['import-x/no-cycle']);
+  assert.deepEqual(rulesOf('src/engine/typeCycleA.ts'), []);
+  assert.deepEqual(rulesOf('src/engine/typeCycleB.ts'), []);
+});
+
+test('a default export is reported', () => {
+  assert.deepEqual(rulesOf('src/engine/defaultExport.ts'), ['import-x/no-default-export']);
+});
+
+test('only webview/sidebar/toolkit.ts imports the UI toolkit', () => {
+  assert.deepEqual(rulesOf('webview/report/importsToolkit.ts'), ['@typescript-eslint/no-restricted-imports']);
+  assert.match(messagesOf('webview/report/importsToolkit.ts'), /one module \(webview\/sidebar\/toolkit\.ts\)/);
+  assert.deepEqual(rulesOf('webview/sidebar/toolkit.ts'), []);
+});
+
+test('allowed imports pass: the protocol as types, src/present from the webview', () => {
+  assert.deepEqual(rulesOf('webview/report/clean.ts'), []);
+  for (const file of ['src/extension/log.ts', 'src/engine/runner.ts', 'src/present/units.ts', 'src/shared/protocol.ts']) {
+    assert.deepEqual(rulesOf(file), [], file);
   }
 });

@@ -298,8 +298,8 @@ function renderSweepRun(container: HTMLElement, run: RunFile): void {
     const canvas = el('canvas', { 'aria-label': 'fit', role: 'img' });
     const box = el('div', { class: 'sweep-chart', 'data-chart': 'fit' }, el('h3', {}, sw.prefillFit ? 'TTFT against prompt tokens, with the fit' : 'Mean TPOT against the batch, with the fit'), el('div', { class: 'sweep-canvas' }, canvas));
     container.append(box);
-    let measured: { x: number; y: number }[] = [];
-    let line: { x: number; y: number }[] = [];
+    let measured: { x: number; y: number }[];
+    let line: { x: number; y: number }[];
     if (sw.prefillFit) {
       const pf = sw.prefillFit;
       const xs = points.map((p) => p.measuredPromptTokens ?? p.promptTokens ?? NaN);

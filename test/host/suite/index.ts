@@ -414,6 +414,7 @@ hostTest('the local server starts, serves a run, and is stopped when the extensi
   const run = await readRunFile(outcome.path);
   assert.ok(run.summary.completed > 0, `${run.summary.completed} completed on real llama.cpp`);
   // Deactivate as VS Code does on shutdown: the module's own deactivate().
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the host loaded dist/extension.js with require(): the same call returns that very instance (its module cache), whose deactivate() must run
   const mod = require(join(vscode.extensions.getExtension(EXT_ID)!.extensionPath, 'dist', 'extension.js')) as { deactivate(): Promise<void> };
   await mod.deactivate();
   await until(`pid ${started.pid} gone`, () => { try { process.kill(started.pid, 0); return false; } catch { return true; } }, 15_000);

@@ -1,0 +1,163 @@
+// ESLint (flat config): typescript-eslint's syntax-only `recommended` set, a few import rules, and the
+// layout of STYLE.md as import boundaries, per folder. `npm run lint`; test/unit/layout.test.ts proves
+// that each boundary rule fails on a violation.
+//
+// How a boundary is expressed:
+// - where an import may come from inside the repository: `import-x/no-restricted-paths` zones over
+//   resolved files (static, dynamic `import()` and `require()` alike, whatever the relative spelling);
+// - packages (`vscode`, node builtins, the UI toolkit) and the few "type-only" exceptions:
+//   `@typescript-eslint/no-restricted-imports` (it knows `import type`), and `no-restricted-syntax` for
+//   the same names in a dynamic `import()` or `require()`, which that rule does not see.
+import { builtinModules } from 'node:module';
+import { join } from 'node:path';
+import js from '@eslint/js';
+import { defineConfig, globalIgnores } from 'eslint/config';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+const root = import.meta.dirname;
+const abs = (p) => join(root, p);
+
+// ---- boundaries ---------------------------------------------------------------------------------
+
+const noVscode = { kind: 'name', name: 'vscode', message: 'this layer must run without VS Code.' };
+// every node builtin, bare (`fs`, `fs/promises`) or `node:`-prefixed (including `node:test` and other prefix-only ones)
+const builtinNames = [...new Set(builtinModules.filter((m) => !m.startsWith('_')).map((m) => m.split('/')[0]))];
+const builtinRegex = `^(?:node:.+|(?:${builtinNames.join('|')})(?:/.*)?)$`;
+const nodeBuiltins = (allowTypeImports, message) => ({ kind: 'regex', regex: builtinRegex, allowTypeImports, message });
+
+/**
+ * One folder's package and type-only restrictions as the options of `@typescript-eslint/no-restricted-imports`
+ * and `no-restricted-syntax` (dynamic imports of value code: a type cannot be imported dynamically).
+ * Each folder gets one object: a later config object's options replace an earlier one's, they do not add up.
+ */
+function restrict(files, restrictions, ignores = []) {
+  const paths = restrictions.filter((r) => r.kind === 'name').map(({ name, message, allowTypeImports }) => ({ name, message, allowTypeImports }));
+  const patterns = restrictions.filter((r) => r.kind === 'regex').map(({ regex, message, allowTypeImports }) => ({ regex, message, allowTypeImports }));
+  // esquery's regex literal cannot hold a `/`
+  const esq = (r) => (r.kind === 'name' ? `'${r.name}'` : `/${r.regex.replaceAll('/', '\\x2F')}/`);
+  const syntax = restrictions.flatMap((r) => [
+    { selector: `ImportExpression[source.value=${esq(r)}]`, message: `Dynamic import: ${r.message}` },
+    { selector: `CallExpression[callee.name='require'][arguments.0.value=${esq(r)}]`, message: `require(): ${r.message}` },
+  ]);
+  return {
+    files,
+    ignores,
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { paths, patterns }],
+      'no-restricted-syntax': ['error', ...syntax],
+    },
+  };
+}
+
+const protocolTypeOnly = {
+  kind: 'regex',
+  regex: '(?:^|/)shared/protocol(?:\\.ts)?$',
+  allowTypeImports: true,
+  message: 'the protocol crosses into the webview as types only: `import type`.',
+};
+const jobsTypeOnly = {
+  kind: 'regex',
+  regex: '(?:^|/)jobs(?:/|$)',
+  allowTypeImports: true,
+  message: 'src/present is used by the webview: it may import jobs/ only with `import type`.',
+};
+const engineTypesTypeOnly = {
+  kind: 'regex',
+  regex: '(?:^|/)src/engine/types(?:\\.ts)?$',
+  allowTypeImports: true,
+  message: 'the webview takes the engine types with `import type` only.',
+};
+const toolkit = {
+  kind: 'regex',
+  regex: '^@vscode/webview-ui-toolkit(?:/|$)',
+  message: 'the archived UI toolkit is imported in one module (webview/sidebar/toolkit.ts), so that a swap is one file.',
+};
+
+const webviewRestrictions = [
+  { ...noVscode, message: 'the webview runs in a browser.' },
+  // node builtins: import-x/no-nodejs-modules below (every form, `import type` included)
+  protocolTypeOnly,
+  engineTypesTypeOnly,
+];
+
+const zones = [
+  {
+    target: ['src/engine', 'src/localServer'],
+    from: ['src/extension', 'src/cli', 'src/jobs', 'src/present'],
+    message: 'the engine and the local server are the bottom layer: they import nothing from the layers above.',
+  },
+  { target: 'src/jobs', from: ['src/extension', 'src/cli'], message: 'jobs sit below the extension and the CLI.' },
+  { target: 'src/present', from: ['src/extension', 'src/cli'], message: 'src/present is used by the webview: no extension or CLI code.' },
+  {
+    target: 'webview',
+    from: [abs('src/**')],
+    // `except` must be globs when `from` is one, and the rule matches them against absolute paths as they are
+    except: [abs('src/{shared,present}/**'), abs('src/{jobs/options,localServer/presets,engine/{types,fit,stats,runSchema,slo}}.ts')],
+    message: 'the webview may import from src/ only shared/, present/, jobs/options, localServer/presets and pure engine modules (types, fit, stats, runSchema, slo).',
+  },
+];
+
+// ---- the config ---------------------------------------------------------------------------------
+
+export default defineConfig([
+  globalIgnores(['dist/', 'out/', 'test-artifacts/', '.llm-profiler/', '.gl/']),
+
+  {
+    files: ['**/*.ts', '**/*.mjs'],
+    extends: [js.configs.recommended, tseslint.configs.recommended],
+    plugins: { 'import-x': importX },
+    languageOptions: { globals: { ...globals.node } },
+    settings: {
+      'import-x/extensions': ['.ts', '.mts', '.js', '.mjs', '.cjs'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.mts'] },
+      'import-x/external-module-folders': ['node_modules', 'node_modules/@types'],
+      // extensionless TypeScript imports ('./types', '../engine/runner') resolve to the .ts file
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.mts', '.js', '.mjs', '.cjs', '.json', '.node'] })],
+    },
+    rules: {
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
+      ],
+      'import-x/no-default-export': 'error',
+      'import-x/no-duplicates': 'error',
+    },
+  },
+
+  {
+    files: ['webview/**/*.ts'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+
+  // import cycles: `import type` edges are ignored (the rule always skips them: they vanish at build time)
+  {
+    files: ['src/**/*.ts', 'webview/**/*.ts'],
+    rules: {
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      'import-x/no-restricted-paths': ['error', { basePath: root, zones }],
+    },
+  },
+
+  restrict(['src/engine/**/*.ts', 'src/localServer/**/*.ts', 'src/cli/**/*.ts', 'src/jobs/**/*.ts'], [noVscode]),
+  restrict(['src/present/**/*.ts'], [noVscode, jobsTypeOnly]),
+  {
+    files: ['src/present/**/*.ts', 'webview/**/*.ts'],
+    rules: { 'import-x/no-nodejs-modules': 'error' },
+  },
+  restrict(['src/shared/**/*.ts'], [
+    { ...noVscode, message: 'shared code is imported by the webview too.' },
+    nodeBuiltins(true, 'shared code is imported by the webview too: node modules with `import type` only.'),
+  ]),
+  restrict(['src/extension/**/*.ts'], [protocolTypeOnly]),
+  restrict(['webview/**/*.ts'], [...webviewRestrictions, toolkit], ['webview/sidebar/toolkit.ts']),
+  restrict(['webview/sidebar/toolkit.ts'], webviewRestrictions),
+
+  // config files are loaded through their default export
+  {
+    files: ['eslint.config.mjs'],
+    rules: { 'import-x/no-default-export': 'off' },
+  },
+]);
