@@ -67,7 +67,7 @@ async function promptSource(w: WorkloadSpec, given: readonly Prompt[] | undefine
     try {
       text = await readFile(src.path, 'utf8');
     } catch (e) {
-      throw new Error(`cannot read prompt file ${src.path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      throw new Error(`cannot read prompt file ${src.path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { cause: e });
     }
     const parsed = parsePromptFile(src.path, text);
     if (parsed.prompts.length === 0) {

@@ -224,7 +224,8 @@ export class LlamaEngine {
     });
     const model = await llama.loadModel({ modelPath: opts.modelPath, gpuLayers: 0 });
     const perSlot = Math.max(64, Math.floor(opts.ctxSize / opts.parallel));
-    let contextRef: LlamaContext | undefined;
+    // The batching strategy needs the context, which only exists once createContext returns.
+    const created: { context?: LlamaContext } = {};
     const context = await model.createContext({
       sequences: opts.parallel,
       contextSize: Math.min(perSlot, model.trainContextSize || perSlot),
@@ -235,14 +236,14 @@ export class LlamaEngine {
         // A batch item carries its queued decode's token array: that finds the item's sequence id.
         itemPrioritizationStrategy: (options) =>
           decodeFirstStrategy(options, (item) => {
-            const queue = (contextRef as unknown as { _queuedDecodes?: { tokens: unknown; sequenceId: number }[] } | undefined)?._queuedDecodes;
+            const queue = (created.context as unknown as { _queuedDecodes?: { tokens: unknown; sequenceId: number }[] } | undefined)?._queuedDecodes;
             return queue?.find((q) => q.tokens === item.tokens)?.sequenceId ?? 0;
           }),
       },
       flashAttention: 'auto', // as llama-server's default (-fa auto)
       failedCreationRemedy: false,
     });
-    contextRef = context;
+    created.context = context;
     const name = String(model.fileInfo.metadata?.general?.name ?? '');
     let neverBias: TokenBias | undefined;
     const sampleable: Token[] = [];

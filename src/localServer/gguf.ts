@@ -2,6 +2,7 @@
 // user's model file before starting anything and to write synthetic models. Spec:
 // https://github.com/ggml-org/ggml/blob/master/docs/gguf.md
 import { open, stat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 
 export const enum GgufType {
   Uint8 = 0,
@@ -126,7 +127,7 @@ class HeaderReader {
   #bufStart = 0;
   pos = 0;
   constructor(
-    readonly fd: import('node:fs/promises').FileHandle,
+    readonly fd: FileHandle,
     readonly fileSize: number,
   ) {}
 
@@ -216,7 +217,7 @@ export async function readGgufHeader(path: string): Promise<GgufHeader> {
     const code = (e as NodeJS.ErrnoException).code;
     throw new GgufError(path, code === 'ENOENT' ? 'model file not found' : `cannot read the model file (${code ?? (e as Error).message})`);
   }
-  let fd: import('node:fs/promises').FileHandle;
+  let fd: FileHandle;
   try {
     fd = await open(path, 'r');
   } catch (e) {

@@ -117,8 +117,8 @@ async function supervise(args: ServerArgs): Promise<void> {
 
 async function serve(args: ServerArgs): Promise<void> {
   if (!args.model) throw new Error('--model FILE.gguf is required');
-  let engine: LlamaEngine | undefined;
-  let http: LocalHttpServer | undefined;
+  // What is up so far: a signal can arrive while the model loads.
+  const up: { engine?: LlamaEngine; http?: LocalHttpServer } = {};
   let stopping = false;
   const stop = async (code: number, why: string) => {
     if (stopping) return;
@@ -126,8 +126,8 @@ async function serve(args: ServerArgs): Promise<void> {
     log(why);
     // A stuck native call must not keep an orphan alive.
     setTimeout(() => process.exit(code), 3000).unref();
-    await http?.close().catch(() => undefined);
-    await engine?.dispose().catch(() => undefined);
+    await up.http?.close().catch(() => undefined);
+    await up.engine?.dispose().catch(() => undefined);
     process.exit(code);
   };
   process.on('SIGTERM', () => void stop(0, 'SIGTERM: shutting down'));
@@ -137,10 +137,12 @@ async function serve(args: ServerArgs): Promise<void> {
   const ctxSize = args.ctxSize ?? defaultCtxSize(args.parallel);
   log(`loading ${args.model} (parallel ${args.parallel}, batch ${args.batchSize}, threads ${args.threads}, ctx ${ctxSize})`);
   const t0 = performance.now();
-  engine = await LlamaEngine.create({ modelPath: args.model, parallel: args.parallel, batchSize: args.batchSize, threads: args.threads, ctxSize, fullBatches: args.fullBatches, log });
+  const engine = await LlamaEngine.create({ modelPath: args.model, parallel: args.parallel, batchSize: args.batchSize, threads: args.threads, ctxSize, fullBatches: args.fullBatches, log });
+  up.engine = engine;
   if (stopping) return;
   const modelId = args.alias ?? engine.modelName;
-  http = new LocalHttpServer(engine, modelId, log);
+  const http = new LocalHttpServer(engine, modelId, log);
+  up.http = http;
   const port = await http.listen(args.port);
   log(`model loaded in ${Math.round(performance.now() - t0)} ms; ${args.parallel} slots of ${engine.slotContextSize} tokens; listening on http://127.0.0.1:${port}`);
   process.stdout.write(`${JSON.stringify({ event: 'listening', port, url: `http://127.0.0.1:${port}`, model: modelId, pid: process.pid, slotContext: engine.slotContextSize })}\n`);

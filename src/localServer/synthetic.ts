@@ -164,7 +164,7 @@ function f32ToF16(v: number): number {
   const f = new Float32Array([v]);
   const x = new Uint32Array(f.buffer)[0]!;
   const sign = (x >>> 16) & 0x8000;
-  let exp = ((x >>> 23) & 0xff) - 127 + 15;
+  const exp = ((x >>> 23) & 0xff) - 127 + 15;
   let mant = x & 0x7fffff;
   if (exp <= 0) {
     if (exp < -10) return sign;

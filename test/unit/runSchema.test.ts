@@ -49,23 +49,35 @@ test('the schema accepts every kind of run: plain, sweep with its analysis, pref
   assert.equal(parseRunFile(serializeRunFile(extra as RunFile)).note, 'kept', 'unknown keys are kept, not stripped');
 });
 
+type Container = Record<string | number, unknown>;
+const DELETE = Symbol('delete');
+
+/** Sets (or deletes) the value at a path in a JSON tree. */
+function damageAt(root: unknown, path: readonly (string | number)[], value: unknown): void {
+  let parent = root as Container;
+  for (const k of path.slice(0, -1)) parent = parent[k] as Container;
+  const last = path[path.length - 1]!;
+  if (value === DELETE) delete parent[last];
+  else parent[last] = value;
+}
+
 test('a problem names the path of the failing field, in the engine and in the panel', () => {
-  const cases: [(r: Record<string, any>) => void, RegExp, RegExp][] = [
-    [(r) => { r.requests[1].chunkTimesMs[2] = 'x'; }, /requests\[1\] lacks a valid "chunkTimesMs" \(requests\[1\]\.chunkTimesMs: expected a list of numbers; item 2 is "x"\)/, /requests\[1\]\.chunkTimesMs is not valid/],
-    [(r) => { delete r.requests[0].sentAt; }, /requests\[0\]\.sentAt is missing/, /incomplete: requests\[0\]\.sentAt is missing/],
-    [(r) => { r.workload.mode.kind = 'bursty'; }, /workload\.mode/, /workload\.mode/],
-    [(r) => { r.summary.stalls.worst = [{ requestIndex: 0, startMs: 1, startAt: 1, gapMs: null, medianItlMs: 1 }]; }, /summary\.stalls\.worst\[0\] lacks a valid "gapMs" \(summary\.stalls\.worst\[0\]\.gapMs: expected number, got null\)/, /summary\.stalls\.worst\[0\]\.gapMs/],
-    [(r) => { r.summary.ttftMs.p99 = '1'; }, /summary lacks a valid "ttftMs" \(summary\.ttftMs: expected statistics/, /summary\.ttftMs is not valid/],
-    [(r) => { r.endpoint.api = 'grpc'; }, /endpoint lacks a valid "api" \(endpoint\.api: expected .*"openai-chat".*, got "grpc"\)/, /endpoint\.api/],
-    [(r) => { r.requests[0].error = { kind: 'gremlins', message: 'x' }; }, /requests\[0\]\.error/, /requests\[0\]\.error\.kind/],
-    [(r) => { r.id = ''; }, /"id" is not valid/, /"id"|\bid\b/],
-    [(r) => { delete r.tool; }, /missing "tool"/, /it has no "tool"/],
+  const cases: [(string | number)[], unknown, RegExp, RegExp][] = [
+    [['requests', 1, 'chunkTimesMs', 2], 'x', /requests\[1\] lacks a valid "chunkTimesMs" \(requests\[1\]\.chunkTimesMs: expected a list of numbers; item 2 is "x"\)/, /requests\[1\]\.chunkTimesMs is not valid/],
+    [['requests', 0, 'sentAt'], DELETE, /requests\[0\]\.sentAt is missing/, /incomplete: requests\[0\]\.sentAt is missing/],
+    [['workload', 'mode', 'kind'], 'bursty', /workload\.mode/, /workload\.mode/],
+    [['summary', 'stalls', 'worst'], [{ requestIndex: 0, startMs: 1, startAt: 1, gapMs: null, medianItlMs: 1 }], /summary\.stalls\.worst\[0\] lacks a valid "gapMs" \(summary\.stalls\.worst\[0\]\.gapMs: expected number, got null\)/, /summary\.stalls\.worst\[0\]\.gapMs/],
+    [['summary', 'ttftMs', 'p99'], '1', /summary lacks a valid "ttftMs" \(summary\.ttftMs: expected statistics/, /summary\.ttftMs is not valid/],
+    [['endpoint', 'api'], 'grpc', /endpoint lacks a valid "api" \(endpoint\.api: expected .*"openai-chat".*, got "grpc"\)/, /endpoint\.api/],
+    [['requests', 0, 'error'], { kind: 'gremlins', message: 'x' }, /requests\[0\]\.error/, /requests\[0\]\.error\.kind/],
+    [['id'], '', /"id" is not valid/, /"id"|\bid\b/],
+    [['tool'], DELETE, /missing "tool"/, /it has no "tool"/],
   ];
-  for (const [damage, engine, panel] of cases) {
-    const value = json(fixtureRun({ seed: 4, requests: 3 })) as Record<string, any>;
-    damage(value);
-    assert.throws(() => parseRunFile(JSON.stringify(value), 'x.json'), (e: unknown) => e instanceof RunFileError && engine.test((e as Error).message) && (e as Error).message.startsWith('x.json: not a valid run file: '), `${engine.source}`);
-    assert.match(runProblem(value) ?? '', panel);
+  for (const [path, value, engine, panel] of cases) {
+    const run = json(fixtureRun({ seed: 4, requests: 3 }));
+    damageAt(run, path, value);
+    assert.throws(() => parseRunFile(JSON.stringify(run), 'x.json'), (e: unknown) => e instanceof RunFileError && engine.test((e as Error).message) && (e as Error).message.startsWith('x.json: not a valid run file: '), `${engine.source}`);
+    assert.match(runProblem(run) ?? '', panel);
   }
 });
 
@@ -83,28 +95,15 @@ function paths(node: unknown, at: (string | number)[] = []): (string | number)[]
 test('the fast check says yes exactly when valibot does, under every damage at every place', () => {
   const check = compiledCheck(RunFileSchema);
   const runs = [fixtureRun({ seed: 9, requests: 2, warmup: 1, chunksPerRequest: 3, errorRate: 0.5 }), fixtureSweepRun(), dialRun()];
-  const damages: ((parent: any, key: string | number) => void)[] = [
-    (p, k) => { delete p[k]; },
-    (p, k) => { p[k] = undefined; },
-    (p, k) => { p[k] = null; },
-    (p, k) => { p[k] = 'text'; },
-    (p, k) => { p[k] = 7; },
-    (p, k) => { p[k] = NaN; },
-    (p, k) => { p[k] = true; },
-    (p, k) => { p[k] = []; },
-    (p, k) => { p[k] = {}; },
-    (p, k) => { p[k] = ''; },
-  ];
+  const damages: unknown[] = [DELETE, undefined, null, 'text', 7, NaN, true, [], {}, ''];
   let tried = 0;
   let refused = 0;
   for (const run of runs) {
     const text = JSON.stringify(run);
     for (const path of paths(JSON.parse(text))) {
       for (const [d, damage] of damages.entries()) {
-        const value = JSON.parse(text);
-        let parent = value;
-        for (const k of path.slice(0, -1)) parent = parent[k];
-        damage(parent, path[path.length - 1]!);
+        const value: unknown = JSON.parse(text);
+        damageAt(value, path, damage);
         const fast = check(value);
         assert.equal(fast, v.is(RunFileSchema, value), `${path.join('.')}, damage ${d}`);
         tried++;
