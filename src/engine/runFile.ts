@@ -19,15 +19,6 @@ export class RunFileError extends Error {
   }
 }
 
-/** A new run id: UTC time to the second (sorts by time as text) and 6 random base-36 characters. */
-export function newRunId(now: Date = new Date()): string {
-  const t = now.toISOString().slice(0, 19).replace(/:/g, '-');
-  const bytes = randomBytes(6);
-  let suffix = '';
-  for (const b of bytes) suffix += (b % 36).toString(36);
-  return `${t}-${suffix}`;
-}
-
 /** The JSON text of a run: indented, with number arrays (chunk times) on one line to keep it compact. */
 export function serializeRunFile(run: RunFile): string {
   const safe: RunFile = { ...run, endpoint: redactEndpoint(run.endpoint) };

@@ -19,11 +19,10 @@ import type {
 import { createEndpointClient } from './client';
 import { realClock } from './clock';
 import { preflight } from './detect';
-import { loadDataset } from './dataset';
-import { parsePromptFile } from './promptFiles';
 import { syntheticPrompt } from './prompts';
+import { readPrompts } from './promptSource';
 import { assembleRunFile } from './runAssembly';
-import { newRunId } from './runFile';
+import { newRunId } from './runId';
 import { ProgressTicker, RunTally } from './runTally';
 import { closedLoop, openLoop, sleep, withinPhase } from './scheduler';
 import { connectionsFor, validateWorkload } from './workload';
@@ -58,24 +57,7 @@ async function promptSource(w: WorkloadSpec, given: readonly Prompt[] | undefine
   if (src.kind === 'synthetic') {
     return (index) => syntheticPrompt(index, src.tokens, { seed: w.seed, sharedPrefix: src.sharedPrefix });
   }
-  let prompts: Prompt[];
-  if (src.kind === 'dataset') {
-    prompts = await loadDataset(src.path);
-  } else {
-    const { readFile } = await import('node:fs/promises');
-    let text: string;
-    try {
-      text = await readFile(src.path, 'utf8');
-    } catch (e) {
-      throw new Error(`cannot read prompt file ${src.path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { cause: e });
-    }
-    const parsed = parsePromptFile(src.path, text);
-    if (parsed.prompts.length === 0) {
-      const first = parsed.errors[0];
-      throw new Error(`${src.path}${first?.line !== undefined ? `:${first.line + 1}` : ''}: ${first?.message ?? 'no prompt in the file'}`);
-    }
-    prompts = parsed.prompts.map((p) => p.prompt);
-  }
+  const { prompts } = await readPrompts(src);
   return (_i, _warm, k) => prompts[k % prompts.length]!;
 }
 

@@ -3,7 +3,7 @@
 // `requests` hold every point's requests, re-indexed in order.
 import { analyzeSweep, meanDecodingBatch, meanPromptTokens, saturationReason } from './fit';
 import { summarize } from './metrics';
-import { newRunId } from './runFile';
+import { newRunId } from './runId';
 import { RUN_FORMAT, RUN_VERSION } from './runSchema';
 import { runWorkload } from './runner';
 import type { RunOptions } from './runner';

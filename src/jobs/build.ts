@@ -1,0 +1,284 @@
+// Jobs from option values (src/jobs/values.ts): the CLI's flags and the extension's settings and
+// commands go through the same builders, so every surface gets the same defaults, rules and
+// messages. A problem is a UsageError naming the flag.
+import { resolve as resolvePath } from 'node:path';
+import { parseSlo } from '../engine/slo';
+import { defaultConcurrencies } from '../engine/sweep';
+import type { SweepDimension } from '../engine/sweep';
+import type { ApiKind, Prompt, SloSpec, WorkloadMode, WorkloadSpec } from '../engine/types';
+import { defaultWorkload, workloadProblems } from '../engine/workload';
+import { isSyntheticPreset } from '../localServer/presets';
+import { parseShapeSpec } from '../localServer/synthetic';
+import { UsageError } from './errors';
+import type { BuiltJob, DialJob, LocalServerRequest, RunJob, SweepJob, Target } from './job';
+import { defaultOf } from './options';
+import type { CommandName } from './options';
+import { dialCtxSize, dialSlotNeed, sweepConcurrencyLimit, sweepPromptTokens } from './presets';
+import { loadPrompts } from './prompts';
+import type { LoadedPrompts } from './prompts';
+import type { OptionValues } from './values';
+
+/** What the builders take besides the values. */
+export interface BuildContext {
+  /** File paths are resolved against it (default: the process's). */
+  readonly cwd?: string;
+  /** Where to send the requests, when the caller has resolved it (a configured endpoint); else from --url. */
+  readonly target?: Target;
+  /** The prompts to send (a CodeLens prompt), instead of reading the prompt file or dataset the values name. */
+  readonly prompts?: readonly Prompt[];
+  /** An SLO to use when the values give none (the prompt file's front matter, the settings'). */
+  readonly slo?: SloSpec;
+}
+
+const path = (ctx: BuildContext, p: string): string => resolvePath(ctx.cwd ?? process.cwd(), p);
+
+function sloOf(v: OptionValues): SloSpec | undefined {
+  const text = v.str('slo');
+  if (text === undefined) return undefined;
+  try {
+    return parseSlo(text);
+  } catch (e) {
+    throw new UsageError(`--slo: ${(e as Error).message}`, '--slo');
+  }
+}
+
+function headersOf(v: OptionValues): Record<string, string> | undefined {
+  const list = v.strs('header');
+  if (list.length === 0) return undefined;
+  const out: Record<string, string> = {};
+  for (const h of list) {
+    const i = h.indexOf(':');
+    out[h.slice(0, i).trim()] = h.slice(i + 1).trim();
+  }
+  return out;
+}
+
+/** A model named on the command line: a preset, `shape:…`, or (with `files`) a .gguf path. */
+export function modelFrom(text: string, flag: string, ctx: BuildContext = {}, files = false): LocalServerRequest['model'] {
+  if (files && /\.gguf$/i.test(text)) return { kind: 'file', path: path(ctx, text) };
+  if (text.startsWith('shape:')) {
+    try {
+      return { kind: 'shape', shape: parseShapeSpec(text) };
+    } catch (e) {
+      throw new UsageError(`${flag}: ${(e as Error).message}`, flag);
+    }
+  }
+  if (!isSyntheticPreset(text)) throw new UsageError(`${flag} must be tiny, small, medium or shape:…${files ? ' or a .gguf file' : ''}, got "${text}"`, flag);
+  return { kind: 'preset', preset: text };
+}
+
+function localModel(v: OptionValues, command: CommandName, ctx: BuildContext): LocalServerRequest['model'] {
+  const file = v.str('modelFile');
+  if (file !== undefined) return { kind: 'file', path: path(ctx, file) };
+  return modelFrom(v.str('preset') ?? defaultOf<string>('preset', command) ?? 'tiny', '--preset', ctx);
+}
+
+/** The local server a command starts, from the local-server options; `parallel` is what the job needs. */
+export function localServerRequest(
+  v: OptionValues,
+  command: CommandName,
+  parallel: number,
+  ctx: BuildContext = {},
+  model: LocalServerRequest['model'] = localModel(v, command, ctx),
+): LocalServerRequest {
+  const llamaServer = v.str('llamaServer');
+  const backend = (v.str('backend') ?? (llamaServer !== undefined ? 'llama-server' : 'bundled')) as LocalServerRequest['backend'];
+  const threads = v.num('threads');
+  const ctxSize = v.num('ctxSize');
+  const batchSize = v.num('batchSize');
+  return {
+    model,
+    backend,
+    ...(llamaServer !== undefined ? { llamaServerPath: path(ctx, llamaServer) } : {}),
+    ...(threads !== undefined ? { threads } : {}),
+    ...(ctxSize !== undefined ? { ctxSize } : {}),
+    ...(batchSize !== undefined ? { batchSize } : {}),
+    parallel: Math.max(1, v.num('parallel') ?? parallel),
+  };
+}
+
+function targetOf(v: OptionValues, command: CommandName, parallel: number, ctx: BuildContext): Target {
+  if (ctx.target) return ctx.target.kind === 'local' ? { kind: 'local', server: { ...ctx.target.server, parallel: Math.max(ctx.target.server.parallel, parallel) } } : ctx.target;
+  const url = v.str('url');
+  if (url === undefined) return { kind: 'local', server: localServerRequest(v, command, parallel, ctx) };
+  const model = v.str('model');
+  const headers = headersOf(v);
+  const apiKeyHeader = v.str('apiKeyHeader');
+  return {
+    kind: 'endpoint',
+    url,
+    api: (v.str('api') ?? 'auto') as ApiKind | 'auto',
+    ...(model !== undefined ? { model } : {}),
+    ...(headers ? { headers } : {}),
+    ...(apiKeyHeader !== undefined ? { apiKeyHeader } : {}),
+  };
+}
+
+function modeOf(v: OptionValues, command: CommandName): WorkloadMode {
+  const rate = v.num('rate');
+  if (rate === undefined) return { kind: 'closed', concurrency: v.num('concurrency') ?? defaultOf<number>('concurrency', command) ?? 1 };
+  const maxConcurrency = v.num('maxConcurrency');
+  return { kind: 'open', rate, burstiness: v.num('burstiness') ?? 1, ...(maxConcurrency !== undefined ? { maxConcurrency } : {}) };
+}
+
+/** The workload fields `run` and `sweep` share, from the values (defaults from the table for `command`). */
+function workloadOf(v: OptionValues, command: CommandName, ctx: BuildContext, promptTokens: number): Partial<WorkloadSpec> {
+  const o: { -readonly [K in keyof WorkloadSpec]?: WorkloadSpec[K] } = {};
+  o.mode = modeOf(v, command);
+  const duration = v.num('duration');
+  if (duration !== undefined) o.durationS = duration;
+  else o.requests = v.num('requestsPerPoint') ?? v.num('requests') ?? defaultOf<number>('requests', command) ?? 10;
+  o.warmup = v.num('warmup') ?? defaultOf<number>('warmup', command) ?? 1;
+  o.maxTokens = v.num('maxTokens') ?? defaultOf<number>('maxTokens', command) ?? 128;
+  const promptFile = v.str('promptFile');
+  const dataset = v.str('dataset');
+  o.prompt = promptFile !== undefined
+    ? { kind: 'file', path: path(ctx, promptFile) }
+    : dataset !== undefined
+      ? { kind: 'dataset', path: path(ctx, dataset) }
+      : { kind: 'synthetic', tokens: promptTokens, sharedPrefix: v.flag('sharedPrefix') };
+  o.ignoreEos = !v.flag('noIgnoreEos');
+  const seed = v.num('seed');
+  if (seed !== undefined) o.seed = seed;
+  const temperature = v.num('temperature');
+  if (temperature !== undefined) o.temperature = temperature;
+  const timeout = v.num('timeout');
+  if (timeout !== undefined) o.timeoutMs = timeout * 1000;
+  const idle = v.num('idleTimeout');
+  if (idle !== undefined) o.idleTimeoutMs = idle * 1000;
+  const percentiles = v.nums('percentiles');
+  if (percentiles !== undefined) o.percentiles = [...new Set(percentiles)].sort((a, b) => a - b);
+  return o;
+}
+
+/** The caller's prompts, else the prompt file's or dataset's. */
+function promptsFor(source: WorkloadSpec['prompt'], ctx: BuildContext): Promise<LoadedPrompts> | LoadedPrompts {
+  return ctx.prompts && ctx.prompts.length > 0 ? { prompts: ctx.prompts, warnings: [] } : loadPrompts(source);
+}
+
+function checked(w: WorkloadSpec): WorkloadSpec {
+  const problems = workloadProblems(w);
+  if (problems.length > 0) throw new UsageError(problems.join('; '));
+  return w;
+}
+
+function needSlo(failOnSlo: boolean, slo: SloSpec | undefined, where: string): void {
+  if (failOnSlo && slo === undefined) throw new UsageError(`--fail-on-slo needs an SLO: give --slo${where}`, '--fail-on-slo');
+}
+
+/** `llm-profiler run`: one workload against an endpoint, or against the bundled server started for it. */
+export async function buildRunJob(v: OptionValues, ctx: BuildContext = {}): Promise<BuiltJob<RunJob>> {
+  const base = workloadOf(v, 'run', ctx, v.num('promptTokens') ?? defaultOf<number>('promptTokens', 'run') ?? 256);
+  const loaded = await promptsFor(base.prompt!, ctx);
+  const slo = sloOf(v) ?? loaded.slo ?? ctx.slo;
+  const failOnSlo = v.flag('failOnSlo');
+  needSlo(failOnSlo, slo, ' (or an llmProfiler.slo block in the prompt file)');
+  const workload = checked(defaultWorkload({ ...base, ...(slo ? { slo } : {}) }));
+  // one slot per request in flight, so the server never queues what the client meant to run in parallel
+  const mode = workload.mode;
+  const parallel = mode.kind === 'closed' ? mode.concurrency : (mode.maxConcurrency ?? 4);
+  const job: RunJob = {
+    kind: 'run',
+    target: targetOf(v, 'run', parallel, ctx),
+    workload,
+    ...(loaded.prompts ? { prompts: loaded.prompts } : {}),
+    failOnSlo,
+  };
+  return { job, warnings: loaded.warnings };
+}
+
+function sweepDimension(v: OptionValues, local: boolean): { dimension: SweepDimension; values: number[] } {
+  const conc = v.nums('concurrency');
+  const rates = v.nums('rate');
+  const prompts = v.nums('promptTokens');
+  const promptList = prompts && prompts.length > 1 ? prompts : undefined;
+  const lists = [conc && conc.length > 1 ? '--concurrency' : '', rates && rates.length > 1 ? '--rate' : '', promptList ? '--prompt-tokens' : ''].filter(Boolean);
+  if (lists.length > 1) throw new UsageError(`sweep one dimension at a time: got lists for ${lists.join(' and ')}`);
+  if (rates) return { dimension: 'rate', values: [...rates] };
+  if (promptList) {
+    if (conc && conc[0] !== 1) throw new UsageError('a prompt-length sweep runs at concurrency 1: drop --concurrency', '--concurrency');
+    return { dimension: 'promptTokens', values: [...promptList] };
+  }
+  const limit = v.num('concurrencyLimit') ?? sweepConcurrencyLimit(local);
+  return { dimension: 'concurrency', values: conc && conc.length > 0 ? [...conc] : defaultConcurrencies(limit) };
+}
+
+/** `llm-profiler sweep`: one workload at several concurrencies, rates or prompt lengths. */
+export async function buildSweepJob(v: OptionValues, ctx: BuildContext = {}): Promise<BuiltJob<SweepJob>> {
+  const local = ctx.target ? ctx.target.kind === 'local' : !v.has('url');
+  const { dimension, values } = sweepDimension(v, local);
+  const single = v.nums('promptTokens');
+  const promptTokens = single && single.length === 1 ? single[0]! : sweepPromptTokens(local);
+  const base = workloadOf(v, 'sweep', ctx, promptTokens);
+  const loaded = await promptsFor(base.prompt!, ctx);
+  const slo = sloOf(v) ?? loaded.slo ?? ctx.slo;
+  const failOnSlo = v.flag('failOnSlo');
+  needSlo(failOnSlo, slo, ' (or a prompt file with slo: in its front matter)');
+  const workload = checked(defaultWorkload({
+    ...base,
+    ...(dimension === 'rate' ? { mode: { kind: 'open', rate: values[0]!, burstiness: v.num('burstiness') ?? 1, ...(v.has('maxConcurrency') ? { maxConcurrency: v.num('maxConcurrency')! } : {}) } } : {}),
+    ...(slo ? { slo } : {}),
+  }));
+  for (const value of values) if (!(Number.isFinite(value) && value > 0)) throw new UsageError(`bad ${dimension} value ${value}: must be a positive number`);
+  // a slot per concurrent stream: fewer would queue them, and the curve would measure the queue
+  const parallel = dimension === 'concurrency' ? Math.max(...values) : (workload.mode.kind === 'open' ? (workload.mode.maxConcurrency ?? 4) : 4);
+  const job: SweepJob = {
+    kind: 'sweep',
+    target: targetOf(v, 'sweep', parallel, ctx),
+    dimension,
+    values,
+    workload,
+    stopOnSaturation: !v.flag('noEarlyStop'),
+    ...(loaded.prompts ? { prompts: loaded.prompts } : {}),
+    failOnSlo,
+  };
+  return { job, warnings: loaded.warnings };
+}
+
+/** `llm-profiler prefill-dial`: the same mixed workload on the local server at several prefill chunk sizes. */
+export function buildDialJob(v: OptionValues, ctx: BuildContext = {}): BuiltJob<DialJob> {
+  // every dial figure has its default in the options table
+  const d = (key: string): number => v.num(key) ?? defaultOf<number>(key, 'prefill-dial')!;
+  const batchSizes = [...(v.nums('batchSizes') ?? defaultOf<readonly number[]>('batchSizes', 'prefill-dial')!)];
+  if (batchSizes.length < 2) throw new UsageError('--batch-sizes needs at least two sizes to compare, e.g. 32,512', '--batch-sizes');
+  const parallel = d('parallel');
+  if (parallel < 2) throw new UsageError(`--parallel must be at least 2 for the prefill dial (got ${parallel}): one slot is kept for the long prompts`, '--parallel');
+  const decodeStreams = v.num('decodeStreams') ?? parallel - 1;
+  if (decodeStreams >= parallel) throw new UsageError(`--decode-streams must be below --parallel (${parallel}): one slot is kept for the long prompts`, '--decode-streams');
+  const slo = sloOf(v) ?? ctx.slo;
+  const failOnSlo = v.flag('failOnSlo');
+  needSlo(failOnSlo, slo, '');
+  const longPromptTokens = d('longPromptTokens');
+  const longMaxTokens = d('longMaxTokens');
+  const given = v.num('ctxSize');
+  if (given !== undefined && given / parallel < dialSlotNeed(longPromptTokens, longMaxTokens)) {
+    throw new UsageError(`--ctx-size ${given} gives each of the ${parallel} slots ${Math.floor(given / parallel)} tokens: too few for a ${longPromptTokens}-token prompt`, '--ctx-size');
+  }
+  const timeout = v.num('timeout');
+  const idle = v.num('idleTimeout');
+  const seed = v.num('seed');
+  const { batchSize: _perConfig, ...server } = localServerRequest(v, 'prefill-dial', parallel, ctx);
+  const job: DialJob = {
+    kind: 'dial',
+    server: { ...server, parallel, ctxSize: given ?? dialCtxSize(parallel, longPromptTokens, longMaxTokens) },
+    dial: {
+      batchSizes,
+      decodeStreams,
+      shortPromptTokens: d('shortPromptTokens'),
+      shortMaxTokens: d('shortMaxTokens'),
+      longPromptTokens,
+      longMaxTokens,
+      longRate: d('longRate'),
+      durationS: d('duration'),
+      workload: defaultWorkload({
+        warmup: 0,
+        ...(seed !== undefined ? { seed } : {}),
+        ...(timeout !== undefined ? { timeoutMs: timeout * 1000 } : {}),
+        ...(idle !== undefined ? { idleTimeoutMs: idle * 1000 } : {}),
+        ...(slo ? { slo } : {}),
+      }),
+    },
+    failOnSlo,
+  };
+  return { job, warnings: [] };
+}

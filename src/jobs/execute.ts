@@ -1,0 +1,153 @@
+// Runs any job (a run, a sweep, the prefill dial) and returns its one run file: the one place that
+// resolves the endpoint, gives the run its id, reports progress across points, and stops whatever
+// it started. Every surface calls this.
+import { summarize } from '../engine/metrics';
+import { redactEndpoint } from '../engine/redact';
+import { TOOL_NAME, TOOL_VERSION } from '../engine/runFile';
+import { newRunId } from '../engine/runId';
+import { runWorkload } from '../engine/runner';
+import { pointLabel, runPrefillDial, runSweep } from '../engine/sweep';
+import type { DialServer } from '../engine/sweep';
+import type { EndpointSpec, PrefillDialConfig, Progress, RequestRecord, RunFile, SweepPoint, WorkloadSpec } from '../engine/types';
+import type { DialJob, Job, RunJob, SweepJob } from './job';
+import { localEndpoint, resolveTarget, startLocalServerFor } from './resolve';
+import type { ResolveHooks } from './resolve';
+
+/** Progress of a job: the engine's counts over the whole job, and which point or configuration is running. */
+export interface JobProgress extends Progress {
+  /** "c=4", "2/s", "512 tok" (a sweep's point) or "batch 32" (the dial's chunk size). */
+  readonly phase?: string;
+}
+
+export interface JobStart {
+  readonly runId: string;
+  readonly endpoint: EndpointSpec;
+  /** The run file so far (no requests yet), for a live view. */
+  readonly skeleton: RunFile;
+}
+
+export interface JobHooks extends ResolveHooks {
+  readonly runId?: string;
+  /** Once the endpoint is known, before the first request. */
+  onStart?(start: JobStart): void;
+  onProgress?(p: JobProgress): void;
+  /** Each finished request, with its index in the final run file. */
+  onRecord?(r: RequestRecord): void;
+  /** A sweep's finished point. */
+  onPoint?(point: SweepPoint, index: number): void;
+  /** The dial's finished configuration. */
+  onConfig?(config: PrefillDialConfig, index: number): void;
+  /** A passing state worth a line ("starting the local server with --batch-size 32…"). */
+  onStatus?(message: string): void;
+}
+
+/** A run file with no requests yet: what a live view starts from. */
+export function skeletonRun(runId: string, endpoint: EndpointSpec, workload: WorkloadSpec, detectedApi = false): RunFile {
+  return {
+    format: 'llm-profiler.run',
+    version: 1,
+    id: runId,
+    startedAt: new Date().toISOString(),
+    tool: { name: TOOL_NAME, version: TOOL_VERSION },
+    endpoint: { ...redactEndpoint(endpoint), ...(detectedApi ? { detectedApi: true } : {}) },
+    workload,
+    requests: [],
+    summary: summarize([], workload),
+  };
+}
+
+function guard<A extends unknown[]>(fn: ((...args: A) => void) | undefined): ((...args: A) => void) | undefined {
+  if (!fn) return undefined;
+  return (...args: A) => {
+    try {
+      fn(...args);
+    } catch {
+      // a surface's listener must not break the measurement
+    }
+  };
+}
+
+async function executeOnEndpoint(job: RunJob | SweepJob, runId: string, hooks: JobHooks): Promise<RunFile> {
+  const resolved = await resolveTarget(job.target, hooks);
+  try {
+    guard(hooks.onStart)?.({ runId, endpoint: resolved.endpoint, skeleton: skeletonRun(runId, resolved.endpoint, job.workload, resolved.detectedApi) });
+    const common = {
+      runId,
+      ...(hooks.apiKey !== undefined ? { apiKey: hooks.apiKey } : {}),
+      ...(hooks.signal ? { signal: hooks.signal } : {}),
+      ...(job.prompts ? { prompts: job.prompts } : {}),
+      ...(resolved.detectedApi ? { detectedApi: true } : {}),
+      ...(hooks.onRecord ? { onRecord: guard(hooks.onRecord)! } : {}),
+    };
+    if (job.kind === 'run') {
+      const onProgress = guard(hooks.onProgress);
+      return await runWorkload(resolved.endpoint, job.workload, { ...common, ...(onProgress ? { onProgress } : {}) });
+    }
+    let next = 0;
+    const onProgress = guard(hooks.onProgress);
+    const onPoint = guard(hooks.onPoint);
+    return await runSweep(
+      resolved.endpoint,
+      { dimension: job.dimension, values: job.values, workload: job.workload, stopOnSaturation: job.stopOnSaturation },
+      {
+        ...common,
+        ...(onProgress ? { onProgress: (p: Progress) => onProgress({ ...p, phase: pointLabel(job.dimension, job.values[Math.min(next, job.values.length - 1)]!) }) } : {}),
+        onPoint: (point, index) => {
+          next = index + 1;
+          onPoint?.(point, index);
+        },
+      },
+    );
+  } finally {
+    await resolved.release?.().catch(() => undefined);
+  }
+}
+
+async function executeDial(job: DialJob, runId: string, hooks: JobHooks): Promise<RunFile> {
+  let current = job.dial.batchSizes[0]!;
+  const onProgress = guard(hooks.onProgress);
+  const onStatus = guard(hooks.onStatus);
+  const onConfig = guard(hooks.onConfig);
+  return runPrefillDial(job.dial, {
+    runId,
+    ...(hooks.apiKey !== undefined ? { apiKey: hooks.apiKey } : {}),
+    ...(hooks.signal ? { signal: hooks.signal } : {}),
+    startServer: async (batchSize): Promise<DialServer> => {
+      current = batchSize;
+      onStatus?.(`starting the local server with --batch-size ${batchSize}…`);
+      const handle = await startLocalServerFor({ ...job.server, batchSize }, hooks);
+      return { endpoint: localEndpoint(handle), stop: () => handle.stop() };
+    },
+    ...(onProgress ? { onProgress: (p: Progress) => onProgress({ ...p, phase: `batch ${current}` }) } : {}),
+    ...(onConfig ? { onConfig } : {}),
+  });
+}
+
+/**
+ * Runs a job to its run file. Rejects only before the first request (an endpoint that cannot be
+ * used, a server that does not start, a bad workload); failed requests are in the run file, and a
+ * cancelled job returns what finished, marked `cancelled`.
+ */
+export async function executeJob(job: Job, hooks: JobHooks = {}): Promise<RunFile> {
+  const runId = hooks.runId ?? newRunId();
+  return job.kind === 'dial' ? executeDial(job, runId, hooks) : executeOnEndpoint(job, runId, hooks);
+}
+
+/** Why a finished job counts as failed by its SLO (with --fail-on-slo), or undefined. */
+export function sloFailure(job: Job, run: RunFile): string | undefined {
+  if (!job.failOnSlo || run.cancelled) return undefined;
+  switch (job.kind) {
+    case 'run': {
+      const missed = run.summary.sloMissed ?? [];
+      return missed.length > 0 ? `SLO missed at p99: ${missed.map((k) => k.replace(/Ms$/, '')).join(', ')}` : undefined;
+    }
+    case 'sweep':
+      return run.sweep?.operatingPoint ? undefined : 'SLO missed: no point of the sweep meets every SLO at p99';
+    case 'dial': {
+      const configs = run.prefillDial?.configs ?? [];
+      return configs.some((c) => (c.decode.summary.sloMissed?.length ?? 0) > 0 || (c.long.summary.sloMissed?.length ?? 0) > 0)
+        ? 'SLO missed in at least one configuration'
+        : undefined;
+    }
+  }
+}

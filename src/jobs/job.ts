@@ -1,0 +1,71 @@
+// What a surface asks the engine to do: a job. The CLI builds one from its flags, the extension from
+// its settings and commands (src/jobs/build.ts); src/jobs/execute.ts runs any of them.
+import type { PrefillDialSpec, SweepDimension } from '../engine/sweep';
+import type { ApiKind, Prompt, WorkloadSpec } from '../engine/types';
+import type { LocalServerOptions } from '../localServer/types';
+
+/** The bundled (or llama-server) local server a job needs. */
+export interface LocalServerRequest {
+  readonly model: NonNullable<LocalServerOptions['model']>;
+  readonly backend: 'bundled' | 'llama-server';
+  readonly llamaServerPath?: string;
+  readonly threads?: number;
+  readonly ctxSize?: number;
+  readonly batchSize?: number;
+  /** Slots the job needs at least: one per request it keeps in flight, or the server would queue them. */
+  readonly parallel: number;
+}
+
+/** Where a run or sweep sends its requests. */
+export type Target =
+  | {
+      readonly kind: 'endpoint';
+      readonly url: string;
+      readonly api: ApiKind | 'auto';
+      /** The model sent with each request; absent: the first one the server lists. */
+      readonly model?: string;
+      /** A display name (a configured endpoint's). */
+      readonly name?: string;
+      readonly headers?: Readonly<Record<string, string>>;
+      readonly apiKeyHeader?: string;
+    }
+  | { readonly kind: 'local'; readonly server: LocalServerRequest };
+
+interface JobCommon {
+  /** With --fail-on-slo: a missed SLO is a failure of the job (exit 3). */
+  readonly failOnSlo: boolean;
+}
+
+export interface RunJob extends JobCommon {
+  readonly kind: 'run';
+  readonly target: Target;
+  readonly workload: WorkloadSpec;
+  /** Prompts loaded from the workload's prompt file or dataset, or given by the caller (a CodeLens prompt). */
+  readonly prompts?: readonly Prompt[];
+}
+
+export interface SweepJob extends JobCommon {
+  readonly kind: 'sweep';
+  readonly target: Target;
+  readonly dimension: SweepDimension;
+  readonly values: readonly number[];
+  /** Every point's workload but for the swept field. */
+  readonly workload: WorkloadSpec;
+  readonly stopOnSaturation: boolean;
+  readonly prompts?: readonly Prompt[];
+}
+
+export interface DialJob extends JobCommon {
+  readonly kind: 'dial';
+  /** The local server started once per chunk size (its batch size is the dial's). */
+  readonly server: Omit<LocalServerRequest, 'batchSize'>;
+  readonly dial: PrefillDialSpec;
+}
+
+export type Job = RunJob | SweepJob | DialJob;
+
+/** A job with what its inputs said on the way (a prompt file's warnings), for the surface to show. */
+export interface BuiltJob<J extends Job = Job> {
+  readonly job: J;
+  readonly warnings: readonly string[];
+}

@@ -1,0 +1,411 @@
+// Every option of `run`, `sweep`, `prefill-dial` and `serve`, and the settings that mirror them, in
+// one table: its flag, kind, limits, defaults per surface, setting key and help text. The CLI parser,
+// the usage texts, the settings snapshot (clamping), the commands' arguments, the sidebar's limits
+// and the manifest test all read it. Pure: no node or `vscode` import (the webview imports it too).
+import { parseSlo } from '../engine/slo';
+import { API_KINDS } from '../engine/types';
+import { SYNTHETIC_PRESETS } from '../localServer/presets';
+
+export type CommandName = 'run' | 'sweep' | 'prefill-dial' | 'serve';
+/** Where a default applies: a command, or the extension's settings. */
+export type Surface = CommandName | 'settings';
+
+export type OptionKind = 'string' | 'int' | 'number' | 'boolean' | 'enum';
+
+export type OptionGroup = 'Endpoint' | 'Local server' | 'Load' | 'Prompts' | 'Sweep' | 'Prefill dial' | 'Limits and judgement' | 'Output';
+
+export interface OptionRule {
+  /** The other option's key. */
+  readonly key: string;
+  /** The message after this option's flag; default "<a> and <b> cannot be used together" or "needs <b>". */
+  readonly why?: string;
+}
+
+export interface SettingSpec {
+  /** Without the `llmProfiler.` prefix, as in package.json. */
+  readonly key: string;
+  /** Setting value = CLI value × scale (timeouts: seconds on the command line, ms in settings). */
+  readonly scale?: number;
+}
+
+export interface OptionSpec {
+  /** camelCase; the flag is its kebab-case form unless `flag` says otherwise. */
+  readonly key: string;
+  readonly flag: `--${string}`;
+  readonly short?: `-${string}`;
+  readonly kind: OptionKind;
+  readonly choices?: readonly string[];
+  /** Inclusive bounds of a number (on the CLI's scale). */
+  readonly min?: number;
+  readonly max?: number;
+  /** A number that must be > 0 (rates, seconds); `unit` names it in the message ("of seconds"). */
+  readonly positive?: boolean;
+  readonly unit?: string;
+  /** The commands that take it. */
+  readonly commands: readonly CommandName[];
+  /** Commands where it takes a comma-separated list (a sweep's values). */
+  readonly list?: readonly CommandName[];
+  readonly repeatable?: boolean;
+  readonly group: OptionGroup;
+  /** The placeholder in the usage text (N, URL, S…). */
+  readonly value?: string;
+  readonly help: string;
+  /** The default on each surface where there is one (absent: none, or decided from other options; see `defaultNote`). */
+  readonly defaults?: Partial<Record<Surface, number | string | boolean | readonly number[]>>;
+  /** Said in the usage text when the default depends on other options. */
+  readonly defaultNote?: string;
+  readonly setting?: SettingSpec;
+  /** A further check of a parsed value: the problem, after the flag (e.g. "must not carry credentials"). */
+  readonly check?: (value: string) => string | undefined;
+  /** Options this one cannot be combined with (checked when both are given). */
+  readonly conflicts?: readonly OptionRule[];
+  /** An option this one needs. */
+  readonly needs?: OptionRule;
+}
+
+const ALL: readonly CommandName[] = ['run', 'sweep', 'prefill-dial', 'serve'];
+const MEASURING: readonly CommandName[] = ['run', 'sweep', 'prefill-dial'];
+const ENDPOINT: readonly CommandName[] = ['run', 'sweep'];
+const STARTS_SERVER: readonly CommandName[] = ['run', 'sweep', 'prefill-dial', 'serve'];
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const HEADER_NAME = /^[A-Za-z0-9-]+$/;
+
+/** Names of headers that carry credentials: never accepted as a plain header. */
+const SECRET_HEADER = /^(authorization|proxy-authorization)$/i;
+
+const NEEDS_URL: OptionRule = { key: 'url', why: 'needs --url (without it the bundled local server is used)' };
+const NOT_WITH_URL: OptionRule = { key: 'url', why: 'sets up the bundled local server: it cannot be used with --url' };
+
+function checkUrl(text: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(text);
+  } catch {
+    return `is not a valid URL: "${text}"`;
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return `must be http:// or https://, got "${text}"`;
+  if (u.username || u.password) return 'must not carry credentials (user:password@): pass a key with --api-key-env VAR';
+  return undefined;
+}
+
+function checkHeader(text: string): string | undefined {
+  const i = text.indexOf(':');
+  const name = i > 0 ? text.slice(0, i).trim() : '';
+  if (i <= 0 || name === '' || /\s/.test(name)) return `must be "Name: value", got "${text}"`;
+  if (SECRET_HEADER.test(name)) return `${name} is not allowed: pass the key with --api-key-env VAR (and --api-key-header NAME) so it is never stored`;
+  if (/[\r\n]/.test(text)) return 'must be one line';
+  return undefined;
+}
+
+function checkPreset(text: string): string | undefined {
+  if ((SYNTHETIC_PRESETS as readonly string[]).includes(text) || text.startsWith('shape:')) return undefined;
+  return `must be ${SYNTHETIC_PRESETS.join(', ')} or shape:…, got "${text}"`;
+}
+
+function checkSlo(text: string): string | undefined {
+  try {
+    parseSlo(text);
+    return undefined;
+  } catch (e) {
+    return `: ${(e as Error).message}`;
+  }
+}
+
+export const OPTIONS: readonly OptionSpec[] = [
+  // ---- Endpoint ----
+  {
+    key: 'url', flag: '--url', kind: 'string', commands: ENDPOINT, group: 'Endpoint', value: 'URL', check: checkUrl,
+    help: 'base URL, e.g. http://127.0.0.1:8000 (a trailing /v1 is fine); without it the bundled llama.cpp server is started on 127.0.0.1, profiled and stopped',
+  },
+  {
+    key: 'api', flag: '--api', kind: 'enum', choices: ['auto', ...API_KINDS], commands: ENDPOINT, group: 'Endpoint', value: 'KIND',
+    defaults: { run: 'auto', sweep: 'auto' }, needs: NEEDS_URL, help: 'the API the endpoint speaks; auto detects it',
+  },
+  {
+    key: 'model', flag: '--model', kind: 'string', commands: ENDPOINT, group: 'Endpoint', value: 'M', needs: NEEDS_URL,
+    help: 'model name sent with each request', defaultNote: 'the first one the server lists',
+  },
+  {
+    key: 'apiKeyEnv', flag: '--api-key-env', kind: 'string', commands: ENDPOINT, group: 'Endpoint', value: 'VAR', needs: NEEDS_URL,
+    check: (v) => (ENV_NAME.test(v) ? undefined : 'takes the NAME of an environment variable (e.g. OPENAI_API_KEY), not the key itself'),
+    help: 'read the API key from environment variable VAR (never printed or stored)',
+  },
+  {
+    key: 'apiKeyHeader', flag: '--api-key-header', kind: 'string', commands: ENDPOINT, group: 'Endpoint', value: 'NAME',
+    needs: { key: 'apiKeyEnv', why: 'needs --api-key-env (the key it carries)' },
+    check: (v) => (HEADER_NAME.test(v) ? undefined : `takes a header NAME such as api-key or x-api-key, got "${v}"`),
+    help: 'send the key as "NAME: key" (e.g. api-key, x-api-key) instead of Authorization: Bearer',
+  },
+  {
+    key: 'header', flag: '--header', kind: 'string', repeatable: true, commands: ENDPOINT, group: 'Endpoint', value: '"K: V"', needs: NEEDS_URL,
+    check: checkHeader, help: 'an extra request header (repeatable; not for keys)',
+  },
+
+  // ---- Local server ----
+  {
+    key: 'preset', flag: '--preset', kind: 'string', commands: ['run', 'sweep', 'prefill-dial'], group: 'Local server', value: 'P', check: checkPreset,
+    defaults: { run: 'tiny', sweep: 'tiny', 'prefill-dial': 'tiny', settings: 'tiny' }, setting: { key: 'localServer.preset' },
+    conflicts: [{ key: 'url', why: "chooses the bundled local server's model: it cannot be used with --url" }],
+    help: `without --url: a synthetic model, ${SYNTHETIC_PRESETS.join(' | ')} | shape:layers=L,width=W,heads=H,kv-heads=K,ffn=F,vocab=V,type=f16|q8_0`,
+  },
+  {
+    key: 'modelFile', flag: '--model-file', kind: 'string', commands: ['run', 'sweep', 'prefill-dial'], group: 'Local server', value: 'F',
+    setting: { key: 'localServer.modelPath' },
+    conflicts: [{ key: 'url', why: "chooses the bundled local server's model: it cannot be used with --url" }, { key: 'preset' }],
+    help: 'without --url: a GGUF model file of your own',
+  },
+  {
+    key: 'serveModel', flag: '--model', kind: 'string', commands: ['serve'], group: 'Local server', value: 'tiny|small|medium|FILE.gguf|shape:…',
+    defaults: { serve: 'small' },
+    check: (v) => (checkPreset(v) === undefined || /\.gguf$/i.test(v) ? undefined : `must be ${SYNTHETIC_PRESETS.join(', ')}, shape:… or a .gguf file, got "${v}"`),
+    help: 'a synthetic model (made and cached on first use), a custom shape (shape:layers=L,width=W,…,type=f16|q8_0[,base=tiny]) or your own GGUF file',
+  },
+  {
+    key: 'parallel', flag: '--parallel', kind: 'int', min: 1, max: 256, commands: STARTS_SERVER, group: 'Local server', value: 'N',
+    defaults: { 'prefill-dial': 4, serve: 4, settings: 4 }, setting: { key: 'localServer.parallel' }, conflicts: [NOT_WITH_URL],
+    defaultNote: 'run: the concurrency; sweep: the largest concurrency',
+    help: 'server slots: sequences decoded together (requests beyond wait in its queue)',
+  },
+  {
+    key: 'batchSize', flag: '--batch-size', kind: 'int', min: 1, max: 65536, commands: ['run', 'sweep', 'serve'], group: 'Local server', value: 'N',
+    defaults: { run: 512, sweep: 512, serve: 512, settings: 512 }, setting: { key: 'localServer.batchSize' }, conflicts: [NOT_WITH_URL],
+    help: 'prefill chunk: the most prompt tokens per engine step',
+  },
+  {
+    key: 'threads', flag: '--threads', kind: 'int', min: 1, max: 1024, commands: STARTS_SERVER, group: 'Local server', value: 'N', conflicts: [NOT_WITH_URL],
+    defaultNote: '1 on a machine of 2 cores or fewer, else cores − 1 up to 8',
+    help: 'CPU threads of the server',
+  },
+  {
+    key: 'ctxSize', flag: '--ctx-size', kind: 'int', min: 64, max: 16_777_216, commands: STARTS_SERVER, group: 'Local server', value: 'N', conflicts: [NOT_WITH_URL],
+    defaultNote: '2048 per slot; the prefill dial sizes it for its long prompts',
+    help: 'total context over all slots',
+  },
+  {
+    key: 'backend', flag: '--backend', kind: 'enum', choices: ['bundled', 'llama-server'], commands: STARTS_SERVER, group: 'Local server', value: 'B',
+    defaults: { run: 'bundled', sweep: 'bundled', 'prefill-dial': 'bundled', serve: 'bundled', settings: 'bundled' },
+    setting: { key: 'localServer.backend' }, conflicts: [NOT_WITH_URL],
+    help: 'bundled: node-llama-cpp in its own process; llama-server: a llama.cpp server binary',
+  },
+  {
+    key: 'llamaServer', flag: '--llama-server', kind: 'string', commands: STARTS_SERVER, group: 'Local server', value: 'PATH', conflicts: [NOT_WITH_URL],
+    setting: { key: 'localServer.llamaServerPath' }, defaultNote: "PATH, then `npm run build:llama-server`'s cache",
+    help: 'the llama-server binary (implies --backend llama-server)',
+  },
+  {
+    key: 'port', flag: '--port', kind: 'int', min: 0, max: 65535, commands: ['serve'], group: 'Local server', value: 'N',
+    defaults: { serve: 0, settings: 0 }, setting: { key: 'localServer.port' }, help: 'port on 127.0.0.1; 0 picks a free one',
+  },
+  {
+    key: 'readyTimeout', flag: '--ready-timeout', kind: 'number', positive: true, unit: 'of seconds', commands: ['serve'], group: 'Local server', value: 'S',
+    defaults: { serve: 60 }, help: 'seconds to wait for the server to be ready',
+  },
+  { key: 'quiet', flag: '--quiet', kind: 'boolean', commands: ['serve'], group: 'Output', help: "do not print the server's log lines" },
+
+  // ---- Load ----
+  {
+    key: 'concurrency', flag: '--concurrency', short: '-c', kind: 'int', min: 1, max: 4096, commands: ENDPOINT, list: ['sweep'], group: 'Load', value: 'N',
+    defaults: { run: 1, settings: 4 }, setting: { key: 'workload.concurrency' },
+    defaultNote: 'sweep: 1, 2, 4, … up to --concurrency-limit',
+    help: 'requests in flight (closed loop), each sent when the last ends; a sweep takes a list: 1,2,4,8',
+  },
+  {
+    key: 'rate', flag: '--rate', kind: 'number', positive: true, unit: 'of requests per second', commands: ENDPOINT, list: ['sweep'], group: 'Load', value: 'R',
+    conflicts: [{ key: 'concurrency' }],
+    help: 'open loop: R requests/s with gamma-distributed gaps (Poisson by default); a sweep takes a list',
+  },
+  {
+    key: 'burstiness', flag: '--burstiness', kind: 'number', positive: true, commands: ENDPOINT, group: 'Load', value: 'B', defaults: { run: 1, sweep: 1 },
+    needs: { key: 'rate', why: 'needs --rate (it shapes open-loop arrivals)' },
+    help: 'shape of the gaps with --rate (1 = Poisson, <1 burstier, >1 steadier)',
+  },
+  {
+    key: 'maxConcurrency', flag: '--max-concurrency', kind: 'int', min: 1, max: 4096, commands: ENDPOINT, group: 'Load', value: 'N',
+    needs: { key: 'rate', why: 'needs --rate (a closed loop uses --concurrency)' }, conflicts: [{ key: 'concurrency' }],
+    help: 'with --rate: at most N in flight (later arrivals wait)',
+  },
+  {
+    key: 'requests', flag: '--requests', short: '-n', kind: 'int', min: 1, max: 10_000_000, commands: ENDPOINT, group: 'Load', value: 'N',
+    defaults: { run: 10, sweep: 16, settings: 32 }, setting: { key: 'workload.requests' },
+    help: 'measured requests (a sweep: per point)',
+  },
+  {
+    key: 'requestsPerPoint', flag: '--requests-per-point', kind: 'int', min: 1, max: 10_000_000, commands: ['sweep'], group: 'Sweep', value: 'N',
+    conflicts: [{ key: 'requests' }], help: 'measured requests per point (the same as --requests)',
+  },
+  {
+    key: 'duration', flag: '--duration', kind: 'number', positive: true, unit: 'of seconds', commands: MEASURING, group: 'Load', value: 'S',
+    defaults: { 'prefill-dial': 12 }, conflicts: [{ key: 'requests' }, { key: 'requestsPerPoint' }],
+    help: 'or: send for S seconds (a sweep: per point; the prefill dial: per chunk size)',
+  },
+  {
+    key: 'warmup', flag: '--warmup', kind: 'int', min: 0, max: 10_000, commands: ENDPOINT, group: 'Load', value: 'K',
+    defaults: { run: 1, sweep: 1, settings: 1 }, setting: { key: 'workload.warmup' }, help: 'requests sent first and not measured',
+  },
+  {
+    key: 'seed', flag: '--seed', kind: 'int', min: -2_147_483_648, max: 4_294_967_295, commands: MEASURING, group: 'Load', value: 'N',
+    defaults: { run: 0, sweep: 0, 'prefill-dial': 0 }, help: 'seed for prompts, arrivals and per-request sampling',
+  },
+
+  // ---- Prompts ----
+  {
+    key: 'promptTokens', flag: '--prompt-tokens', kind: 'int', min: 1, max: 1_048_576, commands: ENDPOINT, list: ['sweep'], group: 'Prompts', value: 'N',
+    defaults: { run: 256, settings: 256 }, setting: { key: 'workload.promptTokens' }, defaultNote: 'sweep: 256, or 64 on the bundled server',
+    help: 'synthetic prompts of about N tokens, each unique from its first token; a sweep over prompt length takes a list',
+  },
+  {
+    key: 'sharedPrefix', flag: '--shared-prefix', kind: 'boolean', commands: ENDPOINT, group: 'Prompts',
+    help: 'synthetic prompts that share all but their last words',
+  },
+  {
+    key: 'promptFile', flag: '--prompt-file', kind: 'string', commands: ENDPOINT, group: 'Prompts', value: 'F',
+    conflicts: [{ key: 'promptTokens' }, { key: 'sharedPrefix' }], help: 'plain text, *.prompt.md, *.prompty or *.prompt.yml',
+  },
+  {
+    key: 'dataset', flag: '--dataset', kind: 'string', commands: ENDPOINT, group: 'Prompts', value: 'F.jsonl',
+    conflicts: [{ key: 'promptTokens' }, { key: 'sharedPrefix' }, { key: 'promptFile' }], help: 'one prompt per line: {"prompt"}, {"messages"} or ShareGPT',
+  },
+  {
+    key: 'maxTokens', flag: '--max-tokens', kind: 'int', min: 1, max: 1_048_576, commands: ENDPOINT, group: 'Prompts', value: 'N',
+    defaults: { run: 128, sweep: 64, settings: 128 }, setting: { key: 'workload.maxTokens' }, help: 'output tokens per request',
+  },
+  { key: 'noIgnoreEos', flag: '--no-ignore-eos', kind: 'boolean', commands: ENDPOINT, group: 'Prompts', help: 'let the model stop early (ignore_eos is sent by default)' },
+  {
+    key: 'temperature', flag: '--temperature', kind: 'number', min: 0, max: 100, commands: ENDPOINT, group: 'Prompts', value: 'T',
+    defaultNote: "the server's", help: 'sampling temperature',
+  },
+
+  // ---- Sweep ----
+  {
+    key: 'concurrencyLimit', flag: '--concurrency-limit', kind: 'int', min: 1, max: 4096, commands: ['sweep'], group: 'Sweep', value: 'N',
+    conflicts: [{ key: 'concurrency', why: 'sets the default concurrency list: give it without --concurrency' }, { key: 'rate', why: 'sets the default concurrency list: it does not apply to a --rate sweep' }],
+    defaultNote: '32; 8 on the bundled server', help: 'the default concurrencies are 1, 2, 4, … up to N',
+  },
+  { key: 'noEarlyStop', flag: '--no-early-stop', kind: 'boolean', commands: ['sweep'], group: 'Sweep', help: 'run every value, even after the endpoint saturates' },
+
+  // ---- Prefill dial ----
+  {
+    key: 'batchSizes', flag: '--batch-sizes', kind: 'int', min: 1, max: 65536, commands: ['prefill-dial'], list: ['prefill-dial'], group: 'Prefill dial', value: 'A,B',
+    defaults: { 'prefill-dial': [32, 512] }, help: 'prefill chunk sizes to compare (at least two), tokens per engine step',
+  },
+  {
+    key: 'decodeStreams', flag: '--decode-streams', kind: 'int', min: 1, max: 4096, commands: ['prefill-dial'], group: 'Prefill dial', value: 'N',
+    defaultNote: '--parallel − 1 (one slot is kept for the long prompts)', help: 'concurrent short decodes: the streams a long prefill stalls',
+  },
+  {
+    key: 'shortPromptTokens', flag: '--short-prompt-tokens', kind: 'int', min: 1, max: 1_048_576, commands: ['prefill-dial'], group: 'Prefill dial', value: 'N',
+    defaults: { 'prefill-dial': 16 }, help: "the short decodes' prompt length",
+  },
+  {
+    key: 'shortMaxTokens', flag: '--short-max-tokens', kind: 'int', min: 2, max: 1_048_576, commands: ['prefill-dial'], group: 'Prefill dial', value: 'N',
+    defaults: { 'prefill-dial': 48 }, help: "the short decodes' output tokens",
+  },
+  {
+    key: 'longPromptTokens', flag: '--long-prompt-tokens', kind: 'int', min: 1, max: 1_048_576, commands: ['prefill-dial'], group: 'Prefill dial', value: 'N',
+    defaults: { 'prefill-dial': 1024 }, help: "the long prompts' length",
+  },
+  {
+    key: 'longMaxTokens', flag: '--long-max-tokens', kind: 'int', min: 1, max: 1_048_576, commands: ['prefill-dial'], group: 'Prefill dial', value: 'N',
+    defaults: { 'prefill-dial': 4 }, help: "the long prompts' output tokens",
+  },
+  {
+    key: 'longRate', flag: '--long-rate', kind: 'number', positive: true, unit: 'of prompts per second', commands: ['prefill-dial'], group: 'Prefill dial', value: 'R',
+    defaults: { 'prefill-dial': 0.5 }, help: 'long prompts per second (open loop, seeded: every chunk size gets the same arrivals)',
+  },
+
+  // ---- Limits and judgement ----
+  {
+    key: 'timeout', flag: '--timeout', kind: 'number', positive: true, unit: 'of seconds', min: 1, max: 3600, commands: MEASURING, group: 'Limits and judgement', value: 'S',
+    defaults: { run: 120, sweep: 120, 'prefill-dial': 120, settings: 120 }, setting: { key: 'workload.timeoutMs', scale: 1000 }, help: 'per request',
+  },
+  {
+    key: 'idleTimeout', flag: '--idle-timeout', kind: 'number', positive: true, unit: 'of seconds', commands: MEASURING, group: 'Limits and judgement', value: 'S',
+    defaults: { run: 30, sweep: 30, 'prefill-dial': 30 }, help: 'between chunks',
+  },
+  {
+    key: 'slo', flag: '--slo', kind: 'string', commands: MEASURING, group: 'Limits and judgement', value: 'ttft=500,tpot=50,itl=100,e2e=20000',
+    setting: { key: 'slo' }, check: checkSlo, help: "SLOs in ms: goodput and pass/fail (else a prompt file's front matter)",
+  },
+  {
+    key: 'failOnSlo', flag: '--fail-on-slo', kind: 'boolean', commands: MEASURING, group: 'Limits and judgement',
+    help: 'exit 3 when an SLO is missed at p99 (a sweep: when no point meets every SLO)',
+  },
+  {
+    key: 'percentiles', flag: '--percentiles', kind: 'number', min: 0, max: 100, commands: ENDPOINT, list: ['run', 'sweep'], group: 'Limits and judgement', value: '50,90,99',
+    defaults: { run: [50, 90, 95, 99], sweep: [50, 90, 95, 99] }, help: 'percentiles to report',
+  },
+
+  // ---- Output ----
+  { key: 'out', flag: '--out', short: '-o', kind: 'string', commands: MEASURING, group: 'Output', value: 'FILE', help: 'write the run file (JSON; nothing is written without it)' },
+  { key: 'json', flag: '--json', kind: 'boolean', commands: MEASURING, group: 'Output', help: 'print the result as JSON on stdout instead of the table' },
+  { key: 'help', flag: '--help', short: '-h', kind: 'boolean', commands: ALL, group: 'Output', help: 'this help' },
+  { key: 'version', flag: '--version', short: '-V', kind: 'boolean', commands: ALL, group: 'Output', help: 'the version' },
+];
+
+const BY_KEY: ReadonlyMap<string, OptionSpec> = new Map(OPTIONS.map((o) => [o.key, o]));
+
+export function option(key: string): OptionSpec {
+  const o = BY_KEY.get(key);
+  if (!o) throw new Error(`no option "${key}" in the options table`);
+  return o;
+}
+
+/** The options a command takes, in table order. */
+export function optionsOf(command: CommandName): OptionSpec[] {
+  return OPTIONS.filter((o) => o.commands.includes(command));
+}
+
+export function takesList(o: OptionSpec, command: CommandName): boolean {
+  return o.list?.includes(command) ?? false;
+}
+
+/** The default of an option on a surface, as the table gives it (undefined: none, or it depends on other options). */
+export function defaultOf<T extends number | string | boolean | readonly number[]>(key: string, surface: Surface): T | undefined {
+  return option(key).defaults?.[surface] as T | undefined;
+}
+
+/** The options that have a setting, by setting key. */
+export function settingOptions(): OptionSpec[] {
+  return OPTIONS.filter((o) => o.setting !== undefined);
+}
+
+/** Inclusive bounds of an option as its setting holds it (scaled), for clamping and the manifest. */
+export function settingBounds(o: OptionSpec): { min?: number; max?: number } {
+  const scale = o.setting?.scale ?? 1;
+  return {
+    ...(o.min !== undefined ? { min: o.min * scale } : {}),
+    ...(o.max !== undefined ? { max: o.max * scale } : {}),
+  };
+}
+
+/**
+ * Checks one number against an option's limits; the problem after the flag, or undefined. `int`
+ * and `positive` come from the table; used by the CLI parser, the settings and command arguments.
+ */
+export function numberProblem(o: OptionSpec, n: number): string | undefined {
+  const whole = o.kind === 'int';
+  if (!Number.isFinite(n) || (whole && !Number.isInteger(n))) return `must be ${whole ? 'a whole number' : 'a number'}, got ${n}`;
+  if (o.positive && !(n > 0)) return `must be a positive number${o.unit ? ` ${o.unit}` : ''}, got ${n}`;
+  if (o.min !== undefined && n < o.min) return `must be ${whole ? 'a whole number' : 'a number'} ≥ ${o.min}, got ${n}`;
+  if (o.max !== undefined && n > o.max) return `must be at most ${o.max}, got ${n}`;
+  return undefined;
+}
+
+/** "a, b or c": how a list of choices is written in messages. */
+export function orList(items: readonly string[]): string {
+  return items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`;
+}
+
+/** The problem with a number typed into an input box for an option (the extension's pickers), or undefined. */
+export function inputProblem(key: string, text: string): string | undefined {
+  const o = option(key);
+  const t = text.trim();
+  const whole = o.kind === 'int';
+  if (t === '' || (whole ? !/^-?\d+$/.test(t) : !Number.isFinite(Number(t)))) return whole ? 'Enter a whole number' : 'Enter a number';
+  const n = Number(t);
+  if ((o.min !== undefined && n < o.min) || (o.max !== undefined && n > o.max) || (o.positive && !(n > 0))) {
+    return `Enter a number from ${o.positive && (o.min === undefined || o.min <= 0) ? 'above 0' : o.min} to ${o.max ?? 'any size'}`;
+  }
+  return undefined;
+}

@@ -1,0 +1,84 @@
+// Named workloads and the rules that pick defaults from other options: one place for the CLI and
+// the extension. Pure (no node or `vscode` import).
+import { defaultOf } from './options';
+
+/** The settings' workload block (`llmProfiler.workload.*`): what the presets start from. */
+export interface WorkloadDefaults {
+  readonly concurrency: number;
+  readonly requests: number;
+  readonly warmup: number;
+  readonly maxTokens: number;
+  readonly promptTokens: number;
+  readonly timeoutMs: number;
+}
+
+export type PresetId = 'quick' | 'load' | 'custom' | 'sweep';
+
+/** A preset's figures: for 'sweep', `concurrency` is the largest point (1, 2, 4, … up to it) and `requests` per point. */
+export type PresetWorkload = WorkloadDefaults;
+
+/** What the user may change in a preset (the Custom… inputs, the sidebar form, command arguments). */
+export interface PresetInput {
+  readonly concurrency?: number;
+  readonly requests?: number;
+  readonly maxTokens?: number;
+  readonly promptTokens?: number;
+}
+
+/** The sweep preset's largest concurrency by default: 1, 2, 4, 8. */
+export const SWEEP_PRESET_LIMIT = 8;
+
+/** What a workload preset runs, from the settings' workload defaults. */
+export function presetWorkload(preset: PresetId, w: WorkloadDefaults, input: PresetInput = {}): PresetWorkload {
+  switch (preset) {
+    case 'quick':
+      return { concurrency: 1, requests: 5, warmup: 1, maxTokens: Math.min(64, w.maxTokens), promptTokens: Math.min(128, w.promptTokens), timeoutMs: w.timeoutMs };
+    case 'load':
+      return { concurrency: Math.max(8, w.concurrency), requests: Math.max(64, w.requests), warmup: Math.max(1, w.warmup), maxTokens: w.maxTokens, promptTokens: w.promptTokens, timeoutMs: w.timeoutMs };
+    case 'sweep':
+      return {
+        concurrency: input.concurrency ?? SWEEP_PRESET_LIMIT,
+        requests: input.requests ?? 8,
+        warmup: 1,
+        maxTokens: input.maxTokens ?? Math.min(64, w.maxTokens),
+        promptTokens: input.promptTokens ?? Math.min(128, w.promptTokens),
+        timeoutMs: w.timeoutMs,
+      };
+    case 'custom':
+      return {
+        concurrency: input.concurrency ?? w.concurrency,
+        requests: input.requests ?? w.requests,
+        warmup: w.warmup,
+        maxTokens: input.maxTokens ?? w.maxTokens,
+        promptTokens: input.promptTokens ?? w.promptTokens,
+        timeoutMs: w.timeoutMs,
+      };
+  }
+}
+
+// ---- Sweeps: defaults that depend on the target ----
+
+/** The largest default concurrency: the bundled server runs on this machine's CPU, so a shorter list there. */
+export function sweepConcurrencyLimit(local: boolean): number {
+  return local ? 8 : 32;
+}
+
+/** A sweep's synthetic prompt length when none is given. */
+export function sweepPromptTokens(local: boolean): number {
+  return local ? 64 : (defaultOf<number>('promptTokens', 'run') ?? 256);
+}
+
+// ---- The chunked-prefill dial ----
+
+/**
+ * Context for the dial's server: each slot holds a long prompt with room to spare (a synthetic word
+ * can be more than one token), at least llama.cpp's usual 2048.
+ */
+export function dialCtxSize(parallel: number, longPromptTokens: number, longMaxTokens: number): number {
+  return Math.max(2048, parallel * (2 * longPromptTokens + longMaxTokens + 256));
+}
+
+/** The least context per slot a given --ctx-size must leave for the dial's long prompts. */
+export function dialSlotNeed(longPromptTokens: number, longMaxTokens: number): number {
+  return longPromptTokens + longMaxTokens + 16;
+}

@@ -1,0 +1,105 @@
+// Where a job's requests go: a URL (its API detected, its model defaulted to the first one it
+// lists) or the local server (started for the job, or lent by the caller with enough slots).
+import { detectApi } from '../engine/detect';
+import { authHeaders } from '../engine/redact';
+import type { EndpointSpec } from '../engine/types';
+import type { LocalServerHandle, LocalServerOptions } from '../localServer/types';
+import type { LocalServerRequest, Target } from './job';
+
+/** A local server lent to a job: its endpoint, and what to do when the job is done with it. */
+export interface LocalServerLease {
+  readonly endpoint: EndpointSpec;
+  release(): Promise<void>;
+}
+
+export interface ResolveHooks {
+  readonly apiKey?: string;
+  readonly signal?: AbortSignal;
+  /** The local server for a 'local' target; default: one started for the job and stopped after it. */
+  acquireLocalServer?(request: LocalServerRequest): Promise<LocalServerLease>;
+  /** Starts a local server; default: the launcher's startLocalServer. */
+  startLocalServer?(options: LocalServerOptions): Promise<LocalServerHandle>;
+  /** Lines worth showing (the server's log, what was started). */
+  onLog?(line: string): void;
+}
+
+export interface ResolvedTarget {
+  readonly endpoint: EndpointSpec;
+  readonly detectedApi: boolean;
+  /** Stops what was started for the job; absent when nothing was. */
+  readonly release?: () => Promise<void>;
+}
+
+/** How long API detection may wait on each probe: remote endpoints can be slow to answer a first GET. */
+const DETECT_TIMEOUT_MS = 5000;
+
+/** The display name of the local server in run files and lists. */
+export const LOCAL_SERVER_NAME = 'local server';
+
+export async function startLocalServerFor(request: LocalServerRequest, hooks: ResolveHooks, extra: Partial<LocalServerOptions> = {}): Promise<LocalServerHandle> {
+  const start = hooks.startLocalServer ?? (await import('../localServer/launcher')).startLocalServer;
+  return start({
+    model: request.model,
+    backend: request.backend,
+    parallel: request.parallel,
+    ...(request.llamaServerPath !== undefined ? { llamaServerPath: request.llamaServerPath } : {}),
+    ...(request.threads !== undefined ? { threads: request.threads } : {}),
+    ...(request.ctxSize !== undefined ? { ctxSize: request.ctxSize } : {}),
+    ...(request.batchSize !== undefined ? { batchSize: request.batchSize } : {}),
+    ...(hooks.onLog ? { onLog: hooks.onLog } : {}),
+    ...extra,
+  });
+}
+
+export function localEndpoint(handle: Pick<LocalServerHandle, 'url' | 'model'>): EndpointSpec {
+  return { name: LOCAL_SERVER_NAME, url: handle.url, api: 'openai-chat', model: handle.model };
+}
+
+/** The first model the server lists (/v1/models, or /api/tags for Ollama); undefined when it lists none or cannot say. */
+export async function firstModel(endpoint: Pick<EndpointSpec, 'url' | 'api' | 'headers' | 'apiKeyHeader'>, apiKey: string | undefined): Promise<string | undefined> {
+  const base = endpoint.url.replace(/\/+$/, '').replace(/\/v1$/, '');
+  const path = endpoint.api === 'ollama' ? '/api/tags' : '/v1/models';
+  try {
+    const res = await fetch(base + path, {
+      headers: { accept: 'application/json', ...endpoint.headers, ...authHeaders(apiKey, endpoint.apiKeyHeader) },
+      signal: AbortSignal.timeout(2000),
+    });
+    if (!res.ok) return undefined;
+    const json = (await res.json()) as { data?: { id?: unknown }[]; models?: { name?: unknown }[] };
+    const first = endpoint.api === 'ollama' ? json.models?.[0]?.name : json.data?.[0]?.id;
+    return typeof first === 'string' && first !== '' ? first : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Resolves a job's target to an endpoint. Throws PreflightError (a one-line reason) when the URL cannot be used. */
+export async function resolveTarget(target: Target, hooks: ResolveHooks): Promise<ResolvedTarget> {
+  if (target.kind === 'local') {
+    if (hooks.acquireLocalServer) {
+      const lease = await hooks.acquireLocalServer(target.server);
+      return { endpoint: lease.endpoint, detectedApi: false, release: () => lease.release() };
+    }
+    const handle = await startLocalServerFor(target.server, hooks);
+    return { endpoint: localEndpoint(handle), detectedApi: false, release: () => handle.stop() };
+  }
+  let api = target.api;
+  const detectedApi = api === 'auto';
+  if (api === 'auto') {
+    api = await detectApi(target.url, {
+      timeoutMs: DETECT_TIMEOUT_MS,
+      ...(hooks.apiKey ? { apiKey: hooks.apiKey } : {}),
+      ...(target.apiKeyHeader ? { apiKeyHeader: target.apiKeyHeader } : {}),
+      ...(target.headers ? { headers: { ...target.headers } } : {}),
+    });
+  }
+  const endpoint: EndpointSpec = {
+    ...(target.name !== undefined ? { name: target.name } : {}),
+    url: target.url,
+    api,
+    ...(target.headers ? { headers: target.headers } : {}),
+    ...(target.apiKeyHeader ? { apiKeyHeader: target.apiKeyHeader } : {}),
+  };
+  const model = target.model ?? (await firstModel(endpoint, hooks.apiKey));
+  return { endpoint: model !== undefined ? { ...endpoint, model } : endpoint, detectedApi };
+}

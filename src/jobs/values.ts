@@ -1,0 +1,71 @@
+// Option values by key (src/jobs/options.ts), as a command line gives them or as the extension
+// builds them from its settings and arguments: the job builders read only this.
+import { UsageError } from './errors';
+import { numberProblem, option, orList } from './options';
+
+export type OptionValue = string | number | boolean | readonly number[] | readonly string[];
+
+export class OptionValues {
+  readonly #values: ReadonlyMap<string, OptionValue>;
+
+  constructor(values: ReadonlyMap<string, OptionValue>) {
+    this.#values = values;
+  }
+
+  /**
+   * Values given as an object (the extension's settings, presets and command arguments), checked
+   * against the table: a bad one is a UsageError naming `where` and the field. Undefined fields are
+   * left out.
+   */
+  static of(values: Readonly<Record<string, OptionValue | undefined>>, where = 'argument'): OptionValues {
+    const map = new Map<string, OptionValue>();
+    for (const [key, value] of Object.entries(values)) {
+      if (value === undefined) continue;
+      const o = option(key);
+      const nums = typeof value === 'number' ? [value] : Array.isArray(value) && value.every((x) => typeof x === 'number') ? (value as number[]) : undefined;
+      if ((o.kind === 'int' || o.kind === 'number') && nums) {
+        for (const n of nums) {
+          const problem = numberProblem(o, n);
+          if (problem) throw new UsageError(`${where} ${key} ${problem}`);
+        }
+      } else if (o.kind === 'enum' && !(typeof value === 'string' && o.choices!.includes(value))) {
+        throw new UsageError(`${where} ${key} must be ${orList(o.choices!)}, got ${JSON.stringify(value)}`);
+      } else if (o.kind === 'boolean' && typeof value !== 'boolean') {
+        throw new UsageError(`${where} ${key} must be true or false, got ${JSON.stringify(value)}`);
+      } else if (o.kind === 'string' && typeof value === 'string') {
+        const problem = o.check?.(value);
+        if (problem) throw new UsageError(`${where} ${key}${problem.startsWith(':') ? '' : ' '}${problem}`);
+      }
+      map.set(key, value);
+    }
+    return new OptionValues(map);
+  }
+
+  has(key: string): boolean {
+    return this.#values.has(key);
+  }
+
+  str(key: string): string | undefined {
+    return this.#values.get(key) as string | undefined;
+  }
+
+  /** A number option (the first value where a list was given). */
+  num(key: string): number | undefined {
+    const v = this.#values.get(key);
+    return Array.isArray(v) ? (v as number[])[0] : (v as number | undefined);
+  }
+
+  /** A list option; a single value is a list of one. */
+  nums(key: string): readonly number[] | undefined {
+    const v = this.#values.get(key);
+    return v === undefined ? undefined : Array.isArray(v) ? (v as number[]) : [v as number];
+  }
+
+  strs(key: string): readonly string[] {
+    return (this.#values.get(key) as readonly string[] | undefined) ?? [];
+  }
+
+  flag(key: string): boolean {
+    return this.#values.get(key) === true;
+  }
+}

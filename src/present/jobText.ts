@@ -1,0 +1,24 @@
+// A job in one line, for the log and notifications: what will be sent, how hard, where. Pure.
+import type { Job } from '../jobs/job';
+
+function where(job: Job): string {
+  if (job.kind === 'dial') return 'the local server';
+  const t = job.target;
+  return t.kind === 'local' ? `the local server (${t.server.parallel} slots)` : `${t.url} (${t.api}${t.model ? `, ${t.model}` : ''})`;
+}
+
+export function describeJob(job: Job): string {
+  if (job.kind === 'dial') {
+    const d = job.dial;
+    return `prefill dial on ${where(job)} at chunk sizes ${d.batchSizes.join(', ')}: ${d.decodeStreams} short decodes + ${d.longPromptTokens}-token prompts at ${d.longRate}/s, ${d.durationS} s each`;
+  }
+  const w = job.workload;
+  const amount = w.requests !== undefined ? `${w.requests} requests` : `${w.durationS} s`;
+  const out = `${w.maxTokens} tokens out`;
+  if (job.kind === 'sweep') {
+    const dim = job.dimension === 'concurrency' ? 'concurrency' : job.dimension === 'rate' ? 'request rate' : 'prompt length';
+    return `${where(job)}: sweep over ${dim} ${job.values.join(', ')}, ${amount} per point, ${out}`;
+  }
+  const load = w.mode.kind === 'closed' ? `at concurrency ${w.mode.concurrency}` : `at ${w.mode.rate} req/s`;
+  return `${where(job)}: ${amount} ${load}, ${out}`;
+}

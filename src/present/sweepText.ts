@@ -1,0 +1,137 @@
+// A sweep and the chunked-prefill dial in words: the facts (fit, knee, operating point, verdicts),
+// a row per point, a column per chunk size. The CLI prints them; the report panel's sweep view shows
+// the same facts and rows. Pure.
+import { dialFigures } from '../engine/fit';
+import type { DialFigures } from '../engine/fit';
+import type { RunFile, SloSpec, SweepPoint } from '../engine/types';
+import { DASH, fixed, formatMs } from './units';
+
+export interface SweepFact {
+  /** 'fit', 'slo-batch', 'prefill', 'knee', 'op', 'max', 'stopped', 'cancelled', or 'verdict-<kind>'. */
+  readonly kind: string;
+  readonly text: string;
+}
+
+const num = (v: number | undefined, digits = 1): string => fixed(v, digits);
+
+/** The SLO a sweep judged its points by. */
+export function sweepSlo(run: RunFile): SloSpec | undefined {
+  return run.sweep?.slo ?? run.workload.slo;
+}
+
+/** What the sweep says, in sentences, in the order a reader wants them. */
+export function sweepFacts(run: RunFile): SweepFact[] {
+  const sw = run.sweep;
+  if (!sw) return [];
+  const slo = sweepSlo(run);
+  const out: SweepFact[] = [];
+  if (sw.fit) {
+    out.push({
+      kind: 'fit',
+      text: `Fit: TPOT(B) ≈ ${num(sw.fit.baseMs, 2)} ms + ${num(sw.fit.kMs, 3)} ms × B (B = ${sw.fitX === 'meanBatch' ? 'measured decoding batch' : 'concurrency'}), R² = ${num(sw.fit.r2, 3)}; throughput ceiling ≈ ${num(sw.fit.ceilingTokensPerSecond, 0)} tokens/s.`,
+    });
+    if (sw.sloBatch !== undefined && slo?.tpotMs !== undefined) out.push({ kind: 'slo-batch', text: `TPOT reaches the ${slo.tpotMs} ms SLO at B ≈ ${num(sw.sloBatch, 1)}.` });
+  } else if (sw.residuals && sw.residuals.length >= 2) {
+    const [a, b] = sw.residuals;
+    const k = (b!.predictedMs - a!.predictedMs) / (b!.batch - a!.batch || 1);
+    out.push({ kind: 'fit', text: `Fit: no throughput ceiling (k = ${num(k, 3)} ms${k <= 0 ? ': TPOT does not rise with the batch' : ''}).` });
+  }
+  const pf = sw.prefillFit;
+  if (pf) {
+    out.push({
+      kind: 'prefill',
+      text: `Prefill: TTFT ≈ ${num(pf.aMs, 1)} ms + ${num(pf.bMsPerToken, 4)} ms × prompt tokens, R² = ${num(pf.r2, 3)}; prefill rate ≈ ${num(pf.prefillTokensPerSecond, 0)} tokens/s.`,
+    });
+  }
+  if (sw.knee) out.push({ kind: 'knee', text: `Knee: ${sw.knee.label}: the next doubling buys ${num(sw.knee.gainPerDoubling * 100, 1)}% throughput (under ${num(sw.knee.threshold * 100, 0)}%).` });
+  if (sw.operatingPoint) out.push({ kind: 'op', text: `Operating point (interactive): ${sw.operatingPoint.label}: goodput ${num(sw.operatingPoint.goodput, 2)} req/s, ${num(sw.operatingPoint.outputTokensPerSecond)} tokens/s.` });
+  if (sw.maxThroughputPoint) out.push({ kind: 'max', text: `Max throughput (batch work): ${sw.maxThroughputPoint.label}: ${num(sw.maxThroughputPoint.outputTokensPerSecond)} tokens/s.` });
+  if (sw.stoppedEarly) out.push({ kind: 'stopped', text: `Stopped after ${sw.stoppedEarly.afterLabel}: ${sw.stoppedEarly.reason}.` });
+  if (run.cancelled) out.push({ kind: 'cancelled', text: 'Cancelled: the points finished so far are kept.' });
+  for (const v of sw.verdicts ?? []) out.push({ kind: `verdict-${v.kind}`, text: `⚠ ${v.message}` });
+  return out;
+}
+
+/** Which of the analysis' picks a point is: 'operating point', 'max throughput', 'knee'. */
+export function pointMarks(run: RunFile, index: number): string[] {
+  const sw = run.sweep;
+  if (!sw) return [];
+  return [
+    sw.operatingPoint?.index === index ? 'operating point' : '',
+    sw.maxThroughputPoint?.index === index ? 'max throughput' : '',
+    sw.knee?.index === index ? 'knee' : '',
+  ].filter(Boolean);
+}
+
+export const SWEEP_COLUMNS = ['point', 'req/s', 'tok/s', 'TTFT p50', 'TTFT p99', 'TPOT p50', 'TPOT p99', 'ITL p99', 'goodput', 'B', 'residual', 'errors', ''] as const;
+
+/** One row per point, in the columns of SWEEP_COLUMNS. */
+export function sweepRows(run: RunFile): string[][] {
+  const sw = run.sweep;
+  if (!sw) return [];
+  const resid = new Map((sw.residuals ?? []).map((r) => [r.label, r]));
+  return sw.points.map((p: SweepPoint, i) => {
+    const s = p.summary;
+    const r = resid.get(p.label);
+    return [
+      p.label,
+      num(s.requestsPerSecond, 2),
+      num(s.outputTokensPerSecond),
+      formatMs(s.ttftMs.count ? s.ttftMs.p50 : undefined),
+      formatMs(s.ttftMs.count ? s.ttftMs.p99 : undefined),
+      formatMs(s.tpotMs.count ? s.tpotMs.p50 : undefined),
+      formatMs(s.tpotMs.count ? s.tpotMs.p99 : undefined),
+      formatMs(s.itlMs.count ? s.itlMs.p99 : undefined),
+      s.goodput === undefined ? DASH : num(s.goodput, 2),
+      num(p.meanBatch, 2),
+      r ? `${r.residualMs >= 0.005 ? '+' : ''}${num(Math.abs(r.residualMs) < 0.005 ? 0 : r.residualMs, 2)} ms` : DASH,
+      String(s.failed),
+      pointMarks(run, i).join(', '),
+    ];
+  });
+}
+
+/** The dial's figures by chunk size, as rows of [name, one cell per configuration]. */
+export function dialRows(run: RunFile): { readonly header: string[]; readonly rows: string[][] } {
+  const dial = run.prefillDial;
+  if (!dial) return { header: [], rows: [] };
+  const figs: (DialFigures & { label: string })[] = dial.configs.map((c) => ({ label: c.label, ...dialFigures(c) }));
+  const rows: [string, (f: DialFigures) => string][] = [
+    ['decode TPOT p99', (f) => formatMs(f.tpotP99Ms)],
+    ['stalls', (f) => `${f.stallCount} (${formatMs(f.stallTotalMs)}, ${num(f.stallShare * 100, 1)}% of decode)`],
+    ['long-prompt TTFT p50', (f) => formatMs(f.longTtftP50Ms)],
+    ['long-prompt TTFT p99', (f) => formatMs(f.longTtftP99Ms)],
+    ['long prompts', (f) => String(f.longCount)],
+    ['failed requests', (f) => String(f.failed)],
+    ['decode tokens/s', (f) => num(f.outputTokensPerSecond)],
+  ];
+  return { header: ['', ...figs.map((f) => f.label)], rows: rows.map(([name, get]) => [name, ...figs.map(get)]) };
+}
+
+/** The dial's workload in one sentence. */
+export function dialWorkload(run: RunFile): string {
+  const d = run.prefillDial;
+  if (!d) return '';
+  return `${d.decodeStreams} short decodes (${d.shortPromptTokens}-token prompts, ${d.shortMaxTokens} tokens each) while ${d.longPromptTokens}-token prompts arrive at ${d.longRate}/s, ${d.durationS} s per chunk size.`;
+}
+
+// ---- As text, for the terminal ----
+
+function table(header: readonly string[], rows: readonly string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: readonly string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+/** The sweep as the CLI prints it: a row per point, then the facts. */
+export function formatSweep(run: RunFile): string {
+  if (!run.sweep) return 'not a sweep run\n';
+  return [table(SWEEP_COLUMNS, sweepRows(run)), '', ...sweepFacts(run).map((f) => f.text)].join('\n') + '\n';
+}
+
+/** The dial as the CLI prints it: a column per prefill chunk size. */
+export function formatDial(run: RunFile): string {
+  if (!run.prefillDial) return 'not a prefill-dial run\n';
+  const { header, rows } = dialRows(run);
+  return `prefill dial: ${dialWorkload(run)}\n\n${table(header, rows)}\n`;
+}
