@@ -1,32 +1,17 @@
-// The `llm-profiler` command: dispatches to each subcommand. Subcommands other than `run` are
-// loaded on use, so that `run` starts fast and a missing surface does not break the rest.
-import { runCommand } from './run';
+// The `llm-profiler` command: dispatches to each subcommand. `serve` is loaded on use, so that a
+// missing surface does not break the rest.
 import { TOOL_VERSION } from '../engine/runFile';
-
-const USAGE = `Usage: llm-profiler <command> [options]
-
-Commands
-  run            profile an endpoint: TTFT, TPOT, ITL, E2E, throughput, goodput, stalls
-  sweep          run a workload at several concurrencies/rates/prompt lengths and fit the trade-off
-  prefill-dial   compare prefill chunk sizes on the local server
-  serve          start the bundled local server
-
-Run "llm-profiler <command> --help" for a command's options.
-`;
+import { EXIT } from './io';
+import { jobCommand } from './jobCommand';
+import { MAIN_USAGE } from './usage';
 
 export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'run':
-      return runCommand(rest);
-    case 'sweep': {
-      const { sweepCommand } = await import('./sweep');
-      return sweepCommand(rest);
-    }
-    case 'prefill-dial': {
-      const { prefillDialCommand } = await import('./sweep');
-      return prefillDialCommand(rest);
-    }
+    case 'sweep':
+    case 'prefill-dial':
+      return jobCommand(command, rest);
     case 'serve': {
       const { serveCommand } = await import('./serve');
       return serveCommand(rest);
@@ -34,18 +19,18 @@ export async function main(argv: readonly string[]): Promise<number> {
     case '-h':
     case '--help':
     case 'help':
-      process.stdout.write(USAGE);
-      return 0;
+      process.stdout.write(MAIN_USAGE);
+      return EXIT.ok;
     case '-V':
     case '--version':
       process.stdout.write(`${TOOL_VERSION}\n`);
-      return 0;
+      return EXIT.ok;
     case undefined:
-      process.stderr.write(USAGE);
-      return 2;
+      process.stderr.write(MAIN_USAGE);
+      return EXIT.usage;
     default:
-      process.stderr.write(`llm-profiler: unknown command "${command}"\n${USAGE}`);
-      return 2;
+      process.stderr.write(`llm-profiler: unknown command "${command}"\n${MAIN_USAGE}`);
+      return EXIT.usage;
   }
 }
 
@@ -55,6 +40,6 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (e: unknown) => {
     process.stderr.write(`llm-profiler: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-    process.exit(1);
+    process.exit(EXIT.failed);
   },
 );

@@ -232,7 +232,7 @@ test('on a terminal, a live progress line on stderr, cleared before the table', 
     assert.equal(r.status, 0, r.stdout);
     const frames = r.stdout.split('\r').filter((f) => f.includes('done'));
     assert.ok(frames.length >= 3, `progress frames: ${frames.length}`);
-    assert.ok(frames.some((f) => /\d\/4 done · \d in flight · TTFT p50 \d+ ms · [\d.]+ tok\/s/.test(f)), frames.join(' | '));
+    assert.ok(frames.some((f) => /\d\/4 done · \d in flight · TTFT p50 [\d.,]+ ms · [\d.]+ tok\/s/.test(f)), frames.join(' | '));
     assert.ok(r.stdout.includes('\x1b[2K'), 'the line is rewritten in place');
   });
 });

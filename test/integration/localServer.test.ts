@@ -444,7 +444,7 @@ test('llm-profiler serve: prints the URL, serves until SIGINT, stops cleanly; a 
   }) as typeof process.stderr.write;
   try {
     assert.equal(await serveCommand(['--parallel', 'many']), 2);
-    assert.match(err, /--parallel must be an integer/);
+    assert.match(err, /--parallel must be a whole number/);
     assert.equal(await serveCommand(['--bogus']), 2);
     assert.match(err, /unknown flag --bogus/);
     assert.equal(await serveCommand(['--model', join(dir, 'nope.gguf'), '--quiet']), 1);

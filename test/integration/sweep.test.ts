@@ -188,9 +188,9 @@ test('the sweep command writes one run file with sweep.fit named as the issue gi
     const out = join(dir, 'sweep.json');
     const r = await cli(['sweep', '--url', server.url, '--api', 'openai-chat', '--concurrency', '1,2,4', '--requests-per-point', '6', '--max-tokens', '16', '--prompt-tokens', '8', '--slo', 'tpot=14', '--out', out]);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /fit: TPOT\(B\) ≈ .* ms \+ .* ms·B/);
+    assert.match(r.stdout, /Fit: TPOT\(B\) ≈ .* ms \+ .* ms × B/);
     // TPOT ≈ 10, 12, 16 ms at c = 1, 2, 4: the 14 ms SLO puts the operating point at c=2
-    assert.match(r.stdout, /operating point \(interactive\): c=2/);
+    assert.match(r.stdout, /Operating point \(interactive\): c=2/);
     const run = JSON.parse(readFileSync(out, 'utf8'));
     parseRunFile(readFileSync(out, 'utf8'), out); // a valid run file for every reader
     assert.equal(run.format, 'llm-profiler.run');

@@ -1,59 +1,61 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseRunArgs, UsageError } from '../../src/cli/args';
-import { workloadFromArgs } from '../../src/cli/run';
+import { parseCommandLine } from '../../src/cli/parse';
+import { buildDialJob, buildRunJob, buildSweepJob } from '../../src/jobs/build';
+import { UsageError } from '../../src/jobs/errors';
+import type { RunJob } from '../../src/jobs/job';
 
-test('every flag parses, with --flag value and --flag=value', () => {
-  const a = parseRunArgs([
+const parseRunArgs = (argv: string[]) => parseCommandLine('run', argv);
+const runJob = async (argv: string[]): Promise<RunJob> => (await buildRunJob(parseRunArgs(argv))).job;
+
+test('every flag parses, with --flag value and --flag=value', async () => {
+  const argv = [
     '--url', 'http://127.0.0.1:8000/v1', '--api=ollama', '--model', 'llama3', '--rate', '2.5', '--burstiness', '0.5', '--max-concurrency', '8',
     '--duration', '30', '--prompt-tokens', '512', '--shared-prefix', '--max-tokens', '64', '--warmup', '0', '--seed', '-3',
     '--no-ignore-eos', '--timeout', '60', '--idle-timeout', '5', '--slo', 'ttft=500,tpot=50', '--fail-on-slo',
     '--percentiles', '99,50,90', '--out', 'run.json', '--json', '--api-key-env', 'MY_KEY', '--header', 'X-A: 1', '--header', 'X-B:two words',
-    '--temperature', '0',
-  ]);
-  assert.equal(a.url, 'http://127.0.0.1:8000/v1');
-  assert.equal(a.api, 'ollama');
-  assert.equal(a.model, 'llama3');
-  assert.deepEqual(a.mode, { kind: 'open', rate: 2.5, burstiness: 0.5, maxConcurrency: 8 });
-  assert.equal(a.durationS, 30);
-  assert.deepEqual(a.prompt, { kind: 'synthetic', tokens: 512, sharedPrefix: true });
-  assert.equal(a.maxTokens, 64);
-  assert.equal(a.warmup, 0);
-  assert.equal(a.seed, -3);
-  assert.equal(a.ignoreEos, false);
-  assert.equal(a.timeoutS, 60);
-  assert.equal(a.idleTimeoutS, 5);
-  assert.deepEqual(a.slo, { ttftMs: 500, tpotMs: 50 });
-  assert.equal(a.failOnSlo, true);
-  assert.deepEqual(a.percentiles, [50, 90, 99]);
-  assert.equal(a.out, 'run.json');
-  assert.equal(a.json, true);
-  assert.equal(a.apiKeyEnv, 'MY_KEY');
-  assert.deepEqual(a.headers, { 'X-A': '1', 'X-B': 'two words' });
-  assert.equal(a.temperature, 0);
-  const w = workloadFromArgs(a, a.slo);
+    '--temperature', '0', '--api-key-header', 'api-key',
+  ];
+  const a = parseRunArgs(argv);
+  assert.equal(a.str('out'), 'run.json');
+  assert.equal(a.flag('json'), true);
+  assert.equal(a.str('apiKeyEnv'), 'MY_KEY');
+  assert.equal(a.num('seed'), -3);
+  const job = await runJob(argv);
+  assert.deepEqual(job.target, { kind: 'endpoint', url: 'http://127.0.0.1:8000/v1', api: 'ollama', model: 'llama3', headers: { 'X-A': '1', 'X-B': 'two words' }, apiKeyHeader: 'api-key' });
+  const w = job.workload;
   assert.deepEqual(w.mode, { kind: 'open', rate: 2.5, burstiness: 0.5, maxConcurrency: 8 });
+  assert.equal(w.durationS, 30);
   assert.equal(w.requests, undefined);
+  assert.deepEqual(w.prompt, { kind: 'synthetic', tokens: 512, sharedPrefix: true });
+  assert.equal(w.maxTokens, 64);
+  assert.equal(w.warmup, 0);
+  assert.equal(w.seed, -3);
+  assert.equal(w.ignoreEos, false);
   assert.equal(w.timeoutMs, 60_000);
   assert.equal(w.idleTimeoutMs, 5_000);
-  assert.equal(w.ignoreEos, false);
+  assert.deepEqual(w.slo, { ttftMs: 500, tpotMs: 50 });
+  assert.equal(job.failOnSlo, true);
+  assert.deepEqual(w.percentiles, [50, 90, 99]);
+  assert.equal(w.temperature, 0);
 });
 
-test('defaults: auto API, closed loop of 1, synthetic prompts, ignore EOS', () => {
-  const a = parseRunArgs(['--url', 'http://localhost:1234']);
-  assert.equal(a.api, 'auto');
-  assert.deepEqual(a.mode, { kind: 'closed' });
-  assert.deepEqual(a.prompt, { kind: 'synthetic', sharedPrefix: false });
-  assert.equal(a.ignoreEos, true);
-  assert.equal(a.json, false);
-  const w = workloadFromArgs(a, undefined);
+test('defaults: auto API, closed loop of 1, synthetic prompts, ignore EOS', async () => {
+  const job = await runJob(['--url', 'http://localhost:1234']);
+  assert.deepEqual(job.target, { kind: 'endpoint', url: 'http://localhost:1234', api: 'auto' });
+  const w = job.workload;
   assert.deepEqual(w.mode, { kind: 'closed', concurrency: 1 });
   assert.equal(w.requests, 10);
   assert.deepEqual(w.prompt, { kind: 'synthetic', tokens: 256, sharedPrefix: false });
-  assert.equal(parseRunArgs(['--prompt-file', 'a.prompty']).prompt.kind, 'file');
-  assert.equal(parseRunArgs(['--dataset', 'd.jsonl']).prompt.kind, 'dataset');
-  assert.equal(parseRunArgs(['-h']).help, true);
-  assert.equal(parseRunArgs(['--version']).version, true);
+  assert.equal(w.ignoreEos, true);
+  assert.equal(parseRunArgs(['--url', 'http://localhost:1234']).flag('json'), false);
+  assert.equal(parseRunArgs(['--prompt-file', 'a.prompty']).str('promptFile'), 'a.prompty');
+  assert.equal(parseRunArgs(['--dataset', 'd.jsonl']).str('dataset'), 'd.jsonl');
+  assert.equal(parseRunArgs(['-h']).flag('help'), true);
+  assert.equal(parseRunArgs(['--version']).flag('version'), true);
+  // without --url: the bundled server, a slot per request in flight
+  const local = await runJob(['--concurrency', '3']);
+  assert.deepEqual(local.target, { kind: 'local', server: { model: { kind: 'preset', preset: 'tiny' }, backend: 'bundled', parallel: 3 } });
 });
 
 test('usage errors name the flag', () => {
@@ -63,6 +65,11 @@ test('usage errors name the flag', () => {
     [['--requests', '2.5'], '--requests', /whole number/],
     [['--requests', '0'], '--requests', /--requests must be a whole number ≥ 1/],
     [['--rate', 'fast'], '--rate', /--rate must be a number/],
+    [['--concurency', '2'], '--concurency', /did you mean --concurrency/],
+    [['--batch-sizes', '2,3'], '--batch-sizes', /--batch-sizes is an option of prefill-dial/],
+    [['--api', 'openai-chat'], '--api', /--api needs --url/],
+    [['--url', 'http://h:1', '--parallel', '4'], '--parallel', /--parallel sets up the bundled local server: it cannot be used with --url/],
+    [['--url', 'http://alice:pw@h:1'], '--url', /credentials/],
     [['--rate', '0'], '--rate', /--rate must be a positive number/],
     [['--concurrency', '2', '--rate', '3'], '--rate', /--concurrency and --rate cannot be used together/],
     [['--requests', '2', '--duration', '3'], '--duration', /cannot be used together/],
@@ -73,12 +80,12 @@ test('usage errors name the flag', () => {
     [['--url', '--json'], '--url', /--url needs a value/],
     [['--url', 'localhost:8000'], '--url', /--url must be http/],
     [['--url', 'not a url'], '--url', /--url is not a valid URL/],
-    [['--api', 'grpc'], '--api', /--api must be auto, openai-chat/],
+    [['--url', 'http://h:1', '--api', 'grpc'], '--api', /--api must be auto, openai-chat/],
     [['--slo', 'ttft=fast'], '--slo', /--slo: bad SLO value in "ttft=fast"/],
     [['--percentiles', '50,101'], '--percentiles', /within 0..100/],
-    [['--header', 'NoColon'], '--header', /--header must be "Name: value"/],
-    [['--header', 'Authorization: Bearer x'], '--header', /--api-key-env/],
-    [['--api-key-env', 'sk-abc123'], '--api-key-env', /NAME of an environment variable/],
+    [['--url', 'http://h:1', '--header', 'NoColon'], '--header', /--header must be "Name: value"/],
+    [['--url', 'http://h:1', '--header', 'Authorization: Bearer x'], '--header', /--api-key-env/],
+    [['--url', 'http://h:1', '--api-key-env', 'sk-abc123'], '--api-key-env', /NAME of an environment variable/],
     [['--json=yes'], '--json', /--json takes no value/],
     [['--requests', '3', '--requests', '4'], '--requests', /given more than once/],
     [['--timeout', '-1'], '--timeout', /--timeout must be a positive number/],
@@ -94,5 +101,25 @@ test('usage errors name the flag', () => {
 });
 
 test('a negative number is a value, not a flag', () => {
-  assert.equal(parseRunArgs(['--seed', '-1']).seed, -1);
+  assert.equal(parseRunArgs(['--seed', '-1']).num('seed'), -1);
+});
+
+test('sweep and prefill-dial share the parser: lists, the local-server flags, the endpoint flags', async () => {
+  const sweep = parseCommandLine('sweep', ['--url', 'http://h:1', '--concurrency', '1,2,4', '--header', 'X-A: 1', '--api-key-env', 'K', '--api-key-header', 'api-key']);
+  assert.deepEqual(sweep.nums('concurrency'), [1, 2, 4]);
+  const job = (await buildSweepJob(sweep)).job;
+  assert.equal(job.dimension, 'concurrency');
+  assert.deepEqual(job.values, [1, 2, 4]);
+  assert.deepEqual(job.target, { kind: 'endpoint', url: 'http://h:1', api: 'auto', headers: { 'X-A': '1' }, apiKeyHeader: 'api-key' });
+  // the same custom shapes as run, and credentials in the URL refused as run refuses them
+  const shaped = (await buildSweepJob(parseCommandLine('sweep', ['--preset', 'shape:layers=2,width=128', '--concurrency', '1,2']))).job;
+  assert.equal(shaped.target.kind === 'local' && shaped.target.server.model.kind, 'shape');
+  assert.equal(shaped.target.kind === 'local' && shaped.target.server.parallel, 2);
+  assert.throws(() => parseCommandLine('sweep', ['--url', 'http://a:b@h:1']), (e: unknown) => e instanceof UsageError && /credentials/.test(e.message));
+  assert.throws(() => parseCommandLine('sweep', ['--concurrency', '1,x']), (e: unknown) => e instanceof UsageError && e.flag === '--concurrency');
+  const dial = buildDialJob(parseCommandLine('prefill-dial', ['--batch-sizes', '16,64', '--parallel', '3'])).job;
+  assert.deepEqual(dial.dial.batchSizes, [16, 64]);
+  assert.equal(dial.dial.decodeStreams, 2);
+  assert.equal(dial.server.ctxSize, 3 * (2 * 1024 + 4 + 256));
+  assert.throws(() => buildDialJob(parseCommandLine('prefill-dial', ['--batch-sizes', '16'])), /at least two sizes/);
 });

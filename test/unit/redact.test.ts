@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isSecretHeaderName, redactHeaders, urlWithoutCredentials } from '../../src/engine/redact';
 import { serializeRunFile } from '../../src/engine/runFile';
-import { parseRunArgs, UsageError } from '../../src/cli/args';
+import { parseCommandLine } from '../../src/cli/parse';
+import { UsageError } from '../../src/jobs/errors';
 import { fixtureRun } from '../support/fixtureRuns';
 
 test('header names that may carry a secret are recognised, others are not', () => {
@@ -19,5 +20,5 @@ test('credentials in a URL never reach a run file, and the CLI refuses them', ()
   const run = fixtureRun({ seed: 1, requests: 2 });
   const text = serializeRunFile({ ...run, endpoint: { ...run.endpoint, url: 'https://alice:s3cret@example.com/v1', headers: { 'Ocp-Apim-Subscription-Key': 'k-123' } } });
   assert.ok(!text.includes('s3cret') && !text.includes('alice') && !text.includes('k-123'), 'no credential in the run file');
-  assert.throws(() => parseRunArgs(['--url', 'https://alice:s3cret@example.com/v1']), (e: unknown) => e instanceof UsageError && e.flag === '--url' && /credentials/.test(e.message));
+  assert.throws(() => parseCommandLine('run', ['--url', 'https://alice:s3cret@example.com/v1']), (e: unknown) => e instanceof UsageError && e.flag === '--url' && /credentials/.test(e.message));
 });

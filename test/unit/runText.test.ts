@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatProgressLine, formatRunTable, formatErrors, formatStalls } from '../../src/cli/table';
+import { formatProgressLine, formatRunTable, formatErrors, formatStalls } from '../../src/present/runText';
 import { summarize } from '../../src/engine/metrics';
 import { defaultWorkload } from '../../src/engine/workload';
 import type { RequestRecord, RunFile } from '../../src/engine/types';

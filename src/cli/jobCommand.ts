@@ -1,0 +1,165 @@
+// `llm-profiler run`, `sweep` and `prefill-dial`: parse → build the job → execute → print, with a
+// live progress line on a terminal, Ctrl+C that keeps what finished, and the run file with --out.
+import { resolve } from 'node:path';
+import { TOOL_VERSION, writeRunFile } from '../engine/runFile';
+import type { RunFile } from '../engine/types';
+import { buildDialJob, buildRunJob, buildSweepJob } from '../jobs/build';
+import { UsageError } from '../jobs/errors';
+import { executeJob, sloFailure } from '../jobs/execute';
+import type { JobHooks } from '../jobs/execute';
+import type { BuiltJob } from '../jobs/job';
+import type { OptionValues } from '../jobs/values';
+import { formatProgressLine, formatRunTable } from '../present/runText';
+import { formatDial, formatSweep } from '../present/sweepText';
+import { formatMs } from '../present/units';
+import { EXIT, processIo } from './io';
+import type { CliIo } from './io';
+import { parseCommandLine } from './parse';
+import { usage } from './usage';
+
+export type JobCommandName = 'run' | 'sweep' | 'prefill-dial';
+
+function build(command: JobCommandName, v: OptionValues, io: CliIo): Promise<BuiltJob> | BuiltJob {
+  const ctx = { cwd: io.cwd };
+  switch (command) {
+    case 'run': return buildRunJob(v, ctx);
+    case 'sweep': return buildSweepJob(v, ctx);
+    case 'prefill-dial': return buildDialJob(v, ctx);
+  }
+}
+
+/** What --json prints: the part of the run file the command is about. */
+function jsonOf(command: JobCommandName, run: RunFile): unknown {
+  return command === 'run' ? run.summary : command === 'sweep' ? run.sweep : run.prefillDial;
+}
+
+function textOf(command: JobCommandName, run: RunFile): string {
+  return command === 'run' ? formatRunTable(run) : command === 'sweep' ? formatSweep(run) : formatDial(run);
+}
+
+/** The key named by --api-key-env, read from the environment: never printed or stored. */
+function apiKeyFrom(v: OptionValues, io: CliIo): string | undefined {
+  const name = v.str('apiKeyEnv');
+  if (name === undefined) return undefined;
+  const key = io.env[name];
+  if (!key) throw new UsageError(`--api-key-env: the environment variable ${name} is not set`, '--api-key-env');
+  return key;
+}
+
+/** A line rewritten in place on a terminal, cleared for good once the run ends or is interrupted. */
+class LiveLine {
+  #on: boolean;
+  constructor(private readonly io: CliIo, enabled: boolean) {
+    this.#on = enabled;
+  }
+  get enabled(): boolean {
+    return this.#on;
+  }
+  show(text: string): void {
+    if (this.#on) this.io.stderr.write(`\x1b[2K\r${text}`);
+  }
+  /** A line that stays (a finished point), then the live line again. */
+  print(text: string): void {
+    if (this.#on) this.io.stderr.write(`\x1b[2K\r${text}\n`);
+  }
+  stop(): void {
+    if (this.#on) this.io.stderr.write('\x1b[2K\r');
+    this.#on = false;
+  }
+}
+
+function hooksFor(live: LiveLine, io: CliIo, local: boolean, apiKey: string | undefined, signal: AbortSignal): JobHooks {
+  return {
+    ...(apiKey !== undefined ? { apiKey } : {}),
+    signal,
+    onStart: ({ endpoint }) => {
+      if (local) io.stderr.write(`llm-profiler: local server ${endpoint.url} (model ${endpoint.model ?? '?'})\n`);
+    },
+    ...(live.enabled
+      ? {
+          onProgress: (p) => live.show(formatProgressLine(p)),
+          onPoint: (pt) => live.print(`${pt.label}: ${pt.summary.outputTokensPerSecond.toFixed(1)} tok/s, TPOT p50 ${formatMs(pt.summary.tpotMs.p50)}`),
+          onConfig: (c) => live.print(`${c.label}: done`),
+          onStatus: (m) => live.print(m),
+        }
+      : {}),
+  };
+}
+
+async function writeOut(path: string, run: RunFile, io: CliIo): Promise<boolean> {
+  const target = resolve(io.cwd, path);
+  try {
+    await writeRunFile(target, run);
+    io.stderr.write(`llm-profiler: run written to ${target}\n`);
+    return true;
+  } catch (e) {
+    io.stderr.write(`llm-profiler: could not write the run file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}\n`);
+    return false;
+  }
+}
+
+/** Runs `llm-profiler <command>` with argv (after the command); resolves with the exit code. Never rejects. */
+export async function jobCommand(command: JobCommandName, argv: readonly string[], io: CliIo = processIo()): Promise<number> {
+  const err = (line: string) => io.stderr.write(`llm-profiler: ${line}\n`);
+  let values: OptionValues;
+  try {
+    values = parseCommandLine(command, argv);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    err(`${command}: ${e.message}`);
+    io.stderr.write(`Try: llm-profiler ${command} --help\n`);
+    return EXIT.usage;
+  }
+  if (values.flag('help')) {
+    io.stdout.write(usage(command));
+    return EXIT.ok;
+  }
+  if (values.flag('version')) {
+    io.stdout.write(`${TOOL_VERSION}\n`);
+    return EXIT.ok;
+  }
+
+  const ac = new AbortController();
+  const live = new LiveLine(io, io.stderr.isTTY === true && !values.flag('json'));
+  let interrupts = 0;
+  const onSigint = () => {
+    if (++interrupts > 1) process.exit(EXIT.interrupted);
+    ac.abort();
+    live.stop();
+    err('interrupted: stopping, keeping what finished (Ctrl+C again to quit at once)');
+  };
+  process.on('SIGINT', onSigint);
+  try {
+    const apiKey = apiKeyFrom(values, io);
+    const { job, warnings } = await build(command, values, io);
+    for (const w of warnings) err(`warning: ${w}`);
+    const local = job.kind === 'dial' || job.target.kind === 'local';
+    if (local && job.kind !== 'dial') err('no --url: starting the bundled llama.cpp server on 127.0.0.1 (synthetic model, CPU)');
+    const run = await executeJob(job, hooksFor(live, io, local, apiKey, ac.signal));
+    live.stop();
+    io.stdout.write(values.flag('json') ? `${JSON.stringify(jsonOf(command, run), null, 2)}\n` : textOf(command, run));
+    // one order for every command: interrupted, then failed requests, then a missed SLO
+    let code: number = EXIT.ok;
+    const slo = sloFailure(job, run);
+    if (run.cancelled) code = EXIT.interrupted;
+    else if (run.summary.failed > 0) code = EXIT.failed;
+    else if (slo) {
+      err(slo);
+      code = EXIT.slo;
+    }
+    const out = values.str('out');
+    if (out !== undefined && !(await writeOut(out, run, io)) && code === EXIT.ok) code = EXIT.failed;
+    return code;
+  } catch (e) {
+    live.stop();
+    if (e instanceof UsageError) {
+      err(`${command}: ${e.message}`);
+      return EXIT.usage;
+    }
+    // PreflightError (endpoint down, bad key, unknown model), a server that would not start: one line, exit 1.
+    err((e instanceof Error ? e.message : String(e)).split('\n')[0]!);
+    return EXIT.failed;
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}

@@ -1,0 +1,112 @@
+// The one command-line parser: Node's util.parseArgs cuts argv into tokens by the options table
+// (src/jobs/options.ts); this file checks them strictly, so that a typo is an error naming the flag
+// (exit 2) rather than a silently different run.
+import { parseArgs } from 'node:util';
+import { UsageError } from '../jobs/errors';
+import { numberProblem, OPTIONS, optionsOf, orList, takesList } from '../jobs/options';
+import type { CommandName, OptionSpec } from '../jobs/options';
+import { OptionValues } from '../jobs/values';
+import type { OptionValue } from '../jobs/values';
+
+type Value = OptionValue;
+
+function suggest(name: string, command: CommandName): string {
+  const bare = name.replace(/^-+/, '');
+  const elsewhere = OPTIONS.find((o) => o.flag === `--${bare}`);
+  if (elsewhere) return ` (${elsewhere.flag} is an option of ${orList(elsewhere.commands.map(String))})`;
+  if (bare.length < 3) return '';
+  const mine = optionsOf(command).find((o) => o.flag.slice(2).startsWith(bare.slice(0, 4)));
+  return mine ? ` (did you mean ${mine.flag}?)` : '';
+}
+
+function convertNumber(o: OptionSpec, text: string): number {
+  const t = text.trim();
+  const whole = o.kind === 'int';
+  const n = Number(t);
+  if (t === '' || (whole ? !/^-?\d+$/.test(t) : !Number.isFinite(n))) {
+    throw new UsageError(`${o.flag} must be ${whole ? 'a whole number' : 'a number'}, got "${text}"`, o.flag);
+  }
+  const problem = numberProblem(o, n);
+  if (problem) throw new UsageError(`${o.flag} ${problem}`, o.flag);
+  return n;
+}
+
+function convertList(o: OptionSpec, text: string): number[] {
+  const parts = text.split(',').map((s) => s.trim());
+  const out: number[] = [];
+  for (const p of parts) {
+    const t = p;
+    const n = Number(t);
+    const whole = o.kind === 'int';
+    if (t === '' || (whole ? !/^-?\d+$/.test(t) : !Number.isFinite(n)) || numberProblem(o, n) !== undefined) {
+      const what = o.min !== undefined && o.min >= 0 && !o.positive ? `${whole ? 'whole numbers' : 'numbers'} within ${o.min}..${o.max ?? '∞'}` : `positive ${whole ? 'whole numbers' : 'numbers'}`;
+      throw new UsageError(`${o.flag} must list ${what} separated by commas, got "${text}"`, o.flag);
+    }
+    out.push(n);
+  }
+  return out;
+}
+
+function convert(o: OptionSpec, command: CommandName, text: string): Value {
+  if (o.kind === 'int' || o.kind === 'number') return takesList(o, command) ? convertList(o, text) : convertNumber(o, text);
+  if (text.trim() === '') throw new UsageError(`${o.flag} needs a value`, o.flag);
+  if (o.kind === 'enum' && !o.choices!.includes(text)) throw new UsageError(`${o.flag} must be ${orList(o.choices!)}, got "${text}"`, o.flag);
+  const problem = o.check?.(text);
+  if (problem) throw new UsageError(`${o.flag}${problem.startsWith(':') ? '' : ' '}${problem}`, o.flag);
+  return text;
+}
+
+/** Option rules across flags: the conflicts and needs the table declares. */
+function checkRules(given: ReadonlyMap<string, Value>, command: CommandName): void {
+  for (const o of optionsOf(command)) {
+    if (!given.has(o.key)) continue;
+    for (const c of o.conflicts ?? []) {
+      if (!given.has(c.key)) continue;
+      const other = OPTIONS.find((x) => x.key === c.key)!;
+      throw new UsageError(c.why ? `${o.flag} ${c.why}` : `${other.flag} and ${o.flag} cannot be used together`, o.flag);
+    }
+    if (o.needs && !given.has(o.needs.key)) {
+      const other = OPTIONS.find((x) => x.key === o.needs!.key)!;
+      throw new UsageError(`${o.flag} ${o.needs.why ?? `needs ${other.flag}`}`, o.flag);
+    }
+  }
+}
+
+/** Parses `command`'s argv (after the command name). Throws UsageError naming the flag. */
+export function parseCommandLine(command: CommandName, argv: readonly string[]): OptionValues {
+  const mine = optionsOf(command);
+  const config: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }> = {};
+  for (const o of mine) {
+    config[o.flag.slice(2)] = { type: o.kind === 'boolean' ? 'boolean' : 'string', ...(o.short ? { short: o.short.slice(1) } : {}), ...(o.repeatable ? { multiple: true } : {}) };
+  }
+  // strict: false hands back unknown flags and missing values as tokens, which are reported here
+  // with the flag's name (strict mode would also refuse a negative number as a value).
+  const { tokens } = parseArgs({ args: [...argv], options: config, strict: false, allowPositionals: true, tokens: true });
+  const byFlag = new Map(mine.map((o) => [o.flag.slice(2), o]));
+  const given = new Map<string, Value>();
+  for (const t of tokens) {
+    if (t.kind === 'option-terminator') continue;
+    if (t.kind === 'positional') throw new UsageError(`unexpected argument "${t.value}" (flags start with --)`);
+    const o = byFlag.get(t.name);
+    if (!o) throw new UsageError(`unknown flag ${t.rawName}${suggest(t.rawName, command)}`, t.rawName);
+    if (o.kind === 'boolean') {
+      if (t.value !== undefined) throw new UsageError(`${o.flag} takes no value`, o.flag);
+      if (given.has(o.key)) throw new UsageError(`${o.flag} given more than once`, o.flag);
+      given.set(o.key, true);
+      continue;
+    }
+    // A value that is the next flag is a missing value; a negative number is a value.
+    if (t.value === undefined || (!t.inlineValue && t.value.startsWith('--') && t.value.length > 2)) {
+      throw new UsageError(`${o.flag} needs a value`, o.flag);
+    }
+    const value = convert(o, command, t.value);
+    if (o.repeatable) {
+      given.set(o.key, [...((given.get(o.key) as readonly string[] | undefined) ?? []), value as string]);
+    } else {
+      if (given.has(o.key)) throw new UsageError(`${o.flag} given more than once`, o.flag);
+      given.set(o.key, value);
+    }
+  }
+  checkRules(given, command);
+  return new OptionValues(given);
+}

@@ -1,0 +1,87 @@
+// Each command's help, written from the options table, so the help can never disagree with what
+// the parser takes.
+import { optionsOf } from '../jobs/options';
+import type { CommandName, OptionGroup, OptionSpec } from '../jobs/options';
+
+const ABOUT: Readonly<Record<CommandName, { usage: string; about: string }>> = {
+  run: {
+    usage: 'llm-profiler run [--url URL] [options]',
+    about: 'Profile a streaming LLM endpoint: TTFT, TPOT, ITL, E2E latency, throughput, goodput, stalls.',
+  },
+  sweep: {
+    usage: 'llm-profiler sweep [--url URL] (--concurrency 1,2,4,8 | --rate 1,2,4 | --prompt-tokens 128,512,2048) [options]',
+    about: 'Run one workload at several concurrencies, request rates or prompt lengths and fit the trade-off:\nTPOT(B) = base + k·B, the knee, the operating point (highest goodput meeting every SLO).',
+  },
+  'prefill-dial': {
+    usage: 'llm-profiler prefill-dial [options]',
+    about: 'Compare prefill chunk sizes on the local server: the same mixed workload (short decodes plus\nlong prompts at a seeded schedule) at each --batch-size, side by side.',
+  },
+  serve: {
+    usage: 'llm-profiler serve [options]',
+    about: 'Start a local llama.cpp server (OpenAI-compatible, on 127.0.0.1) and keep it running until Ctrl+C.',
+  },
+};
+
+const GROUPS: readonly OptionGroup[] = ['Endpoint', 'Local server', 'Load', 'Prompts', 'Sweep', 'Prefill dial', 'Limits and judgement', 'Output'];
+
+const EXIT_CODES = `Exit codes: 0 ok, 1 some requests failed (or the endpoint is down), 2 usage error,
+3 an SLO was missed (with --fail-on-slo), 130 interrupted (what finished is printed and written).`;
+
+const WIDTH = 100;
+const COLUMN = 28;
+
+function defaultText(o: OptionSpec, command: CommandName): string | undefined {
+  const d = o.defaults?.[command];
+  if (d !== undefined && o.kind !== 'boolean') return Array.isArray(d) ? d.join(',') : String(d);
+  return o.defaultNote;
+}
+
+function wrap(text: string, indent: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && indent + line.length + 1 + word.length > WIDTH) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) lines.push(line);
+  return lines;
+}
+
+function optionLines(o: OptionSpec, command: CommandName): string[] {
+  const names = `${o.short ? `${o.short}, ` : ''}${o.flag}${o.value ? ` ${o.value}` : ''}`;
+  const def = defaultText(o, command);
+  const choices = o.kind === 'enum' ? ` (${o.choices!.join(' | ')})` : '';
+  const text = `${o.help}${choices}${def !== undefined ? ` (default ${def})` : ''}`;
+  const body = wrap(text, COLUMN);
+  const head = `  ${names}`;
+  const first = head.length < COLUMN ? `${head.padEnd(COLUMN)}${body[0] ?? ''}` : `${head}\n${' '.repeat(COLUMN)}${body[0] ?? ''}`;
+  return [first, ...body.slice(1).map((l) => `${' '.repeat(COLUMN)}${l}`)];
+}
+
+/** The help of one command. */
+export function usage(command: CommandName): string {
+  const { usage: line, about } = ABOUT[command];
+  const out = [`Usage: ${line}`, '', about];
+  const mine = optionsOf(command);
+  for (const group of GROUPS) {
+    const inGroup = mine.filter((o) => o.group === group);
+    if (inGroup.length === 0) continue;
+    out.push('', group, ...inGroup.flatMap((o) => optionLines(o, command)));
+  }
+  if (command !== 'serve') out.push('', EXIT_CODES);
+  return `${out.join('\n')}\n`;
+}
+
+/** `llm-profiler` without a command. */
+export const MAIN_USAGE = `Usage: llm-profiler <command> [options]
+
+Commands
+  run            profile an endpoint: TTFT, TPOT, ITL, E2E, throughput, goodput, stalls
+  sweep          run a workload at several concurrencies/rates/prompt lengths and fit the trade-off
+  prefill-dial   compare prefill chunk sizes on the local server
+  serve          start the bundled local server
+
+Run "llm-profiler <command> --help" for a command's options.
+`;
