@@ -1,30 +1,29 @@
-// One build script, one bundle per runtime: the extension host (node, cjs, `vscode` external),
-// the CLI and the local server (node), and each webview (browser).
+// One build script, one bundle per runtime: the extension host (node, cjs, `vscode` external) with
+// its two lazily loaded parts (the engine and the run/prompt files, each its own file so that
+// activation compiles neither), the CLI and the local server (node), and each webview (browser).
 import { build, context } from 'esbuild';
-import { existsSync, mkdirSync, chmodSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 
-const watch = process.argv.includes('--watch');
-const production = process.argv.includes('--production');
+/** The extension's lazy parts: `require('./engineBundle')` in src/extension/lazy.ts becomes `require('./engine.js')`. */
+const LAZY = { './engineBundle': './engine.js', './filesBundle': './files.js' };
+
+/** @type {import('esbuild').Plugin} */
+const lazyParts = {
+  name: 'lazy-parts',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/(engine|files)Bundle$/ }, (args) => ({ path: LAZY[args.path], external: true }));
+  },
+};
+
+const node = { platform: 'node', format: 'cjs', target: 'node20' };
 
 /** @type {import('esbuild').BuildOptions[]} */
-const targets = [
-  {
-    entryPoints: ['src/extension/extension.ts'],
-    outfile: 'dist/extension.js',
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    external: ['vscode', 'node-llama-cpp'],
-  },
-  {
-    entryPoints: ['src/cli/main.ts'],
-    outfile: 'dist/cli.js',
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    external: ['node-llama-cpp'],
-    banner: { js: '#!/usr/bin/env node' },
-  },
+export const targets = [
+  { ...node, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', external: ['vscode', 'node-llama-cpp'], plugins: [lazyParts] },
+  { ...node, entryPoints: ['src/extension/engineBundle.ts'], outfile: 'dist/engine.js', external: ['vscode', 'node-llama-cpp'] },
+  { ...node, entryPoints: ['src/extension/filesBundle.ts'], outfile: 'dist/files.js', external: ['vscode'] },
+  { ...node, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', external: ['node-llama-cpp'], banner: { js: '#!/usr/bin/env node' } },
   {
     // node-llama-cpp is ESM only and native: the server is an ES module and loads it from node_modules.
     entryPoints: ['src/localServer/serverMain.ts'],
@@ -35,38 +34,25 @@ const targets = [
     external: ['node-llama-cpp'],
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
   },
-  {
-    entryPoints: ['webview/report/main.ts'],
-    outfile: 'dist/webview/report.js',
-    platform: 'browser',
-    format: 'iife',
-    target: 'es2022',
-  },
-  {
-    entryPoints: ['webview/sidebar/main.ts'],
-    outfile: 'dist/webview/sidebar.js',
-    platform: 'browser',
-    format: 'iife',
-    target: 'es2022',
-  },
+  { entryPoints: ['webview/report/main.ts'], outfile: 'dist/webview/report.js', platform: 'browser', format: 'iife', target: 'es2022' },
+  { entryPoints: ['webview/sidebar/main.ts'], outfile: 'dist/webview/sidebar.js', platform: 'browser', format: 'iife', target: 'es2022' },
 ];
 
-mkdirSync('dist', { recursive: true });
-for (const t of targets) {
-  if (!existsSync(t.entryPoints[0])) continue; // a surface not built yet
-  const options = {
-    bundle: true,
-    sourcemap: !production,
-    minify: production,
-    logLevel: 'warning',
-    legalComments: 'none',
-    ...t,
-  };
-  if (watch) {
-    const ctx = await context(options);
-    await ctx.watch();
-  } else {
-    await build(options);
-  }
+/** The options esbuild is called with for one target. */
+export function optionsFor(t, { production = false } = {}) {
+  return { bundle: true, sourcemap: !production, minify: production, logLevel: 'warning', legalComments: 'none', ...t };
 }
-if (existsSync('dist/cli.js')) chmodSync('dist/cli.js', 0o755);
+
+async function main() {
+  const watch = process.argv.includes('--watch');
+  const production = process.argv.includes('--production');
+  mkdirSync('dist', { recursive: true });
+  for (const t of targets) {
+    const options = optionsFor(t, { production });
+    if (watch) await (await context(options)).watch();
+    else await build(options);
+  }
+  if (existsSync('dist/cli.js')) chmodSync('dist/cli.js', 0o755);
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();

@@ -6,15 +6,15 @@ import type { PromptFileParse } from '../engine/promptFiles';
 import { Command } from './commands';
 import type { ConfigService } from './config';
 import { Disposable } from './dispose';
-import { lensResult } from './format';
+import { lensResult } from '../present/runText';
 import { PROMPT_FILE_GLOBS, parserFileName } from './promptFileKinds';
 import type { RunsModel } from './runsModel';
-import { loadEngine } from './engineLoader';
+import { loadFiles } from './lazy';
 
 /** Parses a document with the engine's parser (loaded on first use). Never throws. */
 export async function parseDocument(doc: vscode.TextDocument): Promise<PromptFileParse> {
   try {
-    const { parsePromptFile } = await loadEngine();
+    const { parsePromptFile } = await loadFiles();
     return parsePromptFile(parserFileName(doc.fileName), doc.getText());
   } catch (err) {
     return { prompts: [], errors: [{ message: `could not read this prompt file: ${(err as Error).message}` }] };

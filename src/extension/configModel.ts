@@ -3,7 +3,12 @@
 // A bad value never throws: it is reported and replaced by its default.
 import type { ApiKind, SloSpec } from '../engine/types';
 import { API_KINDS } from '../engine/types';
+import { isObject } from '../engine/json';
 import { isSecretHeaderName } from '../engine/redact';
+import { defaultOf, option, settingBounds, settingOptions } from '../jobs/options';
+import type { WorkloadDefaults } from '../jobs/presets';
+import { SYNTHETIC_PRESETS } from '../localServer/presets';
+import type { SyntheticPreset } from '../localServer/presets';
 
 export type EndpointOrigin = 'user' | 'workspace';
 
@@ -22,7 +27,7 @@ export interface EndpointEntry {
 }
 
 export interface LocalServerConfig {
-  readonly preset: 'tiny' | 'small' | 'medium';
+  readonly preset: SyntheticPreset;
   readonly modelPath?: string;
   readonly backend: 'bundled' | 'llama-server';
   readonly llamaServerPath?: string;
@@ -31,14 +36,8 @@ export interface LocalServerConfig {
   readonly port: number;
 }
 
-export interface WorkloadConfig {
-  readonly concurrency: number;
-  readonly requests: number;
-  readonly warmup: number;
-  readonly maxTokens: number;
-  readonly promptTokens: number;
-  readonly timeoutMs: number;
-}
+/** The `workload.*` settings: what the workload presets start from. */
+export type WorkloadConfig = WorkloadDefaults;
 
 export interface ConfigSnapshot {
   readonly endpoints: readonly EndpointEntry[];
@@ -54,13 +53,11 @@ export interface ConfigProblem {
   readonly message: string;
 }
 
-/** Every setting besides `endpoints` (read by scope), without the `llmProfiler.` prefix; mirrors package.json. */
-export const CONFIG_KEYS = [
-  'localServer.preset', 'localServer.modelPath', 'localServer.backend', 'localServer.llamaServerPath',
-  'localServer.parallel', 'localServer.batchSize', 'localServer.port',
-  'workload.concurrency', 'workload.requests', 'workload.warmup', 'workload.maxTokens', 'workload.promptTokens', 'workload.timeoutMs',
-  'slo', 'codeLens.enabled', 'codeLens.extraGlobs',
-] as const;
+/**
+ * Every setting besides `endpoints` (read by scope), without the `llmProfiler.` prefix; mirrors
+ * package.json. The options table's settings, and those only the extension has.
+ */
+export const CONFIG_KEYS: readonly string[] = [...settingOptions().map((o) => o.setting!.key), 'codeLens.enabled', 'codeLens.extraGlobs'];
 
 /** What the extension read: plain values by key (without the `llmProfiler.` prefix), endpoints by scope. */
 export interface RawConfig {
@@ -71,18 +68,34 @@ export interface RawConfig {
 /** Header names that carry credentials: never accepted from settings. */
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-export const DEFAULT_LOCAL_SERVER: LocalServerConfig = { preset: 'tiny', backend: 'bundled', parallel: 4, batchSize: 512, port: 0 };
-export const DEFAULT_WORKLOAD: WorkloadConfig = { concurrency: 4, requests: 32, warmup: 1, maxTokens: 128, promptTokens: 256, timeoutMs: 120_000 };
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
+/** A setting's default, as the options table gives it (scaled to the setting's unit). */
+function settingDefault<T extends number | string>(key: string): T {
+  const o = option(key);
+  const d = defaultOf<number | string>(key, 'settings')!;
+  return (typeof d === 'number' ? d * (o.setting?.scale ?? 1) : d) as T;
 }
+
+export const DEFAULT_LOCAL_SERVER: LocalServerConfig = {
+  preset: settingDefault<SyntheticPreset>('preset'),
+  backend: settingDefault<'bundled' | 'llama-server'>('backend'),
+  parallel: settingDefault<number>('parallel'),
+  batchSize: settingDefault<number>('batchSize'),
+  port: settingDefault<number>('port'),
+};
+export const DEFAULT_WORKLOAD: WorkloadConfig = {
+  concurrency: settingDefault<number>('concurrency'),
+  requests: settingDefault<number>('requests'),
+  warmup: settingDefault<number>('warmup'),
+  maxTokens: settingDefault<number>('maxTokens'),
+  promptTokens: settingDefault<number>('promptTokens'),
+  timeoutMs: settingDefault<number>('timeout'),
+};
 
 /** Validates one endpoint entry; returns it, or the reason it cannot be used. */
 export function validateEndpoint(raw: unknown, origin: EndpointOrigin): { entry?: EndpointEntry; errors: string[]; warnings: string[] } {
   const errors: string[] = [];
   const warnings: string[] = [];
-  if (!isRecord(raw)) return { errors: ['must be an object with at least "name" and "url"'], warnings };
+  if (!isObject(raw)) return { errors: ['must be an object with at least "name" and "url"'], warnings };
   const name = typeof raw.name === 'string' ? raw.name.trim() : '';
   if (!name) errors.push('"name" is missing or empty');
   let url = '';
@@ -109,7 +122,7 @@ export function validateEndpoint(raw: unknown, origin: EndpointOrigin): { entry?
   }
   let headers: Record<string, string> | undefined;
   if (raw.headers !== undefined) {
-    if (!isRecord(raw.headers)) errors.push('"headers" must be an object of strings');
+    if (!isObject(raw.headers)) errors.push('"headers" must be an object of strings');
     else {
       headers = {};
       for (const [k, v] of Object.entries(raw.headers)) {
@@ -143,7 +156,12 @@ export function validateEndpoint(raw: unknown, origin: EndpointOrigin): { entry?
   return { entry: { name, url, api, model, headers, apiKeyEnv, ...(apiKeyHeader ? { apiKeyHeader } : {}), origin }, errors, warnings };
 }
 
-function clampInt(values: Readonly<Record<string, unknown>>, key: string, def: number, min: number, max: number, problems: ConfigProblem[]): number {
+/** A whole-number setting, clamped to the bounds of its option in the options table. */
+function clampInt(values: Readonly<Record<string, unknown>>, optionKey: string, problems: ConfigProblem[]): number {
+  const o = option(optionKey);
+  const key = o.setting!.key;
+  const def = settingDefault<number>(optionKey);
+  const { min = -Infinity, max = Infinity } = settingBounds(o);
   const v = values[key];
   if (v === undefined || v === null) return def;
   if (typeof v !== 'number' || !Number.isFinite(v)) {
@@ -175,18 +193,11 @@ function optString(values: Readonly<Record<string, unknown>>, key: string, probl
   return undefined;
 }
 
-/**
- * Builds the snapshot. `parseSlo` is passed in (the engine's) so this module stays free of load-order
- * concerns and easy to test.
- */
-export function buildConfig(raw: RawConfig, parseSlo: (text: string) => SloSpec): { config: ConfigSnapshot; problems: ConfigProblem[] } {
-  const problems: ConfigProblem[] = [];
-  const v = raw.values;
-
+/** The endpoints of both scopes, workspace first (what VS Code itself shows as the effective value). */
+function readEndpoints(raw: RawConfig['endpoints'], problems: ConfigProblem[]): EndpointEntry[] {
   const endpoints: EndpointEntry[] = [];
   const names = new Set<string>();
-  // Workspace entries first: they are what VS Code itself shows as the effective value.
-  for (const [origin, list] of [['workspace', raw.endpoints.workspace], ['user', raw.endpoints.user]] as const) {
+  for (const [origin, list] of [['workspace', raw.workspace], ['user', raw.user]] as const) {
     if (list === undefined || list === null) continue;
     const where = origin === 'user' ? 'user settings' : 'workspace settings';
     if (!Array.isArray(list)) {
@@ -194,7 +205,7 @@ export function buildConfig(raw: RawConfig, parseSlo: (text: string) => SloSpec)
       continue;
     }
     list.forEach((item, i) => {
-      const label = isRecord(item) && typeof item.name === 'string' && item.name ? `"${item.name}"` : `#${i + 1}`;
+      const label = isObject(item) && typeof item.name === 'string' && item.name ? `"${item.name}"` : `#${i + 1}`;
       const { entry, errors, warnings } = validateEndpoint(item, origin);
       for (const w of warnings) problems.push({ setting: 'llmProfiler.endpoints', message: `endpoint ${label} (${where}): ${w}` });
       if (!entry) {
@@ -210,23 +221,34 @@ export function buildConfig(raw: RawConfig, parseSlo: (text: string) => SloSpec)
       endpoints.push(entry);
     });
   }
+  return endpoints;
+}
+
+/**
+ * Builds the snapshot. `parseSlo` is passed in (the engine's) so this module stays free of load-order
+ * concerns and easy to test.
+ */
+export function buildConfig(raw: RawConfig, parseSlo: (text: string) => SloSpec): { config: ConfigSnapshot; problems: ConfigProblem[] } {
+  const problems: ConfigProblem[] = [];
+  const v = raw.values;
+  const endpoints = readEndpoints(raw.endpoints, problems);
 
   const localServer: LocalServerConfig = {
-    preset: pickEnum(v, 'localServer.preset', ['tiny', 'small', 'medium'] as const, DEFAULT_LOCAL_SERVER.preset, problems),
+    preset: pickEnum(v, 'localServer.preset', SYNTHETIC_PRESETS, DEFAULT_LOCAL_SERVER.preset, problems),
     modelPath: optString(v, 'localServer.modelPath', problems),
-    backend: pickEnum(v, 'localServer.backend', ['bundled', 'llama-server'] as const, DEFAULT_LOCAL_SERVER.backend, problems),
+    backend: pickEnum(v, 'localServer.backend', option('backend').choices as readonly ('bundled' | 'llama-server')[], DEFAULT_LOCAL_SERVER.backend, problems),
     llamaServerPath: optString(v, 'localServer.llamaServerPath', problems),
-    parallel: clampInt(v, 'localServer.parallel', DEFAULT_LOCAL_SERVER.parallel, 1, 64, problems),
-    batchSize: clampInt(v, 'localServer.batchSize', DEFAULT_LOCAL_SERVER.batchSize, 16, 8192, problems),
-    port: clampInt(v, 'localServer.port', DEFAULT_LOCAL_SERVER.port, 0, 65535, problems),
+    parallel: clampInt(v, 'parallel', problems),
+    batchSize: clampInt(v, 'batchSize', problems),
+    port: clampInt(v, 'port', problems),
   };
   const workload: WorkloadConfig = {
-    concurrency: clampInt(v, 'workload.concurrency', DEFAULT_WORKLOAD.concurrency, 1, 256, problems),
-    requests: clampInt(v, 'workload.requests', DEFAULT_WORKLOAD.requests, 1, 100_000, problems),
-    warmup: clampInt(v, 'workload.warmup', DEFAULT_WORKLOAD.warmup, 0, 100, problems),
-    maxTokens: clampInt(v, 'workload.maxTokens', DEFAULT_WORKLOAD.maxTokens, 1, 32_768, problems),
-    promptTokens: clampInt(v, 'workload.promptTokens', DEFAULT_WORKLOAD.promptTokens, 1, 131_072, problems),
-    timeoutMs: clampInt(v, 'workload.timeoutMs', DEFAULT_WORKLOAD.timeoutMs, 1000, 3_600_000, problems),
+    concurrency: clampInt(v, 'concurrency', problems),
+    requests: clampInt(v, 'requests', problems),
+    warmup: clampInt(v, 'warmup', problems),
+    maxTokens: clampInt(v, 'maxTokens', problems),
+    promptTokens: clampInt(v, 'promptTokens', problems),
+    timeoutMs: clampInt(v, 'timeout', problems),
   };
 
   let sloText = '';
@@ -263,49 +285,4 @@ export function buildConfig(raw: RawConfig, parseSlo: (text: string) => SloSpec)
 /** The origin (scheme://host:port) a stored key was set for: a key is only ever sent back there. */
 export function keyOrigin(url: string): string {
   try { return new URL(url).origin; } catch { return url; }
-}
-
-export type PresetId = 'quick' | 'load' | 'custom' | 'sweep';
-
-/** The sweep preset's largest concurrency by default: 1, 2, 4, 8. */
-export const SWEEP_DEFAULT_LIMIT = 8;
-
-/** What a workload preset changes, from the settings' workload defaults. */
-export function presetOverrides(preset: PresetId, w: WorkloadConfig, custom?: { concurrency?: number; requests?: number; maxTokens?: number; promptTokens?: number }): {
-  concurrency: number; requests: number; warmup: number; maxTokens: number; promptTokens: number; timeoutMs: number;
-} {
-  switch (preset) {
-    case 'quick':
-      return { concurrency: 1, requests: 5, warmup: 1, maxTokens: Math.min(64, w.maxTokens), promptTokens: Math.min(128, w.promptTokens), timeoutMs: w.timeoutMs };
-    case 'load':
-      return { concurrency: Math.max(8, w.concurrency), requests: Math.max(64, w.requests), warmup: Math.max(1, w.warmup), maxTokens: w.maxTokens, promptTokens: w.promptTokens, timeoutMs: w.timeoutMs };
-    case 'sweep':
-      // `concurrency` is the largest point (the list is 1, 2, 4, … up to it), `requests` per point
-      return {
-        concurrency: custom?.concurrency ?? SWEEP_DEFAULT_LIMIT,
-        requests: custom?.requests ?? 8,
-        warmup: 1,
-        maxTokens: custom?.maxTokens ?? Math.min(64, w.maxTokens),
-        promptTokens: custom?.promptTokens ?? Math.min(128, w.promptTokens),
-        timeoutMs: w.timeoutMs,
-      };
-    case 'custom':
-      return {
-        concurrency: custom?.concurrency ?? w.concurrency,
-        requests: custom?.requests ?? w.requests,
-        warmup: w.warmup,
-        maxTokens: custom?.maxTokens ?? w.maxTokens,
-        promptTokens: custom?.promptTokens ?? w.promptTokens,
-        timeoutMs: w.timeoutMs,
-      };
-  }
-}
-
-/** Parses a positive integer typed by the user; returns an error message for the input box. */
-export function validatePositiveInt(text: string, min: number, max: number): string | undefined {
-  const t = text.trim();
-  if (!/^\d+$/.test(t)) return 'Enter a whole number';
-  const n = Number(t);
-  if (n < min || n > max) return `Enter a number from ${min} to ${max}`;
-  return undefined;
 }

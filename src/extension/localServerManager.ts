@@ -2,12 +2,14 @@
 // item (model and port; click to stop). The launcher and node-llama-cpp load on first start only.
 // The server is stopped when the extension deactivates.
 import * as vscode from 'vscode';
+import type { LocalServerRequest } from '../jobs/job';
+import type { LocalServerLease } from '../jobs/resolve';
 import type { LocalServerHandle } from '../localServer/types';
 import { Command } from './commands';
 import type { LocalServerConfig } from './configModel';
 import { Disposable } from './dispose';
 import type { Log } from './log';
-import { loadEngine } from './engineLoader';
+import { loadEngine } from './lazy';
 
 export type LocalServerState = 'stopped' | 'starting' | 'running' | 'stopping' | 'error';
 
@@ -103,12 +105,30 @@ export class LocalServerManager extends Disposable {
         const { message, short } = startFailure(err, c.backend);
         this.log.error(`local server: could not start: ${message}`);
         this.#set('error', short);
-        throw new Error(message);
+        throw new Error(message, { cause: err });
       } finally {
         this.#starting = undefined;
       }
     })();
     return this.#starting;
+  }
+
+  /**
+   * The server a job on the local target runs against: this one, started if needed (under a
+   * progress notification), restarted when it has fewer slots than the job keeps in flight (fewer
+   * would queue them and a sweep's curve would measure the queue). It keeps running after the job.
+   */
+  async lease(request: LocalServerRequest): Promise<LocalServerLease> {
+    if (this.#handle && (this.#parallel ?? 0) < request.parallel) {
+      this.log.info(`local server: restarting with ${request.parallel} parallel slots (it has ${this.#parallel})`);
+      await this.stop();
+    }
+    const handle = this.#handle ?? await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: 'LLM Profiler: starting the local server…' },
+      () => this.start(request.parallel > this.#config.parallel ? { parallel: request.parallel } : {}),
+    );
+    const { localEndpoint } = await loadEngine();
+    return { endpoint: localEndpoint(handle), release: async () => undefined };
   }
 
   async stop(): Promise<void> {

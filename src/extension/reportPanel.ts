@@ -12,8 +12,10 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Progress, RequestRecord, RunFile } from '../engine/types';
 import type { ReportHostMessage, ReportWebviewMessage } from '../shared/protocol';
+import { Disposable } from './dispose';
+import { loadFiles } from './lazy';
 import { LiveThrottle } from './liveThrottle';
-import { reportHtml, type ReportInitialState } from './reportHtml';
+import { reportHtml, type ReportInitialState } from './webviewHtml';
 
 /** The webview type: package.json lists `onWebviewPanel:llmProfiler.report` so a panel survives a reload. */
 export const REPORT_VIEW_TYPE = 'llmProfiler.report';
@@ -23,16 +25,8 @@ export interface LiveReport {
   end(run: RunFile): void;
 }
 
-export interface ReportPanels {
-  show(run: RunFile, compareWith?: RunFile): void;
-  showError(message: string, path?: string): void;
-  startLive(run: RunFile): LiveReport;
-}
-
-export interface ReportPanelOptions {
-  /** Finds a run by id when a panel is restored after a reload. Default: the run folders the extension writes to. */
-  loadRun?(runId: string): Promise<RunFile | undefined>;
-}
+/** Finds a stored run by id, for a panel restored after a reload. */
+export type LoadRun = (runId: string) => Promise<RunFile | undefined>;
 
 /** What the page restored after a reload says it was showing (webview/report/vscodeApi.ts PanelState). */
 interface PanelState { readonly runId?: string; readonly compareId?: string; readonly liveRunId?: string }
@@ -53,9 +47,9 @@ class ReportPanel {
   #shown: Shown = { kind: 'empty' };
   #ready = false;
   #disposed = false;
-  readonly #owner: ReportPanelsImpl;
+  readonly #owner: ReportPanels;
 
-  constructor(owner: ReportPanelsImpl, panel: vscode.WebviewPanel, key: string) {
+  constructor(owner: ReportPanels, panel: vscode.WebviewPanel, key: string) {
     this.#owner = owner;
     this.panel = panel;
     this.key = key;
@@ -165,20 +159,23 @@ function titleOf(s: Shown): string {
   }
 }
 
-class ReportPanelsImpl implements ReportPanels {
+/**
+ * The report panels. Built at activation because the webview serializer must exist for a panel to
+ * come back after a reload; cheap (the chart code lives in the webview bundle, run files load on use).
+ */
+export class ReportPanels extends Disposable {
   readonly context: vscode.ExtensionContext;
   readonly #panels = new Set<ReportPanel>();
-  readonly #options: ReportPanelOptions;
+  readonly #loadRun: LoadRun;
 
-  constructor(context: vscode.ExtensionContext, options: ReportPanelOptions) {
+  constructor(context: vscode.ExtensionContext, loadRun: LoadRun) {
+    super();
     this.context = context;
-    this.#options = options;
-    context.subscriptions.push(
-      vscode.window.registerWebviewPanelSerializer(REPORT_VIEW_TYPE, {
-        deserializeWebviewPanel: (panel, state) => this.#restore(panel, state as PanelState | undefined),
-      }),
-      { dispose: () => { for (const p of [...this.#panels]) p.panel.dispose(); } },
-    );
+    this.#loadRun = loadRun;
+    this._register(vscode.window.registerWebviewPanelSerializer(REPORT_VIEW_TYPE, {
+      deserializeWebviewPanel: (panel, state) => this.#restore(panel, state as PanelState | undefined),
+    }));
+    this._register({ dispose: () => { for (const p of [...this.#panels]) p.panel.dispose(); } });
   }
 
   forget(p: ReportPanel): void { this.#panels.delete(p); }
@@ -240,8 +237,8 @@ class ReportPanelsImpl implements ReportPanels {
     this.#panels.add(p);
     if (!id) { p.display({ kind: 'error', message: 'This report panel was restored without a run. Open a run from the LLM Profiler view.' }); return; }
     try {
-      const run = await this.#load(id);
-      const compareWith = state?.compareId ? await this.#load(state.compareId) : undefined;
+      const run = await this.#loadRun(id);
+      const compareWith = state?.compareId ? await this.#loadRun(state.compareId) : undefined;
       if (!run) {
         p.display({ kind: 'error', message: state?.liveRunId
           ? `The run ${id} was still going when the window reloaded; it was not saved.`
@@ -253,22 +250,6 @@ class ReportPanelsImpl implements ReportPanels {
     } catch (e) {
       p.display({ kind: 'error', message: (e as Error).message });
     }
-  }
-
-  async #load(id: string): Promise<RunFile | undefined> {
-    if (this.#options.loadRun) return this.#options.loadRun(id);
-    const { readRunFile } = await import('../engine/runFile');
-    const { runFileName } = await import('./runStore');
-    // the folders the extension saves runs to (see extension.ts / runStore.ts)
-    const dirs = [this.context.storageUri, this.context.globalStorageUri].filter((u): u is vscode.Uri => Boolean(u));
-    for (const d of dirs) {
-      try {
-        return await readRunFile(join(vscode.Uri.joinPath(d, 'runs').fsPath, runFileName(id)));
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-      }
-    }
-    return undefined;
   }
 
   #defaultUri(name: string): vscode.Uri {
@@ -285,7 +266,7 @@ class ReportPanelsImpl implements ReportPanels {
     });
     if (!target) return;
     try {
-      const m = await import('../engine/runFile');
+      const m = await loadFiles();
       if (kind === 'csv') await writeFile(target.fsPath, m.requestsToCsv(run), 'utf8');
       else await m.writeRunFile(target.fsPath, run);
       void vscode.window.showInformationMessage(`LLM Profiler: saved ${target.fsPath}`);
@@ -309,12 +290,4 @@ class ReportPanelsImpl implements ReportPanels {
       void vscode.window.showErrorMessage(`LLM Profiler: could not save ${target.fsPath}: ${(e as Error).message}`);
     }
   }
-}
-
-/**
- * Registers the panel serializer (call from `activate`, so panels come back after a reload) and
- * returns the API the rest of the extension uses. Cheap: the engine's run-file code loads on first use.
- */
-export function registerReportPanel(context: vscode.ExtensionContext, options: ReportPanelOptions = {}): ReportPanels {
-  return new ReportPanelsImpl(context, options);
 }

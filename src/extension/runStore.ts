@@ -5,7 +5,7 @@
 import { mkdir, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunFile } from '../engine/types';
-import { loadEngine } from './engineLoader';
+import { loadFiles } from './lazy';
 
 /** Where a run came from when it was started from a prompt file's CodeLens. */
 export interface PromptRef {
@@ -42,8 +42,8 @@ export interface RunIo {
   writeRunFile(path: string, run: RunFile): Promise<void>;
 }
 
-const loadEngineIo = async (): Promise<RunIo> => {
-  const m = await loadEngine();
+const loadFilesIo = async (): Promise<RunIo> => {
+  const m = await loadFiles();
   return { readRunFile: m.readRunFile, writeRunFile: m.writeRunFile };
 };
 
@@ -89,7 +89,7 @@ export class RunStore {
     this.dir = dir;
     if (typeof io === 'function') this.#ioFactory = io;
     else if (io) { this.#io = io; this.#ioFactory = async () => io; }
-    else this.#ioFactory = loadEngineIo;
+    else this.#ioFactory = loadFilesIo;
   }
 
   async #getIo(): Promise<RunIo> {

@@ -7,15 +7,13 @@ import type { SidebarEndpoint, SidebarHostMessage, SidebarState, SidebarWebviewM
 import { Command } from './commands';
 import type { ConfigService } from './config';
 import { Disposable } from './dispose';
+import type { JobRunner } from './jobRunner';
 import type { LocalServerManager } from './localServerManager';
-import type { Profiler } from './profiler';
 import type { RunsModel } from './runsModel';
 import type { ApiKeys } from './secrets';
+import type { Services } from './services';
 import type { TrustGate } from './trust';
-
-export function escapeAttr(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/'/g, '&#39;');
-}
+import { webviewHtml } from './webviewHtml';
 
 export class SidebarProvider extends Disposable implements vscode.WebviewViewProvider {
   #view: vscode.WebviewView | undefined;
@@ -25,21 +23,21 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
   #pushTimer: ReturnType<typeof setTimeout> | undefined;
   #workload: SidebarWorkload | undefined;
 
-  constructor(
-    private readonly extensionUri: vscode.Uri,
-    private readonly config: ConfigService,
-    private readonly keys: ApiKeys,
-    private readonly trust: TrustGate,
-    private readonly localServer: LocalServerManager,
-    private readonly runs: RunsModel,
-    private readonly profiler: Profiler,
-  ) {
+  private readonly config: ConfigService;
+  private readonly keys: ApiKeys;
+  private readonly trust: TrustGate;
+  private readonly localServer: LocalServerManager;
+  private readonly runs: RunsModel;
+  private readonly jobs: JobRunner;
+
+  constructor(private readonly extensionUri: vscode.Uri, s: Pick<Services, 'config' | 'keys' | 'trust' | 'localServer' | 'runs' | 'jobs'>) {
     super();
+    ({ config: this.config, keys: this.keys, trust: this.trust, localServer: this.localServer, runs: this.runs, jobs: this.jobs } = s);
     const push = () => this.schedulePush();
-    this._register(config.onDidChange(() => { this.#workload = undefined; void this.#refreshKeys(); push(); }));
-    this._register(localServer.onDidChange(push));
-    this._register(runs.onDidChange(push));
-    this._register(profiler.onDidChange(push));
+    this._register(this.config.onDidChange(() => { this.#workload = undefined; void this.#refreshKeys(); push(); }));
+    this._register(this.localServer.onDidChange(push));
+    this._register(this.runs.onDidChange(push));
+    this._register(this.jobs.onDidChange(push));
     this._register({ dispose: () => clearTimeout(this.#pushTimer) });
   }
 
@@ -60,31 +58,14 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
   }
 
   #html(webview: vscode.Webview): string {
-    const nonce = randomBytes(16).toString('base64');
-    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview', 'sidebar.js'));
-    const css = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', 'sidebar.css'));
-    const csp = [
-      "default-src 'none'",
-      `style-src ${webview.cspSource}`,
-      `font-src ${webview.cspSource}`,
-      `img-src ${webview.cspSource} data:`,
-      `script-src 'nonce-${nonce}'`,
-    ].join('; ');
-    const initial = escapeAttr(JSON.stringify(this.state()));
-    return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${css}">
-<title>LLM Profiler</title>
-</head>
-<body>
-<main id="app" data-state="${initial}" aria-live="polite"></main>
-<script nonce="${nonce}" src="${script}"></script>
-</body>
-</html>`;
+    return webviewHtml({
+      cspSource: webview.cspSource,
+      nonce: randomBytes(16).toString('base64'),
+      scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview', 'sidebar.js')).toString(),
+      styleUri: webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', 'sidebar.css')).toString(),
+      title: 'LLM Profiler',
+      state: this.state(),
+    });
   }
 
   /** Coalesces bursts of changes (progress ticks) into one message per ~100 ms. */
@@ -120,7 +101,7 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
       restricted: false, hasKey: false, reachable: h ? 'yes' : undefined,
       lastTtftP50Ms: localLast?.ttftP50Ms, lastTpotP50Ms: localLast?.tpotP50Ms,
     });
-    const a = this.profiler.active;
+    const a = this.jobs.active;
     return {
       endpoints,
       localServer: {
@@ -182,7 +163,7 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
         return;
       }
       case 'cancelRun':
-        this.profiler.cancel();
+        this.jobs.cancel();
         return;
       case 'startLocalServer':
         await vscode.commands.executeCommand(Command.StartLocalServer, { parallel: m.parallel });

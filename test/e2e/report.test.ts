@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import type { RunFile } from '../../src/engine/types';
-import { formatMs } from '../../webview/report/format';
+import { formatMs } from '../../src/present/units';
 import { fixtureRun, fixtureSweepRun, truncatedRunText, unknownVersionRun } from '../support/fixtureRuns';
 import { launchChromium, openReport, sendToPage, startReportServer, switchTheme, THEMES, type ReportServer, type ThemeName } from '../support/reportHarness';
 
@@ -197,13 +197,13 @@ test('live mode fills in, drops a stale update, and ends on the final run', asyn
     for (let i = 0; i < ordered.length; i += 10) {
       const batch = ordered.slice(i, i + 10);
       await sendToPage(page, { type: 'liveUpdate', runId: run.id, records: batch,
-        progress: { runId: run.id, done: i + batch.length, failed: 0, total: 30, inFlight: 4, elapsedS: (i + 10) / 3, ttftP50Ms: 180, outputTokensPerSecond: 120 } });
+        progress: { runId: run.id, succeeded: i + batch.length, failed: 0, finished: i + batch.length, total: 30, inFlight: 4, elapsedS: (i + 10) / 3, ttftP50Ms: 180, outputTokensPerSecond: 120 } });
       await page.waitForFunction((n) => document.body.dataset.liveRecords === String(n), i + batch.length);
     }
     // a late update from another run is ignored
     const other = fixtureRun({ seed: 99, requests: 5, warmup: 0 });
     await sendToPage(page, { type: 'liveUpdate', runId: other.id, records: other.requests.map((r) => ({ ...r, index: r.index + 1000 })),
-      progress: { runId: other.id, done: 5, failed: 0, inFlight: 0, elapsedS: 1 } });
+      progress: { runId: other.id, succeeded: 5, failed: 0, finished: 5, inFlight: 0, elapsedS: 1 } });
     await page.waitForFunction(() => document.body.dataset.staleDropped === '1');
     assert.equal(await page.evaluate(() => document.body.dataset.liveRecords), '30');
     assert.equal(await page.textContent('[data-figure="done"] .value'), '30 of 30');

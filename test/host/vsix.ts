@@ -14,7 +14,7 @@ export interface VsixResult {
 }
 
 /** What must be inside (paths under extension/). */
-const REQUIRED = ['package.json', 'dist/extension.js', 'dist/localServer.mjs', 'dist/webview/sidebar.js', 'dist/webview/report.js', 'media/icon.svg', 'media/sidebar.css'];
+const REQUIRED = ['package.json', 'dist/extension.js', 'dist/engine.js', 'dist/files.js', 'dist/localServer.mjs', 'dist/webview/sidebar.js', 'dist/webview/report.js', 'media/icon.svg', 'media/sidebar.css'];
 /** What must never be. */
 const FORBIDDEN: readonly [RegExp, string][] = [
   [/\.map$/, 'a source map'],
@@ -68,9 +68,9 @@ export function packageVsix(stage: string): VsixResult {
   if (p.status !== 0) throw new Error(`vsce package failed (exit ${p.status}):\n${p.stdout}\n${p.stderr}`);
   const listing = zipEntries(out);
   const problems: string[] = [];
-  const required = [...REQUIRED];
-  // Where esbuild.mjs splits the engine out of the extension bundle, that file must ship too.
-  if (/require\(["']\.\/engineBundle\.js["']\)/.test(readFileSync(join(stage, 'dist', 'extension.js'), 'utf8'))) required.push('dist/engineBundle.js');
+  // every lazy part the extension requires (esbuild.mjs maps them to ./engine.js, ./files.js) must ship
+  const lazy = [...readFileSync(join(stage, 'dist', 'extension.js'), 'utf8').matchAll(/require\(["']\.\/([a-z]+\.js)["']\)/g)].map((m) => `dist/${m[1]}`);
+  const required = [...new Set([...REQUIRED, ...lazy])];
   for (const r of required) if (!listing.includes(`extension/${r}`)) problems.push(`missing extension/${r}`);
   for (const f of listing) for (const [re, what] of FORBIDDEN) if (re.test(f)) problems.push(`${f}: ${what}`);
   return { path: out, bytes: statSync(out).size, files: listing, problems };

@@ -9,7 +9,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { reportHtml, type ReportInitialState } from '../../src/extension/reportHtml';
+import { reportHtml, type ReportInitialState } from '../../src/extension/webviewHtml';
 
 const root = join(__dirname, '..', '..');
 export const bundlePath = join(root, 'dist', 'webview', 'report.js');

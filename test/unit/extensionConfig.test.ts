@@ -2,8 +2,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseSlo } from '../../src/engine/slo';
-import { buildConfig, keyOrigin, presetOverrides, validateEndpoint, validatePositiveInt, DEFAULT_WORKLOAD } from '../../src/extension/configModel';
-import { lensResult, progressLine, formatMs } from '../../src/extension/format';
+import { buildConfig, keyOrigin, validateEndpoint, DEFAULT_WORKLOAD } from '../../src/extension/configModel';
+import { inputProblem } from '../../src/jobs/options';
+import { presetWorkload } from '../../src/jobs/presets';
+import { lensResult, progressLine } from '../../src/present/runText';
+import { formatMs } from '../../src/present/units';
 import { parserFileName, isBuiltInPromptFile } from '../../src/extension/promptFileKinds';
 
 test('a good endpoint is accepted with its origin, and api defaults to auto', () => {
@@ -34,20 +37,20 @@ test('secrets in settings are refused: auth headers and key-like fields are drop
 
 test('buildConfig: workspace entries first, duplicates reported, bad values clamped and reported', () => {
   const { config, problems } = buildConfig({
-    values: { 'workload.concurrency': 1000, 'workload.requests': 'ten', 'localServer.preset': 'huge', slo: 'ttft=500,tpot=x', 'codeLens.extraGlobs': ['**/*.p.md', 3] },
+    values: { 'workload.concurrency': 5000, 'workload.requests': 'ten', 'localServer.preset': 'huge', slo: 'ttft=500,tpot=x', 'codeLens.extraGlobs': ['**/*.p.md', 3] },
     endpoints: {
       workspace: [{ name: 'a', url: 'http://w' }, { name: 'a', url: 'http://w2' }],
       user: [{ name: 'a', url: 'http://u' }, { name: 'b', url: 'http://u' }, { url: 'x' }],
     },
   }, parseSlo);
   assert.deepEqual(config.endpoints.map((e) => [e.name, e.url, e.origin]), [['a', 'http://w', 'workspace'], ['b', 'http://u', 'user']]);
-  assert.equal(config.workload.concurrency, 256);
+  assert.equal(config.workload.concurrency, 4096);
   assert.equal(config.workload.requests, DEFAULT_WORKLOAD.requests);
   assert.equal(config.localServer.preset, 'tiny');
   assert.equal(config.slo, undefined);
   assert.deepEqual(config.codeLens.extraGlobs, ['**/*.p.md']);
   const text = problems.map((p) => `${p.setting}: ${p.message}`).join('\n');
-  for (const want of [/workload\.concurrency: must be between 1 and 256 \(got 1000\); using 256/, /workload\.requests: must be a number/, /localServer\.preset: must be one of/,
+  for (const want of [/workload\.concurrency: must be between 1 and 4096 \(got 5000\); using 4096/, /workload\.requests: must be a number/, /localServer\.preset: must be one of/,
     /llmProfiler\.slo: .*tpot/, /used twice/, /endpoint #3 \(user settings\) skipped/, /extraGlobs: ignored/]) {
     assert.match(text, want);
   }
@@ -69,12 +72,12 @@ test('keyOrigin: a key set for one origin does not match another', () => {
 });
 
 test('presets and input validation', () => {
-  assert.deepEqual(presetOverrides('quick', DEFAULT_WORKLOAD), { concurrency: 1, requests: 5, warmup: 1, maxTokens: 64, promptTokens: 128, timeoutMs: 120000 });
-  assert.equal(presetOverrides('load', DEFAULT_WORKLOAD).concurrency, 8);
-  assert.deepEqual(presetOverrides('custom', DEFAULT_WORKLOAD, { concurrency: 3, requests: 7 }).requests, 7);
-  assert.equal(validatePositiveInt('12', 1, 100), undefined);
-  assert.match(validatePositiveInt('1.5', 1, 100)!, /whole number/);
-  assert.match(validatePositiveInt('0', 1, 100)!, /from 1 to 100/);
+  assert.deepEqual(presetWorkload('quick', DEFAULT_WORKLOAD), { concurrency: 1, requests: 5, warmup: 1, maxTokens: 64, promptTokens: 128, timeoutMs: 120000 });
+  assert.equal(presetWorkload('load', DEFAULT_WORKLOAD).concurrency, 8);
+  assert.deepEqual(presetWorkload('custom', DEFAULT_WORKLOAD, { concurrency: 3, requests: 7 }).requests, 7);
+  assert.equal(inputProblem('concurrency', '12'), undefined);
+  assert.match(inputProblem('concurrency', '1.5')!, /whole number/);
+  assert.match(inputProblem('concurrency', '0')!, /from 1 to 4096/);
 });
 
 test('texts: progress, lens result, durations', () => {
@@ -83,7 +86,7 @@ test('texts: progress, lens result, durations', () => {
   assert.equal(lensResult({ ttftP50Ms: 312, ttftP99Ms: 540, tpotP50Ms: 41, completed: 5, failed: 0 }), 'TTFT p50 312 ms · p99 540 ms · TPOT 41 ms');
   assert.equal(lensResult({ completed: 0, failed: 2 }), 'last run: 2 failed, none completed');
   assert.equal(formatMs(12345), '12.3 s');
-  assert.equal(formatMs(5.25), '5.3 ms');
+  assert.equal(formatMs(5.25), '5.25 ms');
 });
 
 test('prompt file names: built-in kinds kept, extra-glob files mapped by extension', () => {

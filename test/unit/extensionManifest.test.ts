@@ -1,10 +1,12 @@
 // package.json's extension manifest against the code: command ids, settings, light activation.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { build } from 'esbuild';
 import { ALL_COMMANDS } from '../../src/extension/commands';
 import { CONFIG_KEYS } from '../../src/extension/configModel';
+import { defaultOf, settingBounds, settingOptions } from '../../src/jobs/options';
 
 const root = join(__dirname, '..', '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -25,17 +27,35 @@ test('every setting is read by the config snapshot and nothing else is', () => {
   assert.deepEqual(props.filter((p) => p !== 'endpoints').sort(), [...CONFIG_KEYS].sort());
 });
 
-test('activation is light: no "*", no onStartupFinished, engine and runtime not imported statically', () => {
+test('every setting that mirrors an option has its default, bounds and choices from the options table', () => {
+  const props = pkg.contributes.configuration.properties;
+  for (const o of settingOptions()) {
+    const p = props[`llmProfiler.${o.setting!.key}`];
+    assert.ok(p, `package.json contributes llmProfiler.${o.setting!.key}`);
+    const scale = o.setting!.scale ?? 1;
+    const d = defaultOf<number | string>(o.key, 'settings');
+    if (d !== undefined) assert.equal(p.default, typeof d === 'number' ? d * scale : d, `${o.setting!.key} default`);
+    const { min, max } = settingBounds(o);
+    if (p.type === 'integer' || p.type === 'number') {
+      assert.equal(p.minimum, min, `${o.setting!.key} minimum`);
+      assert.equal(p.maximum, max, `${o.setting!.key} maximum`);
+    }
+    if (o.kind === 'enum') assert.deepEqual(p.enum, o.choices, `${o.setting!.key} enum`);
+  }
+});
+
+test('activation is light: no "*", no onStartupFinished, and the extension bundle holds neither the engine nor the file parsers', async () => {
   const events: string[] = pkg.activationEvents;
   assert.ok(!events.includes('*') && !events.includes('onStartupFinished'));
   assert.ok(events.every((e) => /^(workspaceContains|onLanguage|onWebviewPanel):/.test(e)), events.join());
   assert.match(pkg.engines.vscode, /^\^1\.(\d|[1-9]\d|100)\.\d+$/);
-  const heavy = /^(\.\.\/engine\/(runner|detect|client|runFile|promptFiles|workload|metrics)|\.\.\/localServer\/launcher|node-llama-cpp|undici|yaml|chart\.js)$/;
-  const staticImport = /^\s*import\s+(?!type\b)[^'"]*?from\s+['"]([^'"]+)['"]/gm;
-  for (const f of readdirSync(join(root, 'src/extension')).filter((n) => n.endsWith('.ts'))) {
-    const text = readFileSync(join(root, 'src/extension', f), 'utf8');
-    for (const m of text.matchAll(staticImport)) assert.ok(!heavy.test(m[1]!), `${f} imports ${m[1]} at load time`);
-  }
+  // the real build of dist/extension.js (esbuild.mjs's own options), with the list of what went into it
+  const { targets, optionsFor } = await import('../../esbuild.mjs');
+  const target = targets.find((t) => t.outfile === 'dist/extension.js')!;
+  const r = await build({ ...optionsFor(target), absWorkingDir: root, write: false, metafile: true, logLevel: 'silent' });
+  const inputs = Object.keys(r.metafile!.inputs);
+  const heavy = /node_modules\/(undici|yaml|valibot|chart\.js|node-llama-cpp)\/|src\/engine\/(runner|client|detect|runFile|promptFiles|sweep)\.ts|src\/localServer\/launcher\.ts|src\/jobs\/(execute|build|resolve)\.ts/;
+  assert.deepEqual(inputs.filter((i) => heavy.test(i)), [], 'loaded on first use, not at activation');
   assert.ok(existsSync(join(root, pkg.contributes.viewsContainers.activitybar[0].icon)));
   assert.equal(pkg.capabilities.untrustedWorkspaces.supported, 'limited');
 });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { reportHtml, type ReportInitialState } from '../../src/extension/reportHtml';
+import { reportHtml, type ReportInitialState } from '../../src/extension/webviewHtml';
 import { fixtureRun } from '../support/fixtureRuns';
 
 const base = { cspSource: 'https://file+.vscode-resource.vscode-cdn.net', nonce: 'AbCdEfGhIjKlMnOpQrStUv==', scriptUri: 'https://x/dist/webview/report.js', styleUri: 'https://x/media/report.css' };

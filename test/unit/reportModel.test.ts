@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { buildCdf } from '../../webview/report/cdf';
 import { perSecond } from '../../webview/report/series';
 import { niceTicks } from '../../webview/report/ticks';
-import { formatDelta, formatMs, formatNumber, formatPercent } from '../../webview/report/format';
+import { formatDelta, formatMs, formatNumber, formatPercent } from '../../src/present/units';
 import { buildLanes, itlSamples, stallWindow } from '../../webview/report/lanes';
 import { runProblem } from '../../webview/report/validate';
 import { applyLive } from '../../webview/report/liveState';
@@ -44,13 +44,16 @@ test('formatting is fixed to en-US and keeps three significant figures', () => {
   assert.equal(formatMs(1.23456), '1.23 ms');
   assert.equal(formatMs(45.678), '45.7 ms');
   assert.equal(formatMs(1234.5), '1,235 ms');
-  assert.equal(formatMs(12_345), '12.35 s');
+  assert.equal(formatMs(12_345), '12.3 s');
   assert.equal(formatMs(undefined), '–');
   assert.equal(formatMs(NaN), '–');
   assert.equal(formatNumber(812.4, 'tok/s'), '812 tok/s');
   assert.equal(formatPercent(0.1234), '12.3 %');
-  assert.equal(formatDelta(100, 120), '+20.0 ms (+20.0 %)');
-  assert.equal(formatDelta(100, 80), '−20.0 ms (−20.0 %)');
+  assert.equal(formatDelta(100, 120), '+20 ms (+20.0 %)');
+  assert.equal(formatDelta(100, 80), '−20 ms (−20.0 %)');
+  assert.equal(formatMs(41), '41 ms');
+  assert.equal(formatMs(5.25), '5.25 ms');
+  assert.equal(formatMs(125_000), '125 s');
 });
 
 test('lanes: start order, times since the run start, stalls above the threshold', () => {

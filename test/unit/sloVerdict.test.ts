@@ -1,7 +1,7 @@
-// The SLO verdict the CodeLens shows above a prompt after a run (src/extension/format.ts).
+// The SLO verdict the CodeLens shows above a prompt after a run (src/present/runText.ts).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { lensResult, sloVerdict } from '../../src/extension/format';
+import { lensResult, sloVerdict } from '../../src/present/runText';
 
 const run = { completed: 5, failed: 0, ttftP50Ms: 312, ttftP99Ms: 540, tpotP50Ms: 41, tpotP99Ms: 63, itlP99Ms: 70, e2eP99Ms: 3000 };
 

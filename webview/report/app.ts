@@ -6,7 +6,7 @@ import type { ReportHostMessage } from '../../src/shared/protocol';
 import { buildCdf } from './cdf';
 import { applyTheme, cdfChart, itlChart, setChartTheme, throughputChart, type CdfSeries, type ScatterPoint } from './charts';
 import { h } from './dom';
-import { formatInt, formatMs, formatNumber } from './format';
+import { formatInt, formatMs, formatNumber } from '../../src/present/units';
 import { addToLanes, buildLanes, itlSamples, runStart, seriesRequests, stallRuleOf, stallWindow, type LaneModel } from './lanes';
 import { applyLive, type LiveMessage, type LiveState } from './liveState';
 import { perSecond } from './series';

@@ -19,7 +19,7 @@ import {
 } from 'chart.js';
 import zoomPlugin from 'chartjs-plugin-zoom';
 import type { CdfPoint } from './cdf';
-import { formatAxisMs, formatMs, formatNumber } from './format';
+import { formatAxisMs, formatMs, formatNumber } from '../../src/present/units';
 import type { Theme } from './theme';
 
 Chart.register(LineController, ScatterController, LineElement, PointElement, LinearScale, LogarithmicScale, Legend, Tooltip, Filler, zoomPlugin);

@@ -30,8 +30,10 @@ import {
   type ChartDataset,
   type Plugin,
 } from 'chart.js';
-import type { PrefillDialConfig, RunFile, SloSpec, SweepPoint } from '../../src/engine/types';
+import type { RunFile, SloSpec, SweepPoint } from '../../src/engine/types';
 import { dialFigures } from '../../src/engine/fit';
+import { dialRows, dialWorkload, pointMarks, sweepFacts, sweepRows, SWEEP_COLUMNS } from '../../src/present/sweepText';
+import { fixed, formatMs as ms } from '../../src/present/units';
 
 Chart.register(ScatterController, LineController, BarController, LineElement, PointElement, BarElement, LinearScale, CategoryScale, Legend, Tooltip);
 
@@ -87,13 +89,7 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string,
   return e;
 }
 
-function num(v: number | undefined, digits = 1): string {
-  return v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(digits);
-}
-
-function ms(v: number | undefined): string {
-  return v === undefined || !Number.isFinite(v) ? '–' : `${v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : v.toFixed(0)} ms`;
-}
+const num = (v: number | undefined, digits = 1): string => fixed(v, digits);
 
 function shortLabel(run: RunFile, p: SweepPoint): string {
   const d = run.sweep?.dimension;
@@ -185,25 +181,7 @@ function renderSweepRun(container: HTMLElement, run: RunFile): void {
 
   // What the sweep says, in words first
   const facts = el('ul', { class: 'sweep-facts' });
-  const fact = (cls: string, text: string) => facts.append(el('li', { class: cls }, text));
-  if (sw.fit) {
-    fact(
-      'sweep-fit',
-      `Fit: TPOT(B) ≈ ${num(sw.fit.baseMs, 2)} ms + ${num(sw.fit.kMs, 3)} ms × B (B = ${sw.fitX === 'meanBatch' ? 'measured decoding batch' : 'concurrency'}), R² = ${num(sw.fit.r2, 3)}; throughput ceiling ≈ ${num(sw.fit.ceilingTokensPerSecond, 0)} tokens/s.`,
-    );
-    if (sw.sloBatch !== undefined && slo?.tpotMs !== undefined) fact('sweep-slo-batch', `TPOT reaches the ${slo.tpotMs} ms SLO at B ≈ ${num(sw.sloBatch, 1)}.`);
-  }
-  if (sw.prefillFit) {
-    fact(
-      'sweep-prefill',
-      `Prefill: TTFT ≈ ${num(sw.prefillFit.aMs, 1)} ms + ${num(sw.prefillFit.bMsPerToken, 4)} ms × prompt tokens, R² = ${num(sw.prefillFit.r2, 3)}; prefill rate ≈ ${num(sw.prefillFit.prefillTokensPerSecond, 0)} tokens/s.`,
-    );
-  }
-  if (sw.knee) fact('sweep-knee', `Knee: ${sw.knee.label}: the next doubling buys ${num(sw.knee.gainPerDoubling * 100, 1)}% throughput (under ${num(sw.knee.threshold * 100, 0)}%).`);
-  if (sw.operatingPoint) fact('sweep-op', `Operating point (interactive): ${sw.operatingPoint.label}: goodput ${num(sw.operatingPoint.goodput, 2)} req/s, ${num(sw.operatingPoint.outputTokensPerSecond)} tokens/s.`);
-  if (sw.maxThroughputPoint) fact('sweep-max', `Max throughput (batch work): ${sw.maxThroughputPoint.label}: ${num(sw.maxThroughputPoint.outputTokensPerSecond)} tokens/s.`);
-  if (sw.stoppedEarly) fact('sweep-stopped', `Stopped after ${sw.stoppedEarly.afterLabel}: ${sw.stoppedEarly.reason}.`);
-  for (const v of sw.verdicts ?? []) fact(`sweep-verdict sweep-verdict-${v.kind}`, `⚠ ${v.message}`);
+  for (const f of sweepFacts(run)) facts.append(el('li', { class: f.kind.startsWith('verdict-') ? `sweep-verdict sweep-${f.kind}` : `sweep-${f.kind}` }, f.text));
   container.append(facts);
 
   const details = el('div', { class: 'sweep-point-details', role: 'status' });
@@ -218,12 +196,7 @@ function renderSweepRun(container: HTMLElement, run: RunFile): void {
 
   const charts = drawn.get(container)!;
   const labels = points.map((p) => shortLabel(run, p));
-  const mark = (i: number) =>
-    [
-      sw.operatingPoint?.index === i ? 'operating point' : '',
-      sw.maxThroughputPoint?.index === i ? 'max throughput' : '',
-      sw.knee?.index === i ? 'knee' : '',
-    ].filter(Boolean);
+  const mark = (i: number) => pointMarks(run, i);
 
   const tradeOff = (metric: 'tpotMs' | 'ttftMs', title: string, sloValue: number | undefined) => {
     const canvas = el('canvas', { 'aria-label': title, role: 'img' });
@@ -340,33 +313,11 @@ function renderSweepRun(container: HTMLElement, run: RunFile): void {
   }
 
   // The points, as a table (clickable), with the residual of each
-  const resid = new Map((sw.residuals ?? []).map((r) => [r.label, r]));
   const table = el('table', { class: 'sweep-points' });
-  const head = ['point', 'req/s', 'tok/s', 'TTFT p50', 'TTFT p99', 'TPOT p50', 'TPOT p99', 'ITL p99', 'goodput', 'B', 'residual', 'errors', ''];
-  table.append(el('thead', {}, el('tr', {}, ...head.map((h) => el('th', {}, h)))));
+  table.append(el('thead', {}, el('tr', {}, ...SWEEP_COLUMNS.map((h) => el('th', {}, h)))));
   const body = el('tbody');
-  points.forEach((p, i) => {
-    const s = p.summary;
-    const r = resid.get(p.label);
-    const row = el(
-      'tr',
-      { 'data-index': String(i), tabindex: '0' },
-      ...[
-        p.label,
-        num(s.requestsPerSecond, 2),
-        num(s.outputTokensPerSecond),
-        ms(s.ttftMs.p50),
-        ms(s.ttftMs.p99),
-        ms(s.tpotMs.p50),
-        ms(s.tpotMs.p99),
-        ms(s.itlMs.p99),
-        s.goodput === undefined ? '–' : num(s.goodput, 2),
-        num(p.meanBatch, 2),
-        r ? `${r.residualMs >= 0.005 ? '+' : ''}${num(Math.abs(r.residualMs) < 0.005 ? 0 : r.residualMs, 2)} ms` : '–',
-        String(s.failed),
-        mark(i).join(', '),
-      ].map((t) => el('td', {}, t)),
-    );
+  sweepRows(run).forEach((cells, i) => {
+    const row = el('tr', { 'data-index': String(i), tabindex: '0' }, ...cells.map((t) => el('td', {}, t)));
     row.addEventListener('click', () => select(i));
     row.addEventListener('keydown', (e) => {
       if (e.key === 'Enter' || e.key === ' ') select(i);
@@ -411,25 +362,12 @@ function showPoint(details: HTMLElement, run: RunFile, p: SweepPoint, index: num
 function renderDial(container: HTMLElement, run: RunFile): void {
   const dial = run.prefillDial!;
   const colours = readColours(container);
-  container.append(
-    el('h2', {}, `Chunked-prefill dial · ${dial.configs.length} chunk sizes`),
-    el(
-      'p',
-      { class: 'sweep-dial-workload' },
-      `${dial.decodeStreams} short decodes (${dial.shortPromptTokens}-token prompts, ${dial.shortMaxTokens} tokens each) while ${dial.longPromptTokens}-token prompts arrive at ${dial.longRate}/s, ${dial.durationS} s per chunk size.`,
-    ),
-  );
-  const figs = dial.configs.map((c: PrefillDialConfig) => ({ label: c.label, ...dialFigures(c) }));
-  const rows: [string, (f: (typeof figs)[number]) => string][] = [
-    ['decode TPOT p99', (f) => ms(f.tpotP99Ms)],
-    ['stalls', (f) => `${f.stallCount} (${ms(f.stallTotalMs)}, ${num(f.stallShare * 100, 1)}% of decode)`],
-    ['long-prompt TTFT p50', (f) => ms(f.longTtftP50Ms)],
-    ['long-prompt TTFT p99', (f) => ms(f.longTtftP99Ms)],
-    ['decode tokens/s', (f) => num(f.outputTokensPerSecond)],
-  ];
+  container.append(el('h2', {}, `Chunked-prefill dial · ${dial.configs.length} chunk sizes`), el('p', { class: 'sweep-dial-workload' }, dialWorkload(run)));
+  const figs = dial.configs.map((c) => ({ label: c.label, ...dialFigures(c) }));
+  const { header, rows } = dialRows(run);
   const table = el('table', { class: 'sweep-dial' });
-  table.append(el('thead', {}, el('tr', {}, el('th', {}, ''), ...figs.map((f) => el('th', {}, f.label)))));
-  table.append(el('tbody', {}, ...rows.map(([name, get]) => el('tr', {}, el('th', {}, name), ...figs.map((f) => el('td', {}, get(f)))))));
+  table.append(el('thead', {}, el('tr', {}, ...header.map((h) => el('th', {}, h)))));
+  table.append(el('tbody', {}, ...rows.map(([name, ...cells]) => el('tr', {}, el('th', {}, name!), ...cells.map((c) => el('td', {}, c))))));
   container.append(table);
 
   const canvas = el('canvas', { 'aria-label': 'prefill dial', role: 'img' });

@@ -5,7 +5,7 @@
 // Wheel zooms time (Shift+wheel: lanes), dragging pans, double-click or 0 resets, +/- and arrows work
 // from the keyboard.
 import { largestGapPerBucket, lowerBound, type GapBuckets } from './downsample';
-import { formatAt, formatAxisMs, formatInt, formatMs } from './format';
+import { formatAt, formatAxisMs, formatInt, formatMs } from '../../src/present/units';
 import type { Lane, LaneModel } from './lanes';
 import type { Theme } from './theme';
 import { niceTicks } from './ticks';

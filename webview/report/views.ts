@@ -2,7 +2,7 @@
 // table and the stalls list. Figures are the engine's summary values, formatted here and nowhere else.
 import type { RunFile, SloSpec, Stall, Stats, Summary } from '../../src/engine/types';
 import { h } from './dom';
-import { formatAt, formatDelta, formatInt, formatMs, formatNumber, formatPercent } from './format';
+import { formatAt, formatDelta, formatInt, formatMs, formatNumber, formatPercent } from '../../src/present/units';
 
 export type MetricKey = 'ttftMs' | 'tpotMs' | 'itlMs' | 'e2eMs';
 export const METRICS: readonly { key: MetricKey; label: string; title: string }[] = [

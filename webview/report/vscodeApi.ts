@@ -33,8 +33,3 @@ export function post<T extends ReportWebviewMessage['type']>(type: T, body: Body
 export function setPanelState(state: PanelState): void {
   vscode().setState(state);
 }
-
-export function getPanelState(): PanelState | undefined {
-  const s = vscode().getState();
-  return typeof s === 'object' && s !== null ? (s as PanelState) : undefined;
-}

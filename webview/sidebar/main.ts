@@ -2,6 +2,8 @@
 // The form is built once and kept (so typing is never interrupted by a state update); the lists
 // below it are rebuilt from each state, restoring keyboard focus by key.
 import type { SidebarEndpoint, SidebarHostMessage, SidebarRun, SidebarState, SidebarWebviewMessage, SidebarWorkload } from '../../src/shared/protocol';
+import { option as optionSpec } from '../../src/jobs/options';
+import { formatMs as ms } from '../../src/present/units';
 import { badge, button, divider, dropdown, numberField, option, registerToolkit, setDisabled, spinner } from './toolkit';
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void; getState(): unknown; setState(state: unknown): void };
@@ -19,15 +21,10 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, t
   return e;
 }
 
-function ms(v: number | undefined): string {
-  if (v === undefined || !Number.isFinite(v)) return '–';
-  return v >= 10_000 ? `${(v / 1000).toFixed(1)} s` : v >= 100 ? `${Math.round(v)} ms` : `${v.toFixed(v >= 10 ? 0 : 1)} ms`;
-}
-
 registerToolkit();
 
 const app = document.getElementById('app')!;
-let state: SidebarState = JSON.parse(app.dataset.state ?? '{}') as SidebarState;
+let state: SidebarState = JSON.parse(document.body.dataset.state ?? '{}') as SidebarState;
 let selectedEndpoint = (vscode.getState() as { endpoint?: string } | undefined)?.endpoint ?? '';
 let compareFirst: string | undefined;
 
@@ -39,12 +36,12 @@ runTitle.id = 'run-title';
 const endpointSelect = dropdown();
 endpointSelect.id = 'endpoint-select';
 endpointSelect.setAttribute('aria-label', 'Endpoint');
-const fields = {
-  concurrency: numberField('Concurrency', 4, 1, 256),
-  requests: numberField('Requests', 32, 1, 100000),
-  maxTokens: numberField('Max tokens', 128, 1, 32768),
-  promptTokens: numberField('Prompt tokens', 256, 1, 131072),
-};
+/** The form's fields: their limits are the options table's, as the CLI and the settings have them. */
+const FIELDS = { concurrency: 'Concurrency', requests: 'Requests', maxTokens: 'Max tokens', promptTokens: 'Prompt tokens' } as const;
+const limits = (key: keyof typeof FIELDS): [number, number] => [optionSpec(key).min ?? 1, optionSpec(key).max ?? Number.MAX_SAFE_INTEGER];
+const fields = Object.fromEntries(
+  Object.entries(FIELDS).map(([key, label]) => [key, numberField(label, 1, ...limits(key as keyof typeof FIELDS))]),
+) as Record<keyof typeof FIELDS, ReturnType<typeof numberField>>;
 for (const [k, f] of Object.entries(fields)) f.id = `field-${k}`;
 const runButton = button('Run', 'primary', 'Run the workload against the selected endpoint');
 runButton.id = 'run-button';
@@ -70,10 +67,9 @@ endpointSelect.addEventListener('change', () => {
 
 function readWorkload(): SidebarWorkload | string {
   const out: Record<string, number> = {};
-  const limits: Record<string, [number, number]> = { concurrency: [1, 256], requests: [1, 100000], maxTokens: [1, 32768], promptTokens: [1, 131072] };
   for (const [k, f] of Object.entries(fields)) {
     const n = Number(f.value);
-    const [min, max] = limits[k]!;
+    const [min, max] = limits(k as keyof typeof FIELDS);
     if (!Number.isInteger(n) || n < min || n > max) return `${f.textContent}: enter a whole number from ${min} to ${max}`;
     out[k] = n;
   }
@@ -183,7 +179,8 @@ function renderServer(s: SidebarState): void {
   status.append(el('span', `dot ${ls.state === 'running' ? 'yes' : ls.state === 'error' ? 'no' : 'unknown'}`), el('span', 'name', ls.state));
   if (ls.state === 'starting' || ls.state === 'stopping') status.append(spinner());
   const meta = el('div', 'meta', ls.state === 'running' ? `${ls.model ?? ''} · port ${ls.port ?? ''}` : `model: ${ls.source}`);
-  const parallel = numberField('Parallel slots', Number(parallelValue ?? ls.parallel), 1, 64);
+  const [minSlots, maxSlots] = [optionSpec('parallel').min ?? 1, optionSpec('parallel').max ?? 256];
+  const parallel = numberField('Parallel slots', Number(parallelValue ?? ls.parallel), minSlots, maxSlots);
   parallel.addEventListener('input', () => { parallelValue = parallel.value; });
   const row = el('div', 'actions');
   if (ls.state === 'running' || ls.state === 'starting') {
@@ -198,7 +195,7 @@ function renderServer(s: SidebarState): void {
     setDisabled(start, ls.state === 'stopping');
     start.addEventListener('click', () => {
       const p = Number(parallel.value);
-      post('startLocalServer', { parallel: Number.isInteger(p) && p >= 1 && p <= 64 ? p : ls.parallel });
+      post('startLocalServer', { parallel: Number.isInteger(p) && p >= minSlots && p <= maxSlots ? p : ls.parallel });
     });
     row.append(parallel, start);
   }

@@ -12,7 +12,7 @@ import { readRunFile } from '../../../src/engine/runFile';
 import { parsePromptFile } from '../../../src/engine/promptFiles';
 import type { RunFile } from '../../../src/engine/types';
 import type { ExtensionApi } from '../../../src/extension/extension';
-import type { RunOutcome } from '../../../src/extension/profiler';
+import type { RunOutcome } from '../../../src/extension/jobRunner';
 import { startScriptedServer, type ScriptedServer } from '../../support/scriptedServer';
 import { startCostModelServer } from '../../support/costModelServer';
 import { hostTest, runAll, until } from './harness';
@@ -61,9 +61,13 @@ hostTest('activates without heavy work, and says how long it took', async () => 
   const code = readFileSync(join(ext.extensionPath, 'dist', 'extension.js'), 'utf8');
   const t0 = performance.now();
   new Script(code, { filename: 'extension-copy.js' });
-  console.log(`bundle compile: ${(performance.now() - t0).toFixed(1)} ms for ${(code.length / 1024).toFixed(0)} KiB`);
-  // The target is 50 ms; the bound here is generous so a loaded 2-core machine does not flake.
-  assert.ok(api.activationMs < 1000, `activation took ${api.activationMs} ms`);
+  const compileMs = performance.now() - t0;
+  console.log(`bundle compile: ${compileMs.toFixed(1)} ms for ${(code.length / 1024).toFixed(0)} KiB`);
+  // The goal: activation (evaluating the bundle and activate()) within 50 ms, and the bundle small
+  // enough that compiling it adds little: the engine and the run/prompt files are apart.
+  assert.ok(api.activationMs <= 50, `activation took ${api.activationMs.toFixed(1)} ms (goal 50 ms)`);
+  assert.ok(code.length < 512 * 1024, `dist/extension.js is ${(code.length / 1024).toFixed(0)} KiB: something heavy is bundled into it`);
+  for (const heavy of ['node_modules/undici', 'node_modules/yaml', 'node_modules/valibot', 'src/engine/runner.ts']) assert.ok(!code.includes(heavy), `dist/extension.js contains ${heavy}`);
   assert.match(api.runsDir, /runs$/);
 });
 
@@ -186,15 +190,15 @@ hostTest('Cancel keeps what finished, and the run is stored as cancelled', async
     ], 'slow');
     const running = vscode.commands.executeCommand<RunOutcome | undefined>('llmProfiler.profileEndpoint',
       { endpoint: 'slow', preset: 'custom', workload: { concurrency: 1, requests: 50, maxTokens: 16 } });
-    await until('two requests done', () => (api.test!.profiler.active?.progress?.finished ?? 0) >= 2, 30_000);
+    await until('two requests done', () => (api.test!.jobs.active?.progress?.finished ?? 0) >= 2, 30_000);
     assert.ok(api.test!.sidebar.state().running, 'the sidebar shows the run in progress');
-    api.test!.profiler.cancel();
+    api.test!.jobs.cancel();
     const outcome = await running;
     assert.ok(outcome?.cancelled, 'the run ended as cancelled');
     const run = await readRunFile(outcome.path);
     assert.equal(run.cancelled, true);
     assert.ok(run.summary.completed >= 2 && run.summary.completed < 50, `${run.summary.completed} completed requests kept`);
-    assert.equal(api.test!.profiler.active, undefined);
+    assert.equal(api.test!.jobs.active, undefined);
   } finally {
     await slow.close();
     await setEndpoints(vscode.ConfigurationTarget.Global, [{ name: 'host-scripted', url: server.url, api: 'auto', model: 'scripted-model' }]);
@@ -265,7 +269,7 @@ hostTest('▶ Profile on a prompt runs it and shows the result in place', async 
   });
   assert.equal(lenses.length, 1);
   assert.equal(lenses[0]!.range.start.line, 11);
-  assert.match(lenses[0]!.command!.title, /^TTFT p50 \d+(\.\d)? ms · p99 \d+(\.\d)? ms · TPOT \d+(\.\d)? ms$/);
+  assert.match(lenses[0]!.command!.title, /^TTFT p50 [\d.,]+ ms · p99 [\d.,]+ ms · TPOT [\d.,]+ ms$/);
 });
 
 hostTest('export as CSV, a corrupt run file reported and skipped, delete a run', async () => {
@@ -289,8 +293,8 @@ hostTest('export as CSV, a corrupt run file reported and skipped, delete a run',
 hostTest('bad settings are reported and clamped, never thrown', async () => {
   await cfg().update('workload.concurrency', 99999, vscode.ConfigurationTarget.Global);
   try {
-    await until('clamped', () => api.test!.config.current.workload.concurrency === 256);
-    assert.ok(api.test!.config.problems.some((p) => p.setting === 'llmProfiler.workload.concurrency' && /between 1 and 256/.test(p.message)));
+    await until('clamped', () => api.test!.config.current.workload.concurrency === 4096);
+    assert.ok(api.test!.config.problems.some((p) => p.setting === 'llmProfiler.workload.concurrency' && /between 1 and 4096/.test(p.message)));
   } finally {
     await cfg().update('workload.concurrency', undefined, vscode.ConfigurationTarget.Global);
   }
@@ -345,14 +349,14 @@ hostTest('the prompt CodeLens shows pass or fail against the front-matter SLO, e
       return l.length === 1 && pattern.test(l[0]!.command!.title) ? l[0] : undefined;
     });
     const pass = await resultLens(/ · SLO ✓$/);
-    assert.match(pass.command!.title, /^TTFT p50 \d+(\.\d)? ms · p99 \d+(\.\d)? ms · TPOT \d+(\.\d)? ms · SLO ✓$/);
+    assert.match(pass.command!.title, /^TTFT p50 [\d.,]+ ms · p99 [\d.,]+ ms · TPOT [\d.,]+ ms · SLO ✓$/);
     // A tighter SLO in the file: the same run now fails it, and the lens names the miss.
     const doc = await vscode.workspace.openTextDocument(uri);
     const edit = new vscode.WorkspaceEdit();
     edit.replace(uri, new vscode.Range(0, 0, doc.lineCount, 0), text(1));
     assert.ok(await vscode.workspace.applyEdit(edit));
     const fail = await resultLens(/SLO ✗/);
-    assert.match(fail.command!.title, / · SLO ✗ ttft p99 \d+(\.\d)? ms > 1\.0 ms$/);
+    assert.match(fail.command!.title, / · SLO ✗ ttft p99 [\d.,]+ ms > 1 ms$/);
     await doc.save();
     // Without an SLO in the file, the settings' SLO applies (the rows file's run from above).
     const rows = vscode.Uri.joinPath(wsFolder(), 'prompts', 'rows.prompt.yml');
@@ -360,7 +364,7 @@ hostTest('the prompt CodeLens shows pass or fail against the front-matter SLO, e
     try {
       await until('the settings\' SLO judged on the rows prompt', async () => {
         const l = (await lensesOf(rows)).filter((x) => x.command?.command === 'llmProfiler.openRun');
-        return l.length === 1 && / · SLO ✗ ttft p99 .* > 1\.0 ms$/.test(l[0]!.command!.title);
+        return l.length === 1 && / · SLO ✗ ttft p99 .* > 1 ms$/.test(l[0]!.command!.title);
       });
     } finally {
       await cfg().update('slo', undefined, vscode.ConfigurationTarget.Global);
@@ -382,7 +386,7 @@ hostTest('Compare prefill chunk sizes runs the dial on the bundled local server 
     assert.ok(c.decode.summary.completed > 0, `${c.label}: ${c.decode.summary.completed} short decodes completed`);
     assert.ok(c.long.requestIndexes.length > 0, `${c.label}: long prompts were sent`);
   }
-  assert.equal(api.test!.profiler.active, undefined);
+  assert.equal(api.test!.jobs.active, undefined);
   await until('the dial listed', () => api.test!.runs.runs.some((r) => r.id === outcome.runId));
 }, 180_000);
 

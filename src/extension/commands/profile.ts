@@ -1,0 +1,187 @@
+// Profile endpoint, the prompt CodeLens' ▶ Profile / Profile with…, and Compare prefill chunk sizes:
+// each picks what to run, builds the job from the same option values the CLI uses, and hands it to
+// the job runner.
+import * as vscode from 'vscode';
+import type { Prompt, SloSpec } from '../../engine/types';
+import type { BuildContext } from '../../jobs/build';
+import { presetWorkload } from '../../jobs/presets';
+import type { PresetId, PresetInput } from '../../jobs/presets';
+import { OptionValues } from '../../jobs/values';
+import type { OptionValue } from '../../jobs/values';
+import type { SyntheticPreset } from '../../localServer/presets';
+import { parseDocument } from '../codeLens';
+import { Command } from '../commands';
+import { registerCommand } from './register';
+import type { JobRequest, RunOutcome } from '../jobRunner';
+import { askCustom, pickChoice, pickPreset } from '../pickers';
+import { PROMPT_REF_KEY, type PromptRef } from '../runStore';
+import type { Services } from '../services';
+import { choiceId, type Choice } from '../targets';
+
+const LAST_TARGET_KEY = 'llmProfiler.lastTarget';
+
+export interface WorkloadInput extends PresetInput {
+  /** For the sweep preset: the concurrencies to run, in order (instead of 1, 2, 4, … up to `concurrency`). */
+  readonly concurrencies?: readonly number[];
+  /** For the sweep preset: stop after a point that shows saturation (default true). */
+  readonly stopOnSaturation?: boolean;
+}
+
+/** Arguments of Profile endpoint when called from code (sidebar, tests, keybindings). */
+export interface ProfileArgs {
+  /** A configured endpoint's name, a URL, or 'local'. */
+  readonly endpoint?: string;
+  readonly preset?: PresetId;
+  readonly workload?: WorkloadInput;
+}
+
+/** Arguments of Compare prefill chunk sizes; each has the CLI's `prefill-dial` default (the options table). */
+export interface PrefillDialArgs {
+  readonly batchSizes?: readonly number[];
+  readonly durationS?: number;
+  readonly parallel?: number;
+  readonly decodeStreams?: number;
+  readonly shortPromptTokens?: number;
+  readonly shortMaxTokens?: number;
+  readonly longPromptTokens?: number;
+  readonly longMaxTokens?: number;
+  readonly longRate?: number;
+  /** The synthetic model (default: llmProfiler.localServer.preset); ignored with a modelPath. */
+  readonly preset?: SyntheticPreset;
+}
+
+interface PromptExtras {
+  readonly prompt: Prompt;
+  readonly ref: PromptRef;
+  readonly slo?: SloSpec;
+}
+
+/** The option values of a preset's workload, as the CLI's flags would give them. */
+function workloadValues(s: Services, preset: PresetId, input: WorkloadInput | undefined, prompt: PromptExtras | undefined): Record<string, OptionValue | undefined> {
+  const w = presetWorkload(preset, s.config.current.workload, input);
+  const sweep = preset === 'sweep';
+  return {
+    ...(sweep
+      ? {
+          concurrency: input?.concurrencies?.length ? [...input.concurrencies] : undefined,
+          concurrencyLimit: input?.concurrencies?.length ? undefined : w.concurrency,
+          noEarlyStop: input?.stopOnSaturation === false ? true : undefined,
+        }
+      : { concurrency: w.concurrency }),
+    requests: w.requests,
+    warmup: w.warmup,
+    maxTokens: w.maxTokens,
+    ...(prompt ? { promptFile: prompt.ref.file } : { promptTokens: w.promptTokens }),
+    timeout: w.timeoutMs / 1000,
+  };
+}
+
+async function profile(s: Services, choice: Choice, preset: PresetId, input: WorkloadInput | undefined, prompt?: PromptExtras): Promise<RunOutcome | undefined> {
+  const resolved = await s.targets.resolve(choice);
+  if (!resolved) return undefined;
+  const sweep = preset === 'sweep';
+  const ctx: BuildContext = {
+    target: resolved.target,
+    ...(prompt ? { prompts: [prompt.prompt] } : {}),
+    ...((prompt?.slo ?? s.config.current.slo) ? { slo: prompt?.slo ?? s.config.current.slo } : {}),
+  };
+  const request: JobRequest = {
+    label: resolved.label,
+    title: `${sweep ? 'Sweeping' : 'Profiling'} ${resolved.label}`,
+    ...(resolved.apiKey !== undefined ? { apiKey: resolved.apiKey } : {}),
+    ...(prompt ? { extras: { [PROMPT_REF_KEY]: prompt.ref } } : {}),
+    live: !sweep,
+    build: async (engine) => {
+      const values = OptionValues.of(workloadValues(s, preset, input, prompt), 'the workload:');
+      return sweep ? engine.buildSweepJob(values, ctx) : engine.buildRunJob(values, ctx);
+    },
+  };
+  return s.jobs.run(request);
+}
+
+async function chooseWorkload(s: Services, preset: PresetId | undefined, input: WorkloadInput | undefined): Promise<{ preset: PresetId; input?: WorkloadInput } | undefined> {
+  const p = preset ?? (await pickPreset(s.config.current.workload));
+  if (!p) return undefined;
+  if (p === 'custom' && !input) {
+    const custom = await askCustom(s.config.current.workload);
+    return custom ? { preset: p, input: custom } : undefined;
+  }
+  return { preset: p, ...(input ? { input } : {}) };
+}
+
+function findChoice(s: Services, id: string): Choice | undefined {
+  const choice = s.targets.find(id);
+  if (!choice) void vscode.window.showErrorMessage(`LLM Profiler: no endpoint named "${id}" in llmProfiler.endpoints.`);
+  return choice;
+}
+
+/** The whole interactive flow of Profile endpoint; args skip the pickers they answer. */
+async function profileEndpoint(s: Services, args: ProfileArgs | undefined): Promise<RunOutcome | undefined> {
+  const choice = args?.endpoint ? findChoice(s, args.endpoint) : await pickChoice(s);
+  if (!choice) return undefined;
+  const w = await chooseWorkload(s, args?.preset, args?.workload);
+  if (!w) return undefined;
+  const outcome = await profile(s, choice, w.preset, w.input);
+  if (outcome && args?.endpoint) void s.context.workspaceState.update(LAST_TARGET_KEY, args.endpoint);
+  return outcome;
+}
+
+/** ▶ Profile (the last target, a quick check) or Profile with… (pick both) on the prompt at a line. */
+async function profilePrompt(s: Services, uri: vscode.Uri | undefined, range: vscode.Range | undefined, choose: boolean, args?: ProfileArgs): Promise<RunOutcome | undefined> {
+  const docUri = uri ?? vscode.window.activeTextEditor?.document.uri;
+  if (!docUri) return undefined;
+  const doc = await vscode.workspace.openTextDocument(docUri);
+  const parsed = await parseDocument(doc);
+  const line = range?.start.line ?? vscode.window.activeTextEditor?.selection.active.line ?? 0;
+  const found = parsed.prompts.find((p) => p.range.startLine === line) ?? parsed.prompts.find((p) => p.range.startLine <= line && line <= p.range.endLine);
+  if (!found) {
+    void vscode.window.showErrorMessage(`LLM Profiler: cannot profile this prompt: ${parsed.errors[0]?.message ?? 'no prompt at this line'}`);
+    return undefined;
+  }
+  const remembered = args?.endpoint ?? (choose ? undefined : s.context.workspaceState.get<string>(LAST_TARGET_KEY));
+  const choice = (remembered ? s.targets.find(remembered) : undefined) ?? (await pickChoice(s));
+  if (!choice) return undefined;
+  const w = await chooseWorkload(s, args?.preset ?? (choose ? undefined : 'quick'), args?.workload);
+  if (!w) return undefined;
+  const ref: PromptRef = { file: doc.uri.fsPath, startLine: found.range.startLine, ...(found.name !== undefined ? { name: found.name } : {}) };
+  const outcome = await profile(s, choice, w.preset, w.input, { prompt: found.prompt, ref, ...(parsed.slo ? { slo: parsed.slo } : {}) });
+  if (outcome) void s.context.workspaceState.update(LAST_TARGET_KEY, choiceId(choice));
+  return outcome;
+}
+
+/**
+ * The chunked-prefill dial: the same mixed workload (short decodes plus an occasional long prompt)
+ * on the local server at each prefill chunk size, one server per size, stored as one run.
+ */
+function prefillDial(s: Services, args: PrefillDialArgs = {}): Promise<RunOutcome | undefined> {
+  const cfg = s.config.current;
+  const ls = cfg.localServer;
+  return s.jobs.run({
+    label: 'prefill dial (local server)',
+    title: 'Comparing prefill chunk sizes',
+    failed: 'the prefill dial failed',
+    build: (engine) => engine.buildDialJob(OptionValues.of({
+      batchSizes: args.batchSizes ? [...args.batchSizes] : undefined,
+      duration: args.durationS,
+      parallel: args.parallel,
+      decodeStreams: args.decodeStreams,
+      shortPromptTokens: args.shortPromptTokens,
+      shortMaxTokens: args.shortMaxTokens,
+      longPromptTokens: args.longPromptTokens,
+      longMaxTokens: args.longMaxTokens,
+      longRate: args.longRate,
+      ...(ls.modelPath ? { modelFile: ls.modelPath } : { preset: args.preset ?? ls.preset }),
+      backend: ls.backend,
+      llamaServer: ls.llamaServerPath,
+      timeout: cfg.workload.timeoutMs / 1000,
+      slo: cfg.sloText || undefined,
+    }, 'the prefill dial:')),
+  });
+}
+
+export function registerProfileCommands(s: Services): void {
+  registerCommand(s.context, Command.ProfileEndpoint, (args?: ProfileArgs) => profileEndpoint(s, args));
+  registerCommand(s.context, Command.ProfilePrompt, (uri?: vscode.Uri, range?: vscode.Range, args?: ProfileArgs) => profilePrompt(s, uri, range, false, args));
+  registerCommand(s.context, Command.ProfilePromptWith, (uri?: vscode.Uri, range?: vscode.Range, args?: ProfileArgs) => profilePrompt(s, uri, range, true, args));
+  registerCommand(s.context, Command.ComparePrefillChunks, (args?: PrefillDialArgs) => prefillDial(s, args));
+}

@@ -1,0 +1,220 @@
+// The one place the extension runs a job (a profile, a sweep, the prefill dial): one at a time, under
+// a cancellable progress notification and a status bar item, live in the report panel when asked,
+// stored when done, and opened. The job itself is built and executed by the engine (src/jobs),
+// loaded on the first run.
+import * as vscode from 'vscode';
+import { newRunId } from '../engine/runId';
+import type { Progress, RequestRecord, RunFile } from '../engine/types';
+import type { JobProgress } from '../jobs/execute';
+import type { BuiltJob } from '../jobs/job';
+import type { LocalServerHandle, LocalServerOptions } from '../localServer/types';
+import { describeJob } from '../present/jobText';
+import { progressLine, summaryText } from '../present/runText';
+import { formatMs } from '../present/units';
+import { Disposable } from './dispose';
+import { loadEngine } from './lazy';
+import type { EngineModule } from './lazy';
+import { startFailure } from './localServerManager';
+import type { LocalServerManager } from './localServerManager';
+import type { Log } from './log';
+import type { LiveReport, ReportPanels } from './reportPanel';
+import type { RunsModel } from './runsModel';
+
+export interface JobRequest {
+  /** Short, for the status bar and the log: "my-vllm", "prefill dial (local server)". */
+  readonly label: string;
+  /** The notification's title: "Profiling my-vllm". */
+  readonly title: string;
+  /** What the error message says failed (default: "<label> failed"). */
+  readonly failed?: string;
+  /** Builds the job once the engine is loaded; a UsageError is shown as the reason nothing ran. */
+  build(engine: EngineModule): Promise<BuiltJob> | BuiltJob;
+  readonly apiKey?: string;
+  /** Extra fields stored in the run file (a CodeLens run's `promptRef`). */
+  readonly extras?: Readonly<Record<string, unknown>>;
+  /** Show the run live in the report panel (a single workload; a sweep or dial opens when it ends). */
+  readonly live?: boolean;
+}
+
+export interface RunOutcome {
+  readonly runId: string;
+  readonly path: string;
+  readonly cancelled: boolean;
+}
+
+export interface ActiveRun {
+  readonly runId: string;
+  readonly label: string;
+  readonly progress?: JobProgress;
+}
+
+export class JobRunner extends Disposable {
+  #active: (ActiveRun & { abort: AbortController }) | undefined;
+  /** Servers a job started itself (the dial's, one per chunk size): stopped if the extension goes away. */
+  readonly #servers = new Set<LocalServerHandle>();
+  readonly #item: vscode.StatusBarItem;
+  readonly #onDidChange = this._register(new vscode.EventEmitter<void>());
+  /** Fires when a run starts, progresses, or ends. */
+  readonly onDidChange = this.#onDidChange.event;
+  readonly #onDidFinish = this._register(new vscode.EventEmitter<RunOutcome>());
+  readonly onDidFinish = this.#onDidFinish.event;
+
+  constructor(
+    private readonly runs: RunsModel,
+    private readonly reports: ReportPanels | undefined,
+    private readonly localServer: LocalServerManager,
+    private readonly log: Log,
+  ) {
+    super();
+    this.#item = this._register(vscode.window.createStatusBarItem('llmProfiler.run', vscode.StatusBarAlignment.Left, 49));
+    this.#item.name = 'LLM Profiler: run in progress';
+  }
+
+  get active(): ActiveRun | undefined {
+    return this.#active && { runId: this.#active.runId, label: this.#active.label, ...(this.#active.progress ? { progress: this.#active.progress } : {}) };
+  }
+
+  cancel(): void {
+    this.#active?.abort.abort();
+  }
+
+  /** One run at a time: takes the slot for a new run, or offers to cancel the one in progress. */
+  async #claim(label: string): Promise<{ runId: string; abort: AbortController } | undefined> {
+    if (this.#active) {
+      const pick = await vscode.window.showWarningMessage(`LLM Profiler: a run is already in progress (${this.#active.label}).`, 'Cancel it');
+      if (pick) this.cancel();
+      return undefined;
+    }
+    const runId = newRunId();
+    const abort = new AbortController();
+    this.#active = { runId, label, abort };
+    this.#changed();
+    return { runId, abort };
+  }
+
+  /** Runs a job to a stored run file and shows it. Never throws: problems are shown and logged. */
+  async run(req: JobRequest): Promise<RunOutcome | undefined> {
+    const claimed = await this.#claim(req.label);
+    if (!claimed) return undefined;
+    const { runId, abort } = claimed;
+    let live: LiveReport | undefined;
+    try {
+      const engine = await loadEngine();
+      const { job, warnings } = await req.build(engine);
+      for (const w of warnings) this.log.warn(`run ${runId}: ${w}`);
+      this.log.info(`run ${runId}: ${describeJob(job)}${req.apiKey ? ', with an API key' : ''}`);
+      const run = await this.#execute(engine, job, req, runId, abort, (l) => (live = l));
+      const stored: RunFile = req.extras ? { ...run, ...req.extras } : run;
+      const path = await this.runs.save(stored);
+      this.log.info(`run ${runId}: ${run.cancelled ? 'cancelled; kept what finished' : 'done'}: ${summaryText(run)}; saved to ${path}`);
+      const outcome: RunOutcome = { runId: run.id, path, cancelled: Boolean(run.cancelled) };
+      this.#onDidFinish.fire(outcome);
+      const liveReport = live as LiveReport | undefined;
+      if (liveReport) liveReport.end(stored);
+      else if (this.reports) this.reports.show(stored);
+      else void this.#summaryToast(stored, path);
+      return outcome;
+    } catch (err) {
+      const message = this.log.redact((err as Error).message ?? String(err));
+      this.log.error(`run ${runId} (${req.label}) failed: ${message}`);
+      if (live) this.reports?.showError(message);
+      void vscode.window.showErrorMessage(`LLM Profiler: ${req.failed ?? `${req.label} failed`}: ${message.split('\n')[0]}`, 'Show log').then((p) => { if (p) this.log.show(); });
+      return undefined;
+    } finally {
+      if (this.#active?.runId === runId) this.#active = undefined;
+      this.#changed();
+    }
+  }
+
+  #execute(engine: EngineModule, job: BuiltJob['job'], req: JobRequest, runId: string, abort: AbortController, onLive: (l: LiveReport) => void): Thenable<RunFile> {
+    return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: req.title, cancellable: true }, async (progress, token) => {
+      token.onCancellationRequested(() => abort.abort());
+      let live: LiveReport | undefined;
+      let pending: RequestRecord[] = [];
+      let reported = 0;
+      return engine.executeJob(job, {
+        runId,
+        signal: abort.signal,
+        ...(req.apiKey !== undefined ? { apiKey: req.apiKey } : {}),
+        acquireLocalServer: (request) => this.localServer.lease(request),
+        startLocalServer: (options) => this.#startServer(engine, options),
+        onLog: (line) => this.log.info(`[server] ${line}`),
+        onStart: ({ skeleton, endpoint }) => {
+          this.log.info(`run ${runId}: ${endpoint.url} (${endpoint.api}${endpoint.model ? `, ${endpoint.model}` : ''})`);
+          if (req.live && this.reports) onLive((live = this.reports.startLive(skeleton)));
+        },
+        ...(req.live ? { onRecord: (r: RequestRecord) => { pending.push(r); } } : {}),
+        onProgress: (p: JobProgress) => {
+          if (this.#active?.runId !== runId) return;
+          this.#active = { ...this.#active, progress: p };
+          const increment = p.total ? ((p.finished - reported) / p.total) * 100 : undefined;
+          reported = p.finished;
+          progress.report({ message: progressLine(p), increment });
+          this.#changed();
+          if (live) {
+            const batch = pending;
+            pending = [];
+            live.update(p as Progress, batch);
+          }
+        },
+        onPoint: (p) => this.log.info(`run ${runId}: ${p.label}: ${p.summary.outputTokensPerSecond.toFixed(1)} tok/s, TPOT p50 ${formatMs(p.summary.tpotMs.p50)}`),
+        onConfig: (c) => this.log.info(`run ${runId}: ${c.label}: decode TPOT p99 ${formatMs(c.decode.summary.tpotMs.p99)}, ` +
+          `stalls ${c.decode.summary.stalls.count} (${formatMs(c.decode.summary.stalls.totalMs)}), long-prompt TTFT p50 ${formatMs(c.long.summary.ttftMs.p50)}`),
+        onStatus: (message) => progress.report({ message }),
+      });
+    });
+  }
+
+  /** A server a job starts itself (the prefill dial's): tracked until it stops, so deactivation can stop it. */
+  async #startServer(engine: EngineModule, options: LocalServerOptions): Promise<LocalServerHandle> {
+    let handle: LocalServerHandle;
+    try {
+      handle = await engine.startLocalServer({ ...options, onLog: (line) => this.log.info(`[job server] ${line}`) });
+    } catch (err) {
+      const { message, short } = startFailure(err, options.backend ?? 'bundled');
+      this.log.error(`local server: could not start: ${message}`);
+      throw new Error(short, { cause: err });
+    }
+    this.#servers.add(handle);
+    if (this.isDisposed) {
+      await handle.stop();
+      throw new Error('the extension is shutting down');
+    }
+    return {
+      ...handle,
+      stop: async () => {
+        try { await handle.stop(); } finally { this.#servers.delete(handle); }
+      },
+    };
+  }
+
+  /** Cancels the run and stops any server a job started (deactivation). */
+  async stopServers(): Promise<void> {
+    this.cancel();
+    await Promise.all([...this.#servers].map((h) => h.stop().catch(() => undefined)));
+    this.#servers.clear();
+  }
+
+  async #summaryToast(run: RunFile, path: string): Promise<void> {
+    const pick = await vscode.window.showInformationMessage(`${run.cancelled ? 'Cancelled: ' : ''}${summaryText(run)}`, 'Open run file');
+    if (pick) await vscode.window.showTextDocument(vscode.Uri.file(path));
+  }
+
+  #changed(): void {
+    const a = this.#active;
+    if (!a) this.#item.hide();
+    else {
+      this.#item.text = `$(pulse) ${a.label}${a.progress ? ` ${progressLine(a.progress)}` : ''}`;
+      this.#item.tooltip = 'LLM Profiler: run in progress. Cancel it from its notification or the sidebar.';
+      this.#item.command = 'workbench.view.extension.llmProfiler';
+      this.#item.show();
+    }
+    this.#onDidChange.fire();
+  }
+
+  override dispose(): void {
+    this.cancel();
+    for (const h of this.#servers) void h.stop();
+    super.dispose();
+  }
+}

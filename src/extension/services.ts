@@ -1,0 +1,26 @@
+// What activate builds once and hands to each area's registrations: no singletons, no module state.
+import type * as vscode from 'vscode';
+import type { ConfigService } from './config';
+import type { JobRunner } from './jobRunner';
+import type { LocalServerManager } from './localServerManager';
+import type { Log } from './log';
+import type { ReportPanels } from './reportPanel';
+import type { RunsModel } from './runsModel';
+import type { ApiKeys } from './secrets';
+import type { Targets } from './targets';
+import type { TrustGate } from './trust';
+
+export interface Services {
+  readonly context: vscode.ExtensionContext;
+  readonly log: Log;
+  readonly config: ConfigService;
+  readonly keys: ApiKeys;
+  readonly trust: TrustGate;
+  readonly targets: Targets;
+  readonly runs: RunsModel;
+  readonly localServer: LocalServerManager;
+  readonly reports: ReportPanels;
+  readonly jobs: JobRunner;
+  /** Where run files are kept (per workspace, else global storage). */
+  readonly runsDir: string;
+}

@@ -1,0 +1,71 @@
+// The HTML shell of both webviews (the report panel and the sidebar), as a pure function (no
+// `vscode` import): the host fills it in with real webview URIs, the browser tests with URLs on a
+// local test server. A strict CSP: nothing loads unless listed, the one script runs by nonce,
+// styles come only from media/. The initial state travels escaped in `<body data-state>`.
+import type { RunFile } from '../engine/types';
+
+export interface WebviewHtmlOptions {
+  /** The webview's `cspSource` (or the test server's origin). */
+  readonly cspSource: string;
+  /** From crypto.randomBytes: at least 128 bits, base64. */
+  readonly nonce: string;
+  /** URL of the page's script (dist/webview/*.js) as the webview may load it. */
+  readonly scriptUri: string;
+  /** URL of its stylesheet (media/*.css). */
+  readonly styleUri: string;
+  readonly title: string;
+  /** JSON-serializable state the page starts from. */
+  readonly state: unknown;
+  /** Shown until the script draws. */
+  readonly placeholder?: string;
+}
+
+/** Escapes text for an HTML attribute value or text node. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;'));
+}
+
+export function webviewHtml(o: WebviewHtmlOptions): string {
+  if (!/^[A-Za-z0-9+/=_-]{16,}$/.test(o.nonce)) throw new Error('webviewHtml: the nonce must be at least 16 base64 characters');
+  const csp = [
+    "default-src 'none'",
+    `script-src 'nonce-${o.nonce}'`,
+    `style-src ${o.cspSource}`,
+    `img-src ${o.cspSource} data:`,
+    `font-src ${o.cspSource}`,
+  ].join('; ');
+  const placeholder = o.placeholder ? `<p class="placeholder">${escapeHtml(o.placeholder)}</p>` : '';
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${escapeHtml(csp)}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${escapeHtml(o.styleUri)}">
+<title>${escapeHtml(o.title)}</title>
+</head>
+<body data-state="${escapeHtml(JSON.stringify(o.state))}">
+<main id="app" aria-live="polite">${placeholder}</main>
+<script nonce="${o.nonce}" src="${escapeHtml(o.scriptUri)}"></script>
+</body>
+</html>
+`;
+}
+
+/** What the report panel shows first, before any message arrives. Also what a restored panel starts from. */
+export type ReportInitialState =
+  | { readonly kind: 'empty' }
+  | { readonly kind: 'loading'; readonly runId?: string }
+  | { readonly kind: 'run'; readonly run: RunFile; readonly compareWith?: RunFile }
+  | { readonly kind: 'error'; readonly message: string; readonly path?: string };
+
+export interface ReportHtmlOptions extends Omit<WebviewHtmlOptions, 'state' | 'title' | 'placeholder'> {
+  readonly initialState: ReportInitialState;
+  readonly title?: string;
+}
+
+/** The report panel's page. */
+export function reportHtml(o: ReportHtmlOptions): string {
+  const { initialState, title, ...rest } = o;
+  return webviewHtml({ ...rest, title: title ?? 'LLM Profiler report', state: initialState, placeholder: 'Loading the report…' });
+}
