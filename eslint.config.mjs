@@ -51,24 +51,10 @@ function restrict(files, restrictions, ignores = []) {
   };
 }
 
-const protocolTypeOnly = {
-  kind: 'regex',
-  regex: '(?:^|/)shared/protocol(?:\\.ts)?$',
-  allowTypeImports: true,
-  message: 'the protocol crosses into the webview as types only: `import type`.',
-};
-const jobsTypeOnly = {
-  kind: 'regex',
-  regex: '(?:^|/)jobs(?:/|$)',
-  allowTypeImports: true,
-  message: 'src/present is used by the webview: it may import jobs/ only with `import type`.',
-};
-const engineTypesTypeOnly = {
-  kind: 'regex',
-  regex: '(?:^|/)src/engine/types(?:\\.ts)?$',
-  allowTypeImports: true,
-  message: 'the webview takes the engine types with `import type` only.',
-};
+const typeOnly = (regex, message) => ({ kind: 'regex', regex, allowTypeImports: true, message });
+const protocolTypeOnly = typeOnly('(?:^|/)shared/protocol(?:\\.ts)?$', 'the protocol crosses into the webview as types only: `import type`.');
+const jobsTypeOnly = typeOnly('(?:^|/)jobs(?:/|$)', 'src/present is used by the webview: it may import jobs/ only with `import type`.');
+const engineTypesTypeOnly = typeOnly('(?:^|/)src/engine/types(?:\\.ts)?$', 'the webview takes the engine types with `import type` only.');
 const toolkit = {
   kind: 'regex',
   regex: '^@vscode/webview-ui-toolkit(?:/|$)',

@@ -2,15 +2,15 @@
 // with the endpoint redacted (redact.ts) and the summary computed over the measured phase.
 import { summarize } from './metrics';
 import { redactEndpoint } from './redact';
-import { TOOL_NAME, TOOL_VERSION } from './runFile';
-import { RUN_FORMAT, RUN_VERSION } from './runSchema';
+import { RUN_FORMAT, RUN_VERSION, TOOL_NAME, TOOL_VERSION } from './runFormat';
 import type { ConnectionInfo, EndpointSpec, RequestRecord, RunFile, WorkloadSpec } from './types';
 
 export interface RunParts {
   readonly id: string;
   /** ISO times. */
   readonly startedAt: string;
-  readonly endedAt: string;
+  /** Absent while the run has not ended (the live report's first frame). */
+  readonly endedAt?: string;
   readonly cancelled: boolean;
   readonly endpoint: EndpointSpec;
   /** The API kind was detected (`--api auto`). */
@@ -29,7 +29,7 @@ export function assembleRunFile(p: RunParts): RunFile {
     version: RUN_VERSION,
     id: p.id,
     startedAt: p.startedAt,
-    endedAt: p.endedAt,
+    ...(p.endedAt !== undefined ? { endedAt: p.endedAt } : {}),
     ...(p.cancelled ? { cancelled: true } : {}),
     tool: { name: TOOL_NAME, version: TOOL_VERSION },
     endpoint: { ...redactEndpoint(p.endpoint), ...(p.detectedApi ? { detectedApi: true } : {}) },

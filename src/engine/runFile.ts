@@ -7,10 +7,9 @@ import { basename, dirname, join } from 'node:path';
 import type { RequestRecord, RunFile } from './types';
 import { asRunFile, RUN_FORMAT, RUN_VERSION } from './runSchema';
 import type { RunFileProblem } from './runSchema';
-import { version as packageVersion } from '../../package.json';
+import { TOOL_NAME, TOOL_VERSION } from './runFormat';
 
-export const TOOL_NAME = 'llm-profiler';
-export const TOOL_VERSION: string = packageVersion;
+export { TOOL_NAME, TOOL_VERSION };
 
 export class RunFileError extends Error {
   override readonly name = 'RunFileError';

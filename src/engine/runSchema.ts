@@ -12,8 +12,9 @@ import * as v from 'valibot';
 import { API_KINDS } from './types';
 import type { RunFile, Stats } from './types';
 
-export const RUN_FORMAT = 'llm-profiler.run' as const;
-export const RUN_VERSION = 1 as const;
+import { RUN_FORMAT, RUN_VERSION, TOOL_NAME } from './runFormat';
+
+export { RUN_FORMAT, RUN_VERSION };
 
 function isNumberList(value: unknown): boolean {
   if (!Array.isArray(value)) return false;
@@ -189,7 +190,7 @@ export const RunFileSchema = v.looseObject({
   startedAt: str,
   endedAt: opt(str),
   cancelled: opt(bool),
-  tool: v.object({ name: v.literal('llm-profiler'), version: str }),
+  tool: v.object({ name: v.literal(TOOL_NAME), version: str }),
   endpoint,
   workload,
   connection: opt(v.object({ connections: num, connectMs: numbers })),

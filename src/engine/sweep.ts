@@ -4,7 +4,7 @@
 import { analyzeSweep, meanDecodingBatch, meanPromptTokens, saturationReason } from './fit';
 import { summarize } from './metrics';
 import { newRunId } from './runId';
-import { RUN_FORMAT, RUN_VERSION } from './runSchema';
+import { RUN_FORMAT, RUN_VERSION } from './runFormat';
 import { runWorkload } from './runner';
 import type { RunOptions } from './runner';
 import type {

@@ -1,18 +1,12 @@
 // Batches live updates for the report panel: the first goes out at once, later ones at most every
 // `intervalMs`, with the latest progress and every record gathered since the last flush. No
 // `vscode` import, and the clock and timers are injected, so it is tested in plain node.
+import { realClock } from '../engine/clock';
+import type { Clock } from '../engine/clock';
 
-export interface ThrottleClock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
 
-export const realClock: ThrottleClock = {
-  now: () => performance.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
-};
+/** The engine's clock, as far as the throttle reads it. */
+export type ThrottleClock = Pick<Clock, 'now' | 'setTimeout' | 'clearTimeout'>;
 
 export class LiveThrottle<P, R> {
   readonly #flush: (progress: P, records: R[]) => void;

@@ -6,7 +6,6 @@
 // page; the host keeps the run and resends it on `ready`, which costs a redraw (≈1 s for the largest
 // runs) only when a hidden panel comes back.
 import * as vscode from 'vscode';
-import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +14,7 @@ import type { ReportHostMessage, ReportWebviewMessage } from '../shared/protocol
 import { Disposable } from './dispose';
 import { loadFiles } from './lazy';
 import { LiveThrottle } from './liveThrottle';
-import { reportHtml, type ReportInitialState } from './webviewHtml';
+import { newNonce, reportHtml, type ReportInitialState } from './webviewHtml';
 
 /** The webview type: package.json lists `onWebviewPanel:llmProfiler.report` so a panel survives a reload. */
 export const REPORT_VIEW_TYPE = 'llmProfiler.report';
@@ -37,9 +36,6 @@ type Shown =
   | { readonly kind: 'error'; readonly message: string; readonly path?: string }
   | { kind: 'live'; run: RunFile; readonly records: Map<number, RequestRecord>; progress?: Progress };
 
-function nonce(): string {
-  return randomBytes(18).toString('base64');
-}
 
 class ReportPanel {
   readonly panel: vscode.WebviewPanel;
@@ -75,7 +71,7 @@ class ReportPanel {
     this.#ready = false;
     w.html = reportHtml({
       cspSource: w.cspSource,
-      nonce: nonce(),
+      nonce: newNonce(),
       scriptUri: w.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview', 'report.js')).toString(),
       styleUri: w.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', 'report.css')).toString(),
       initialState,

@@ -1,7 +1,6 @@
 // The sidebar webview view: endpoints (reachability, last p50s), the local server, a small workload
 // form with a Run button, and recent runs. State flows host → webview as one `state` message; the
 // webview posts `ready` first and the host holds state until then.
-import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { SidebarEndpoint, SidebarHostMessage, SidebarState, SidebarWebviewMessage, SidebarWorkload } from '../shared/protocol';
 import { Command } from './commands';
@@ -13,7 +12,7 @@ import type { RunsModel } from './runsModel';
 import type { ApiKeys } from './secrets';
 import type { Services } from './services';
 import type { TrustGate } from './trust';
-import { webviewHtml } from './webviewHtml';
+import { newNonce, webviewHtml } from './webviewHtml';
 
 export class SidebarProvider extends Disposable implements vscode.WebviewViewProvider {
   #view: vscode.WebviewView | undefined;
@@ -60,7 +59,7 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
   #html(webview: vscode.Webview): string {
     return webviewHtml({
       cspSource: webview.cspSource,
-      nonce: randomBytes(16).toString('base64'),
+      nonce: newNonce(),
       scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview', 'sidebar.js')).toString(),
       styleUri: webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', 'sidebar.css')).toString(),
       title: 'LLM Profiler',

@@ -2,7 +2,13 @@
 // `vscode` import): the host fills it in with real webview URIs, the browser tests with URLs on a
 // local test server. A strict CSP: nothing loads unless listed, the one script runs by nonce,
 // styles come only from media/. The initial state travels escaped in `<body data-state>`.
+import { randomBytes } from 'node:crypto';
 import type { RunFile } from '../engine/types';
+
+/** A fresh nonce for one page: 144 random bits, base64. */
+export function newNonce(): string {
+  return randomBytes(18).toString('base64');
+}
 
 export interface WebviewHtmlOptions {
   /** The webview's `cspSource` (or the test server's origin). */

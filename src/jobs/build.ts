@@ -216,7 +216,6 @@ export async function buildSweepJob(v: OptionValues, ctx: BuildContext = {}): Pr
   needSlo(failOnSlo, slo, ' (or a prompt file with slo: in its front matter)');
   const workload = checked(defaultWorkload({
     ...base,
-    ...(dimension === 'rate' ? { mode: { kind: 'open', rate: values[0]!, burstiness: v.num('burstiness') ?? 1, ...(v.has('maxConcurrency') ? { maxConcurrency: v.num('maxConcurrency')! } : {}) } } : {}),
     ...(slo ? { slo } : {}),
   }));
   for (const value of values) if (!(Number.isFinite(value) && value > 0)) throw new UsageError(`bad ${dimension} value ${value}: must be a positive number`);

@@ -1,9 +1,7 @@
 // Runs any job (a run, a sweep, the prefill dial) and returns its one run file: the one place that
 // resolves the endpoint, gives the run its id, reports progress across points, and stops whatever
 // it started. Every surface calls this.
-import { summarize } from '../engine/metrics';
-import { redactEndpoint } from '../engine/redact';
-import { TOOL_NAME, TOOL_VERSION } from '../engine/runFile';
+import { assembleRunFile } from '../engine/runAssembly';
 import { newRunId } from '../engine/runId';
 import { runWorkload } from '../engine/runner';
 import { pointLabel, runPrefillDial, runSweep } from '../engine/sweep';
@@ -42,18 +40,9 @@ export interface JobHooks extends ResolveHooks {
 }
 
 /** A run file with no requests yet: what a live view starts from. */
-export function skeletonRun(runId: string, endpoint: EndpointSpec, workload: WorkloadSpec, detectedApi = false): RunFile {
-  return {
-    format: 'llm-profiler.run',
-    version: 1,
-    id: runId,
-    startedAt: new Date().toISOString(),
-    tool: { name: TOOL_NAME, version: TOOL_VERSION },
-    endpoint: { ...redactEndpoint(endpoint), ...(detectedApi ? { detectedApi: true } : {}) },
-    workload,
-    requests: [],
-    summary: summarize([], workload),
-  };
+/** The run as the live report first shows it: its head, no request yet. */
+function skeletonRun(runId: string, endpoint: EndpointSpec, workload: WorkloadSpec, detectedApi = false): RunFile {
+  return assembleRunFile({ id: runId, startedAt: new Date().toISOString(), cancelled: false, endpoint, detectedApi, workload, requests: [], durationS: 0 });
 }
 
 function guard<A extends unknown[]>(fn: ((...args: A) => void) | undefined): ((...args: A) => void) | undefined {

@@ -26,6 +26,9 @@ export interface SettingSpec {
   readonly key: string;
   /** Setting value = CLI value × scale (timeouts: seconds on the command line, ms in settings). */
   readonly scale?: number;
+  /** Bounds of the setting alone, in CLI units, where they differ from the command line's. */
+  readonly min?: number;
+  readonly max?: number;
 }
 
 export interface OptionSpec {
@@ -316,8 +319,8 @@ export const OPTIONS: readonly OptionSpec[] = [
 
   // ---- Limits and judgement ----
   {
-    key: 'timeout', flag: '--timeout', kind: 'number', positive: true, unit: 'of seconds', min: 1, max: 3600, commands: MEASURING, group: 'Limits and judgement', value: 'S',
-    defaults: { run: 120, sweep: 120, 'prefill-dial': 120, settings: 120 }, setting: { key: 'workload.timeoutMs', scale: 1000 }, help: 'per request',
+    key: 'timeout', flag: '--timeout', kind: 'number', positive: true, unit: 'of seconds', commands: MEASURING, group: 'Limits and judgement', value: 'S',
+    defaults: { run: 120, sweep: 120, 'prefill-dial': 120, settings: 120 }, setting: { key: 'workload.timeoutMs', scale: 1000, min: 1, max: 3600 }, help: 'per request',
   },
   {
     key: 'idleTimeout', flag: '--idle-timeout', kind: 'number', positive: true, unit: 'of seconds', commands: MEASURING, group: 'Limits and judgement', value: 'S',
@@ -373,9 +376,11 @@ export function settingOptions(): OptionSpec[] {
 /** Inclusive bounds of an option as its setting holds it (scaled), for clamping and the manifest. */
 export function settingBounds(o: OptionSpec): { min?: number; max?: number } {
   const scale = o.setting?.scale ?? 1;
+  const min = o.setting?.min ?? o.min;
+  const max = o.setting?.max ?? o.max;
   return {
-    ...(o.min !== undefined ? { min: o.min * scale } : {}),
-    ...(o.max !== undefined ? { max: o.max * scale } : {}),
+    ...(min !== undefined ? { min: min * scale } : {}),
+    ...(max !== undefined ? { max: max * scale } : {}),
   };
 }
 

@@ -78,7 +78,7 @@ export function buildLane(r: RequestRecord, t0: number, rule: StallRule): Lane {
   const bigGaps = new Float64Array(big.length * 2);
   big.forEach((i, k) => { bigGaps[2 * k] = chunks[i]!; bigGaps[2 * k + 1] = gaps[i]!; });
   const ttft = r.ttftMs ?? (c.length ? c[0] : undefined);
-  const endRel = r.e2eMs ?? (c.length ? c[c.length - 1]! : 0);
+  const endRel = r.lastByteMs ?? r.e2eMs ?? (c.length ? c[c.length - 1]! : 0);
   return {
     request: r,
     scheduled: Math.min(r.scheduledAt - t0, sent),
