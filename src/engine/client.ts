@@ -22,17 +22,34 @@ import type {
   ServerTimings,
   StreamObserver,
 } from './types';
-import { splitBaseUrl } from './adapters/adapter';
+import { maxTokensOf, requestPath, splitBaseUrl } from './adapters/adapter';
 import { adapterFor } from './adapters/registry';
 import type { EndpointAdapter, EventInfo } from './adapters/adapter';
 import { createJsonStreamParser } from './streamParsers';
 import type { Framing, JsonStreamParser } from './streamParsers';
 import { PreflightError } from './detect';
 import { tpotOf } from './metrics';
-import { authHeaders } from './redact';
+import { authHeaders, displayUrl, fromServer, Scrubber, secretsOf } from './redact';
 
 /** How much of an error body is kept. */
 const ERROR_BODY_BYTES = 500;
+
+/**
+ * A server that ignores max_tokens can stream without end: past this many token chunks the client
+ * stops reading and fails the request (kind 'overlong'), so memory stays bounded. Well past the
+ * request: tokenizers and chunkers differ, and reasoning may come on top.
+ */
+export function chunkCapFor(maxTokens: number): number {
+  return 4 * Math.max(1, maxTokens) + 1024;
+}
+
+/** A successful reply longer than this is flagged (`exceedsMaxTokens`): the server ignored max_tokens. */
+export function overMaxTokens(outputTokens: number, maxTokens: number): boolean {
+  return outputTokens > Math.ceil(1.5 * maxTokens) + 16;
+}
+
+/** How long warming may wait for its GETs when the run's own --timeout is longer (or off). */
+const WARM_TIMEOUT_MS = 30_000;
 
 const CONNECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'UND_ERR_CONNECT_TIMEOUT', 'ERR_TLS_CERT_ALTNAME_INVALID', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'CERT_HAS_EXPIRED']);
 const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'ECONNABORTED', 'UND_ERR_CLOSED']);
@@ -136,6 +153,9 @@ class StreamState implements Dispatcher.DispatchHandler {
   readonly #aborts: AbortFanout;
   readonly #timeoutMs: number;
   readonly #idleTimeoutMs: number;
+  readonly #scrubber: Scrubber;
+  readonly #maxTokens: number;
+  readonly #chunkCap: number;
 
   readonly #dispatchPerf: number;
   #sentPerf: number | undefined;
@@ -149,6 +169,10 @@ class StreamState implements Dispatcher.DispatchHandler {
   #status: number | undefined;
   #headersMs: number | undefined;
   #headerRequestId: string | undefined;
+  #location: string | undefined;
+  #contentType = '';
+  #contentEncoding = '';
+  #overlong = false;
   #parser: JsonStreamParser | undefined;
   #errorBody: Buffer[] | undefined;
   #errorBodyBytes = 0;
@@ -178,6 +202,7 @@ class StreamState implements Dispatcher.DispatchHandler {
     signal: AbortSignal,
     aborts: AbortFanout,
     options: ClientOptions,
+    scrubber: Scrubber,
     resolve: (r: RequestRecord) => void,
   ) {
     this.#spec = spec;
@@ -189,6 +214,9 @@ class StreamState implements Dispatcher.DispatchHandler {
     this.#resolve = resolve;
     this.#timeoutMs = options.timeoutMs;
     this.#idleTimeoutMs = options.idleTimeoutMs;
+    this.#scrubber = scrubber;
+    this.#maxTokens = maxTokensOf(spec);
+    this.#chunkCap = chunkCapFor(this.#maxTokens);
     this.#dispatchPerf = performance.now();
     this.#lastActivity = this.#dispatchPerf;
     if (!signal.aborted) aborts.add(signal, this);
@@ -320,12 +348,15 @@ class StreamState implements Dispatcher.DispatchHandler {
 
   #onHeadersProcessed(rawHeaders: Buffer[], t: number): void {
     this.#headersMs = round3(t - this.#sent());
-    let contentType = '';
     for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
       const name = rawHeaders[i]!.toString('latin1').toLowerCase();
-      if (name === 'x-request-id') this.#headerRequestId = rawHeaders[i + 1]!.toString('latin1');
-      else if (name === 'content-type') contentType = rawHeaders[i + 1]!.toString('latin1').toLowerCase();
+      const value = (): string => rawHeaders[i + 1]!.toString('latin1');
+      if (name === 'x-request-id') this.#headerRequestId = this.#said(value(), 200);
+      else if (name === 'content-type') this.#contentType = this.#said(value(), 100).toLowerCase();
+      else if (name === 'content-encoding') this.#contentEncoding = this.#said(value(), 100).toLowerCase();
+      else if (name === 'location') this.#location = this.#said(displayUrl(value()), 300);
     }
+    const contentType = this.#contentType;
     const status = this.#status ?? 0;
     if (status < 200 || status >= 300) {
       this.#errorBody = [];
@@ -361,11 +392,17 @@ class StreamState implements Dispatcher.DispatchHandler {
     this.#parser.feedBytes(chunk);
   }
 
+  /** Text a server said, safe to keep and show (no control characters, no known secret, capped). */
+  /** Server text for one line of output (a message, an id); `body` keeps its line breaks. */
+  #said(text: string, max?: number, oneLine = true): string {
+    return fromServer(text, this.#scrubber, max, oneLine);
+  }
+
   #onEvent(info: EventInfo): void {
-    if (this.#ended) return;
-    if (info.responseId !== undefined && this.#responseId === undefined) this.#responseId = info.responseId;
+    if (this.#ended || this.#overlong) return;
+    if (info.responseId !== undefined && this.#responseId === undefined) this.#responseId = this.#said(info.responseId, 200);
     if (info.error !== undefined) {
-      this.#serverError = info.error;
+      this.#serverError = this.#said(info.error);
       this.#ended = true;
       return;
     }
@@ -389,6 +426,7 @@ class StreamState implements Dispatcher.DispatchHandler {
       this.#chunkTokens += tokens ?? 1;
       if (tokens !== undefined && tokens > 1) this.#multiTokenChunks++;
       this.#notify(1, at);
+      if (this.#chunkTimesMs.length >= this.#chunkCap) this.#stopOverlong();
     }
     if (usage !== undefined) {
       if (usage.promptTokens !== undefined) this.#promptTokens = usage.promptTokens;
@@ -400,6 +438,12 @@ class StreamState implements Dispatcher.DispatchHandler {
     }
     if (info.serverTimings !== undefined) this.#serverTimings = { ...this.#serverTimings, ...info.serverTimings };
     if (info.done) this.#ended = true;
+  }
+
+  /** Far more chunks than max_tokens asked for: stop reading, keep what came, fail the request. */
+  #stopOverlong(): void {
+    this.#overlong = true;
+    this.#fail({ kind: 'overlong', message: `the server sent ${this.#chunkTimesMs.length} token chunks for max_tokens ${this.#maxTokens} and was still going: reading stopped (it ignores max_tokens)` });
   }
 
   /** Observer calls are the caller's code: an exception there must not cost the measurement. */
@@ -417,8 +461,9 @@ class StreamState implements Dispatcher.DispatchHandler {
   #onEnd(t: number): void {
     const status = this.#status ?? 0;
     if (this.#errorBody !== undefined) {
-      const body = Buffer.concat(this.#errorBody).toString('utf8');
-      this.#finish({ kind: 'http', status, message: `HTTP ${status}${httpReason(status)}${bodyHint(body)}`, body }, t);
+      const body = this.#said(Buffer.concat(this.#errorBody).toString('utf8'), ERROR_BODY_BYTES, false);
+      const where = this.#location !== undefined && status >= 300 && status < 400 ? ` redirect to ${this.#location}, not followed (a request never follows a redirect: use that URL if you trust it)` : '';
+      this.#finish({ kind: 'http', status, message: `HTTP ${status}${httpReason(status)}${where}${where ? '' : this.#said(bodyHint(body), 300)}`, body }, t);
       return;
     }
     const parser = this.#parser;
@@ -431,29 +476,39 @@ class StreamState implements Dispatcher.DispatchHandler {
     } else if (parser?.failed) {
       this.#finish({ kind: 'malformed', message: 'the stream could not be parsed (an event exceeded the buffer limit)' }, t);
     } else if (parser !== undefined && parser.malformed > 0 && this.#chunkTimesMs.length === 0 && this.#completionTokens === undefined) {
-      this.#finish({ kind: 'malformed', message: `the stream could not be understood (${parser.malformed} malformed event${parser.malformed === 1 ? '' : 's'}, no tokens)` }, t);
+      this.#finish({ kind: 'malformed', message: `the stream could not be understood (${parser.malformed} malformed event${parser.malformed === 1 ? '' : 's'}, no tokens)${this.#notAStream()}` }, t);
     } else if (this.#chunkTimesMs.length === 0) {
       // As vLLM's request functions do ("Never received a valid chunk to calculate TTFT"): a reply
       // with no token has no TTFT and must not count as a completed request in the throughputs.
-      this.#finish({ kind: 'empty', message: 'the response ended without a single token' }, t);
+      this.#finish({ kind: 'empty', message: `the response ended without a single token${this.#notAStream()}` }, t);
     } else {
       this.#finish(undefined, t);
     }
+  }
+
+  /** Why a body could not be a stream, when its headers say: an HTML page, a compressed body. */
+  #notAStream(): string {
+    if (this.#contentEncoding !== '' && this.#contentEncoding !== 'identity') {
+      return `: the reply is compressed (content-encoding: ${this.#contentEncoding}), which a stream must not be; a proxy or gateway in between may be compressing it`;
+    }
+    if (this.#contentType.startsWith('text/html')) return ': the server answered with an HTML page (content-type: text/html), not a stream: is the URL the API\'s, not a web page or a login portal?';
+    return this.#contentType !== '' && !/event-stream|json|ndjson/.test(this.#contentType) ? ` (content-type: ${this.#contentType})` : '';
   }
 
   #classify(err: Error): RequestError {
     const code = (err as { code?: string }).code ?? '';
     const cause = (err as { cause?: { code?: string } }).cause?.code;
     const c = code || cause || '';
+    const said = this.#said(err.message, 300);
     if (CONNECT_CODES.has(c) || CONNECT_CODES.has(cause ?? '')) {
-      return { kind: 'connect', message: `cannot connect (${c}): ${err.message}` };
+      return { kind: 'connect', message: `cannot connect (${c}): ${said}` };
     }
     if (RESET_CODES.has(c)) {
       const n = this.#chunkTimesMs.length;
       const where = this.#status === undefined ? 'before the response' : `after ${n} chunk${n === 1 ? '' : 's'}`;
-      return { kind: 'reset', message: `connection closed ${where} (${c}: ${err.message})` };
+      return { kind: 'reset', message: `connection closed ${where} (${c}: ${said})` };
     }
-    return { kind: 'other', message: c ? `${err.message} (${c})` : err.message };
+    return { kind: 'other', message: c ? `${said} (${this.#said(c, 60)})` : said };
   }
 
   #finish(error: RequestError | undefined, t: number): void {
@@ -495,6 +550,8 @@ class StreamState implements Dispatcher.DispatchHandler {
     if (error === undefined) {
       const tpot = tpotOf(record);
       if (tpot !== undefined) record.tpotMs = round3(tpot);
+      // By what was counted or what was streamed, whichever is more: a server's usage can be wrong too.
+      if (overMaxTokens(Math.max(outputTokens, this.#chunkTokens), this.#maxTokens)) record.exceedsMaxTokens = true;
     }
     if (this.#promptTokens !== undefined) record.promptTokens = this.#promptTokens;
     if (this.#reasoningTokens !== undefined) record.reasoningTokens = this.#reasoningTokens;
@@ -560,13 +617,41 @@ function newPool(origin: string, options: ClientOptions, connections: number): P
   return pool;
 }
 
-/** One probe GET on a connection of its own; resolves with the time until it was connected, ms after `start`. */
-function probe(pool: Pool, options: Dispatcher.DispatchOptions, start: number): Promise<number> {
+/** Warming got no complete answer in time. */
+class WarmTimeout extends Error {
+  readonly code = 'TIMEOUT';
+}
+
+/**
+ * One probe GET on a connection of its own; resolves with the time until it was connected, ms
+ * after `start`. Bounded: a server that accepts the connection and never finishes its answer fails
+ * the probe after `timeoutMs`, and the request is stopped.
+ */
+function probe(pool: Pool, options: Dispatcher.DispatchOptions, start: number, timeoutMs: number): Promise<number> {
   return new Promise<number>((resolve, reject) => {
     let connectedAt: number | undefined;
+    let abort: ((err: Error) => void) | undefined;
+    let done = false;
+    const settle = (fn: () => void): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      fn();
+    };
+    const timer = setTimeout(() => {
+      const err = new WarmTimeout(`no answer within ${timeoutMs} ms`);
+      settle(() => reject(err));
+      try {
+        abort?.(err);
+      } catch {
+        // already ended inside undici
+      }
+    }, timeoutMs);
     try {
       pool.dispatch(options, {
-        onConnect() {
+        onConnect(a: (err?: Error) => void) {
+          abort = a;
+          if (done) a(new Error('warming timed out'));
           connectedAt = performance.now();
         },
         onHeaders() {
@@ -576,14 +661,14 @@ function probe(pool: Pool, options: Dispatcher.DispatchOptions, start: number): 
           return true;
         },
         onComplete() {
-          resolve((connectedAt ?? performance.now()) - start);
+          settle(() => resolve((connectedAt ?? performance.now()) - start));
         },
         onError(err: Error) {
-          reject(err);
+          settle(() => reject(err));
         },
       });
     } catch (err) {
-      reject(err as Error);
+      settle(() => reject(err as Error));
     }
   });
 }
@@ -593,43 +678,50 @@ class PooledClient implements EndpointClient {
   readonly #options: ClientOptions;
   readonly #adapter: EndpointAdapter;
   readonly #origin: string;
-  readonly #basePath: string;
+  readonly #split: { basePath: string; query: string };
   readonly #connections: number;
   readonly #pool: Pool;
   readonly #queue = new ArrivalQueue();
   readonly #aborts = new AbortFanout();
   readonly #auth: Record<string, string>;
+  readonly #scrubber: Scrubber;
   #closed = false;
 
   constructor(endpoint: EndpointSpec, options: ClientOptions) {
     this.#endpoint = endpoint;
     this.#options = options;
     this.#adapter = adapterFor(endpoint.api);
-    const { origin, basePath } = splitBaseUrl(endpoint.url);
-    this.#origin = origin;
-    this.#basePath = basePath;
+    const split = splitBaseUrl(endpoint.url);
+    this.#origin = split.origin;
+    this.#split = split;
     this.#connections = Math.max(1, Math.floor(options.connections));
-    this.#pool = newPool(origin, options, this.#connections);
+    this.#pool = newPool(split.origin, options, this.#connections);
     this.#auth = authHeaders(options.apiKey, endpoint.apiKeyHeader);
+    this.#scrubber = new Scrubber(secretsOf(endpoint, options.apiKey));
   }
 
   async warm(): Promise<ConnectionInfo> {
     const start = performance.now();
     const request: Dispatcher.DispatchOptions = {
       origin: this.#origin,
-      path: this.#basePath + this.#adapter.probePath,
+      path: requestPath(this.#split, this.#adapter.probePath),
       method: 'GET',
       headers: { ...this.#endpoint.headers, ...this.#auth },
       reset: false,
       blocking: true,
     };
     // All N at once, so each lands on its own socket (pipelining 1: a busy connection takes no second request).
-    const settled = await Promise.allSettled(Array.from({ length: this.#connections }, () => probe(this.#pool, request, start)));
+    const timeoutMs = this.#options.timeoutMs > 0 ? Math.min(this.#options.timeoutMs, WARM_TIMEOUT_MS) : WARM_TIMEOUT_MS;
+    const settled = await Promise.allSettled(Array.from({ length: this.#connections }, () => probe(this.#pool, request, start, timeoutMs)));
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) {
+      const url = displayUrl(this.#endpoint.url);
+      if (failed.reason instanceof WarmTimeout) {
+        throw new PreflightError(`no answer from ${url} to the connection-warming request (GET ${this.#adapter.probePath}) within ${timeoutMs} ms`);
+      }
       const err = failed.reason as Error & { code?: string };
       const code = err.code ?? (err as { cause?: { code?: string } }).cause?.code ?? err.message;
-      throw new PreflightError(`cannot connect to ${this.#endpoint.url} (${code})`);
+      throw new PreflightError(`cannot connect to ${url} (${fromServer(code, this.#scrubber, 120, true)})`);
     }
     return { connections: this.#connections, connectMs: settled.map((s) => round3((s as PromiseFulfilledResult<number>).value)) };
   }
@@ -638,7 +730,7 @@ class PooledClient implements EndpointClient {
     return new Promise<RequestRecord>((resolve) => {
       let state: StreamState;
       try {
-        state = new StreamState(spec, this.#adapter, observer, this.#queue, signal, this.#aborts, this.#options, resolve);
+        state = new StreamState(spec, this.#adapter, observer, this.#queue, signal, this.#aborts, this.#options, this.#scrubber, resolve);
       } catch (err) {
         const t = performance.timeOrigin + performance.now();
         resolve({ index: spec.index, warmup: spec.warmup, scheduledAt: spec.scheduledAt, sentAt: t, outputTokens: 0, tokenSource: 'chunks', chunkTimesMs: [], error: { kind: 'other', message: `could not start the request: ${(err as Error).message}` } });

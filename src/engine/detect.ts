@@ -1,11 +1,14 @@
 // Which API does a base URL speak, and is the endpoint usable at all? Both answer before a run
-// starts, in about a second, with one line a user can act on.
+// starts, in about a second, with one line a user can act on. Every GET here goes through undici
+// with no redirect following of its own: a redirect within the endpoint's origin is followed (a few
+// hops, same headers), one to another origin is never followed (the key would go with it) and is
+// reported with its Location.
 import { Pool } from 'undici';
 import type { ApiKind, EndpointSpec } from './types';
-import { endsWithV1, splitBaseUrl } from './adapters/adapter';
+import { endsWithV1, requestPath, splitBaseUrl } from './adapters/adapter';
 import { adapterFor } from './adapters/registry';
 import { isObject } from './json';
-import { authHeaders } from './redact';
+import { authHeaders, displayUrl, fromServer, Scrubber, secretsOf } from './redact';
 
 /** A one-line, user-facing reason why a run cannot start. */
 export class PreflightError extends Error {
@@ -16,121 +19,213 @@ const DEFAULT_TIMEOUT_MS = 2000;
 /** Connecting is the part that hangs on a dead host; it gets at most a second. */
 const CONNECT_TIMEOUT_MS = 1000;
 const MAX_PROBE_BODY = 256 * 1024;
+/** Redirects followed within the endpoint's own origin. */
+const MAX_SAME_ORIGIN_REDIRECTS = 3;
 
 interface ProbeResult {
   readonly path: string;
   readonly status?: number;
   readonly json?: unknown;
   readonly text?: string;
+  /** A redirect to another origin, not followed: where it pointed (shown, credentials removed). */
+  readonly redirect?: string;
   /** Set when the request itself failed (no HTTP answer). */
   readonly failure?: { readonly code: string; readonly message: string };
 }
 
-interface ProbeOptions {
+export interface ProbeOptions {
   readonly timeoutMs?: number;
   readonly apiKey?: string;
   readonly apiKeyHeader?: string;
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-async function probe(pool: Pool, basePath: string, path: string, options: ProbeOptions): Promise<ProbeResult> {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const headers: Record<string, string> = { ...options.headers, accept: 'application/json' };
-  Object.assign(headers, authHeaders(options.apiKey, options.apiKeyHeader));
-  const signal = AbortSignal.timeout(timeoutMs);
-  try {
-    const res = await pool.request({ path: basePath + path, method: 'GET', headers, signal, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
-    const parts: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body) {
-      const b = chunk as Buffer;
-      if (size < MAX_PROBE_BODY) parts.push(b);
-      size += b.length;
-    }
-    const text = Buffer.concat(parts).toString('utf8');
-    let json: unknown;
+/** The GETs of one check against one base URL: its pool, its path parts, its headers, the secrets to keep out of messages. */
+class Prober {
+  readonly pool: Pool;
+  readonly url: string;
+  readonly shownUrl: string;
+  readonly timeoutMs: number;
+  readonly scrubber: Scrubber;
+  readonly #split: { origin: string; basePath: string; query: string };
+  readonly #headers: Record<string, string>;
+
+  constructor(url: string, options: ProbeOptions) {
     try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
+      this.#split = splitBaseUrl(url);
+    } catch (err) {
+      throw new PreflightError((err as Error).message.replace(url, displayUrl(url)));
     }
-    return { path, status: res.statusCode, json, text };
-  } catch (err) {
-    const e = err as Error & { code?: string; cause?: { code?: string } };
-    let code = e.code ?? e.cause?.code ?? e.name;
-    if (e.name === 'TimeoutError' || code === 'UND_ERR_ABORTED' || signal.aborted) code = 'TIMEOUT';
-    return { path, failure: { code, message: e.message } };
+    this.url = url;
+    this.shownUrl = displayUrl(url);
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.scrubber = new Scrubber(secretsOf({ url, headers: options.headers }, options.apiKey));
+    this.#headers = { ...options.headers, accept: 'application/json', ...authHeaders(options.apiKey, options.apiKeyHeader) };
+    this.pool = new Pool(this.#split.origin, { connections: 4, connectTimeout: CONNECT_TIMEOUT_MS, keepAliveTimeout: 1000 });
+    this.pool.on('connectionError', () => {});
+  }
+
+  /** GET an API path (from the server root) under the endpoint's base path, with its query. */
+  async get(path: string): Promise<ProbeResult> {
+    const signal = AbortSignal.timeout(this.timeoutMs);
+    let target = requestPath(this.#split, path);
+    try {
+      for (let hop = 0; ; hop++) {
+        const res = await this.pool.request({ path: target, method: 'GET', headers: this.#headers, signal, headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs });
+        const text = await readCapped(res.body);
+        const location = header(res.headers, 'location');
+        if (res.statusCode >= 300 && res.statusCode < 400 && location !== undefined) {
+          const next = this.#sameOrigin(location, target);
+          if (next !== undefined && hop < MAX_SAME_ORIGIN_REDIRECTS) {
+            target = next;
+            continue;
+          }
+          return { path, status: res.statusCode, redirect: this.#shown(location, target), text };
+        }
+        return { path, status: res.statusCode, json: parseJson(text), text };
+      }
+    } catch (err) {
+      const e = err as Error & { code?: string; cause?: { code?: string } };
+      let code = e.code ?? e.cause?.code ?? e.name;
+      if (e.name === 'TimeoutError' || code === 'UND_ERR_ABORTED' || signal.aborted) code = 'TIMEOUT';
+      return { path, failure: { code: fromServer(code, this.scrubber, 80, true), message: fromServer(e.message, this.scrubber, 200, true) } };
+    }
+  }
+
+  /** The path to follow when a redirect stays in the endpoint's origin; undefined when it leaves it. */
+  #sameOrigin(location: string, from: string): string | undefined {
+    try {
+      const u = new URL(location, this.#split.origin + from);
+      return u.origin === this.#split.origin ? u.pathname + u.search : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  #shown(location: string, from: string): string {
+    let abs = location;
+    try {
+      abs = new URL(location, this.#split.origin + from).toString();
+    } catch {
+      // shown as given
+    }
+    return fromServer(displayUrl(abs), this.scrubber, 200, true);
+  }
+
+  /** What a server said, made one safe line: no control characters, no secret, at most `max` characters. */
+  said(text: string | undefined, max = 160): string {
+    const line = (text ?? '').split('\n', 1)[0]!.trim();
+    return line ? `: ${fromServer(line, this.scrubber, max, true)}` : '';
+  }
+
+  failureLine(failure: NonNullable<ProbeResult['failure']>): string {
+    if (failure.code === 'TIMEOUT') return `no answer from ${this.shownUrl} within ${this.timeoutMs} ms`;
+    if (failure.code === 'UND_ERR_CONNECT_TIMEOUT') return `cannot connect to ${this.shownUrl} (connect timeout)`;
+    return `cannot connect to ${this.shownUrl} (${failure.code})`;
+  }
+
+  keyLine(status: number, path: string, apiKey: string | undefined): string {
+    return apiKey
+      ? `${this.shownUrl} refused the API key (HTTP ${status} on GET ${path}): the key is wrong or lacks access`
+      : `${this.shownUrl} needs an API key (HTTP ${status} on GET ${path}): pass one with --api-key-env VAR`;
+  }
+
+  redirectLine(r: ProbeResult): string {
+    return `${this.shownUrl} redirects GET ${r.path} to ${r.redirect} (HTTP ${r.status}); a redirect to another origin is not followed, so no key or header goes there: use that URL if you trust it`;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.destroy().catch(() => undefined);
   }
 }
 
-function poolFor(url: string): { pool: Pool; basePath: string } {
-  let split;
+function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+async function readCapped(body: AsyncIterable<unknown>): Promise<string> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const b = chunk as Buffer;
+    if (size < MAX_PROBE_BODY) parts.push(b.length + size > MAX_PROBE_BODY ? b.subarray(0, MAX_PROBE_BODY - size) : b);
+    size += b.length;
+  }
+  return Buffer.concat(parts).toString('utf8');
+}
+
+function parseJson(text: string): unknown {
   try {
-    split = splitBaseUrl(url);
-  } catch (err) {
-    throw new PreflightError((err as Error).message);
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
-  const pool = new Pool(split.origin, { connections: 4, connectTimeout: CONNECT_TIMEOUT_MS, keepAliveTimeout: 1000 });
-  pool.on('connectionError', () => {});
-  return { pool, basePath: split.basePath };
-}
-
-async function closePool(pool: Pool): Promise<void> {
-  await pool.destroy().catch(() => undefined);
-}
-
-function failureLine(url: string, failure: NonNullable<ProbeResult['failure']>, timeoutMs: number): string {
-  if (failure.code === 'TIMEOUT') return `no answer from ${url} within ${timeoutMs} ms`;
-  if (failure.code === 'UND_ERR_CONNECT_TIMEOUT') return `cannot connect to ${url} (connect timeout)`;
-  return `cannot connect to ${url} (${failure.code})`;
-}
-
-function keyLine(url: string, status: number, path: string, apiKey: string | undefined): string {
-  return apiKey
-    ? `${url} refused the API key (HTTP ${status} on GET ${path}): the key is wrong or lacks access`
-    : `${url} needs an API key (HTTP ${status} on GET ${path}): pass one with --api-key-env VAR`;
-}
-
-function snippet(text: string | undefined): string {
-  const line = (text ?? '').split('\n', 1)[0]!.trim();
-  return line ? `: ${line.length > 160 ? `${line.slice(0, 160)}…` : line}` : '';
 }
 
 const ok = (r: ProbeResult): boolean => r.status !== undefined && r.status >= 200 && r.status < 300;
 const unauthorized = (r: ProbeResult): boolean => r.status === 401 || r.status === 403;
+
+async function withProber<T>(url: string, options: ProbeOptions, fn: (p: Prober) => Promise<T>): Promise<T> {
+  const p = new Prober(url, options);
+  try {
+    return await fn(p);
+  } finally {
+    await p.close();
+  }
+}
 
 /**
  * Picks the API a base URL speaks: Ollama when /api/tags answers with a model list, llama.cpp when
  * /props answers with its settings, else OpenAI chat when /v1/models answers. A URL ending in /v1
  * means OpenAI. Throws PreflightError when the server is down or no probe tells.
  */
-export async function detectApi(url: string, options: { timeoutMs?: number; apiKey?: string; apiKeyHeader?: string; headers?: Record<string, string> } = {}): Promise<ApiKind> {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const { pool, basePath } = poolFor(url);
-  try {
+export async function detectApi(url: string, options: ProbeOptions = {}): Promise<ApiKind> {
+  return withProber(url, options, async (p) => {
     if (endsWithV1(url)) {
-      const r = await probe(pool, basePath, '/v1/models', options);
-      if (r.failure) throw new PreflightError(failureLine(url, r.failure, timeoutMs));
-      if (unauthorized(r)) throw new PreflightError(keyLine(url, r.status!, '/v1/models', options.apiKey));
+      const r = await p.get('/v1/models');
+      if (r.failure) throw new PreflightError(p.failureLine(r.failure));
+      if (r.redirect !== undefined) throw new PreflightError(p.redirectLine(r));
+      if (unauthorized(r)) throw new PreflightError(p.keyLine(r.status!, '/v1/models', options.apiKey));
       return 'openai-chat';
     }
-    const [tags, props, models] = await Promise.all([
-      probe(pool, basePath, '/api/tags', options),
-      probe(pool, basePath, '/props', options),
-      probe(pool, basePath, '/v1/models', options),
-    ]);
-    const all = [tags, props, models];
-    if (all.every((r) => r.failure)) throw new PreflightError(failureLine(url, tags.failure!, timeoutMs));
+    const all = await Promise.all([p.get('/api/tags'), p.get('/props'), p.get('/v1/models')]);
+    const [tags, props, models] = all;
+    if (all.every((r) => r.failure)) throw new PreflightError(p.failureLine(tags.failure!));
     if (ok(tags) && isObject(tags.json) && Array.isArray(tags.json.models)) return 'ollama';
     if (ok(props) && isObject(props.json) && ('default_generation_settings' in props.json || 'total_slots' in props.json)) return 'llamacpp';
     if (ok(models)) return 'openai-chat';
     const denied = all.find(unauthorized);
-    if (denied) throw new PreflightError(keyLine(url, denied.status!, denied.path, options.apiKey));
+    if (denied) throw new PreflightError(p.keyLine(denied.status!, denied.path, options.apiKey));
+    const redirected = all.find((r) => r.redirect !== undefined);
+    if (redirected) throw new PreflightError(p.redirectLine(redirected));
     const seen = all.map((r) => `${r.path} → ${r.status ?? r.failure?.code}`).join(', ');
-    throw new PreflightError(`could not tell which API ${url} speaks (GET ${seen}); pass --api openai-chat|openai-completions|ollama|llamacpp`);
-  } finally {
-    await closePool(pool);
-  }
+    throw new PreflightError(`could not tell which API ${p.shownUrl} speaks (GET ${seen}); pass --api openai-chat|openai-completions|ollama|llamacpp`);
+  });
+}
+
+/** The models a server lists (/v1/models, or /api/tags for Ollama), in its order; empty when it lists none or cannot say. */
+/** Longer names are not model names (a hostile list): skipped. */
+const MODEL_NAME_MAX = 1000;
+
+export async function listModels(endpoint: Pick<EndpointSpec, 'url' | 'api' | 'headers' | 'apiKeyHeader'>, options: { timeoutMs?: number; apiKey?: string } = {}): Promise<string[]> {
+  const path = endpoint.api === 'ollama' ? '/api/tags' : '/v1/models';
+  return withProber(endpoint.url, probeOptions(endpoint, options), async (p) => {
+    const r = await p.get(path);
+    if (!ok(r)) return [];
+    // As served: the name is sent back in every request and must match exactly. Whatever prints or
+    // shows it cleans it there (the CLI's printer, the extension's log; the webview sets text only).
+    return servedModels(endpoint.api, r.json).filter((m) => m !== '' && m.length <= MODEL_NAME_MAX);
+  });
+}
+
+function probeOptions(endpoint: Pick<EndpointSpec, 'headers' | 'apiKeyHeader'>, options: { timeoutMs?: number; apiKey?: string }): ProbeOptions {
+  return {
+    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.apiKey ? { apiKey: options.apiKey } : {}),
+    ...(endpoint.apiKeyHeader ? { apiKeyHeader: endpoint.apiKeyHeader } : {}),
+    ...(endpoint.headers ? { headers: endpoint.headers } : {}),
+  };
 }
 
 /**
@@ -138,44 +233,35 @@ export async function detectApi(url: string, options: { timeoutMs?: number; apiK
  * asked for. Throws PreflightError with one line; returns quietly when a run can start.
  */
 export async function preflight(endpoint: EndpointSpec, options: { timeoutMs?: number; apiKey?: string } = {}): Promise<void> {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   let adapter;
   try {
     adapter = adapterFor(endpoint.api);
   } catch (err) {
     throw new PreflightError((err as Error).message);
   }
-  const { pool, basePath } = poolFor(endpoint.url);
-  const url = endpoint.url;
-  try {
-    const probeOptions: ProbeOptions = {
-      timeoutMs,
-      ...(options.apiKey ? { apiKey: options.apiKey } : {}),
-      ...(endpoint.apiKeyHeader ? { apiKeyHeader: endpoint.apiKeyHeader } : {}),
-      ...(endpoint.headers ? { headers: endpoint.headers } : {}),
-    };
-    const r = await probe(pool, basePath, adapter.probePath, probeOptions);
-    if (r.failure) throw new PreflightError(failureLine(url, r.failure, timeoutMs));
+  await withProber(endpoint.url, probeOptions(endpoint, options), async (p) => {
+    const url = p.shownUrl;
+    const r = await p.get(adapter.probePath);
+    if (r.failure) throw new PreflightError(p.failureLine(r.failure));
+    if (r.redirect !== undefined) throw new PreflightError(p.redirectLine(r));
     const status = r.status!;
-    if (unauthorized(r)) throw new PreflightError(keyLine(url, status, adapter.probePath, options.apiKey));
+    if (unauthorized(r)) throw new PreflightError(p.keyLine(status, adapter.probePath, options.apiKey));
     if (status === 404) {
       // Some OpenAI-compatible gateways have no model list; the first request will tell.
       if (endpoint.api === 'openai-chat' || endpoint.api === 'openai-completions') return;
       const what = endpoint.api === 'ollama' ? 'an Ollama server' : 'a llama.cpp server';
       throw new PreflightError(`${url} does not look like ${what} (GET ${adapter.probePath} → 404); try --api auto`);
     }
-    if (status === 503 && endpoint.api === 'llamacpp') throw new PreflightError(`${url} is not ready (HTTP 503 on GET /health${snippet(r.text)}); the model may still be loading`);
-    if (status >= 400) throw new PreflightError(`${url} answered HTTP ${status} to GET ${adapter.probePath}${snippet(r.text)}`);
+    if (status === 503 && endpoint.api === 'llamacpp') throw new PreflightError(`${url} is not ready (HTTP 503 on GET /health${p.said(r.text)}); the model may still be loading`);
+    if (status >= 300) throw new PreflightError(`${url} answered HTTP ${status} to GET ${adapter.probePath}${p.said(r.text)}`);
     if (endpoint.model !== undefined) {
       const served = servedModels(endpoint.api, r.json);
       if (served.length > 0 && !served.some((m) => sameModel(m, endpoint.model!, endpoint.api))) {
-        const list = served.slice(0, 8).join(', ') + (served.length > 8 ? ', …' : '');
-        throw new PreflightError(`model "${endpoint.model}" is not served by ${url} (it serves: ${list})`);
+        const list = served.slice(0, 8).map((m) => fromServer(m, p.scrubber, 80, true)).join(', ') + (served.length > 8 ? ', …' : '');
+        throw new PreflightError(`model "${fromServer(endpoint.model, p.scrubber, 200, true)}" is not served by ${url} (it serves: ${list})`);
       }
     }
-  } finally {
-    await closePool(pool);
-  }
+  });
 }
 
 function servedModels(api: ApiKind, json: unknown): string[] {
@@ -193,4 +279,13 @@ function sameModel(served: string, wanted: string, api: ApiKind): boolean {
   if (served === wanted) return true;
   // Ollama lists "llama3:latest" for "llama3".
   return api === 'ollama' && !wanted.includes(':') && served === `${wanted}:latest`;
+}
+
+/** Whether anything answers HTTP at a URL (any status): one GET with no key and no redirect followed off the origin. */
+export async function reachable(url: string, timeoutMs = 3000): Promise<boolean> {
+  try {
+    return await withProber(url, { timeoutMs }, async (p) => (await p.get('')).failure === undefined);
+  } catch {
+    return false; // not a URL
+  }
 }

@@ -13,3 +13,13 @@ export function str(value: unknown): string | undefined {
 export function num(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }
+
+/** A count (tokens, items): a non-negative safe integer, else undefined. Servers have sent -1 and 3.5. */
+export function count(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+}
+
+/** A duration or other amount that cannot be negative: a finite number ≥ 0, else undefined. */
+export function duration(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
+}

@@ -1,8 +1,9 @@
 // The run file: versioned JSON ("llm-profiler.run", version 1), written atomically, read defensively.
 // Documented field by field in docs/run-format.md; checked against the schema in runSchema.ts.
 import { redactEndpoint } from './redact';
+import type { Scrubber } from './redact';
 import { randomBytes } from 'node:crypto';
-import { open, readFile, rename, unlink } from 'node:fs/promises';
+import { open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { RequestRecord, RunFile } from './types';
 import { asRunFile, RUN_FORMAT, RUN_VERSION } from './runSchema';
@@ -18,18 +19,52 @@ export class RunFileError extends Error {
   }
 }
 
-/** The JSON text of a run: indented, with number arrays (chunk times) on one line to keep it compact. */
-export function serializeRunFile(run: RunFile): string {
+/**
+ * The JSON text of a run: indented, with number arrays (chunk times) on one line to keep it compact.
+ * Built for runs of any size: JSON.stringify walks the run (no recursion per element of ours), each
+ * number array is swapped for a marker and joined on its own, and the markers are put back with one
+ * pass over the text. (A regular expression over the laid-out arrays overflowed the stack at a few
+ * million chunk times and lost the run.)
+ */
+export function serializeRunFile(run: RunFile, scrubber?: Scrubber): string {
   const safe: RunFile = { ...run, endpoint: redactEndpoint(run.endpoint) };
-  const text = JSON.stringify(safe, null, 2);
-  // Only arrays that JSON.stringify laid out over lines: a string value never holds a raw newline,
-  // so text inside strings is never touched.
-  return text.replace(/\[\n\s*(-?[\d.eE+-]+(?:,\n\s*-?[\d.eE+-]+)*)\n\s*\]/g, (_m, inner: string) => `[${inner.split(/,\n\s*/).join(',')}]`) + '\n';
+  const arrays: string[] = [];
+  const tag = `\u0000${randomBytes(6).toString('hex')}:`;
+  const text = JSON.stringify(
+    safe,
+    (_key, value: unknown) => {
+      if (Array.isArray(value) && value.length > 0 && isNumberArray(value)) {
+        arrays.push(`[${value.join(',')}]`);
+        return `${tag}${arrays.length - 1}`;
+      }
+      return value;
+    },
+    2,
+  );
+  // The marker as JSON.stringify wrote it: a string that starts with an escaped NUL and a random tag.
+  const quoted = JSON.stringify(tag);
+  const open = quoted.slice(0, -1);
+  const parts: string[] = [];
+  let from = 0;
+  for (let at = text.indexOf(open, from); at !== -1; at = text.indexOf(open, from)) {
+    const end = text.indexOf('"', at + open.length);
+    parts.push(text.slice(from, at), arrays[Number(text.slice(at + open.length, end))]!);
+    from = end + 1;
+  }
+  parts.push(text.slice(from), '\n');
+  // The last line of defence: a secret the job knows, wherever a server managed to put it.
+  return scrubber ? scrubber.scrub(parts.join('')) : parts.join('');
+}
+
+/** Finite numbers only (JSON.stringify writes NaN as null; such an array keeps the standard layout). */
+function isNumberArray(a: readonly unknown[]): boolean {
+  for (let i = 0; i < a.length; i++) if (typeof a[i] !== 'number' || !Number.isFinite(a[i])) return false;
+  return true;
 }
 
 /** Writes a run file atomically: a temporary file in the same folder, flushed, then renamed over the target. */
-export async function writeRunFile(path: string, run: RunFile): Promise<void> {
-  const text = serializeRunFile(run);
+export async function writeRunFile(path: string, run: RunFile, scrubber?: Scrubber): Promise<void> {
+  const text = serializeRunFile(run, scrubber);
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   let handle;
   try {
@@ -90,11 +125,19 @@ export function parseRunFile(text: string, source = 'run file'): RunFile {
   return checked.run;
 }
 
+/** The largest run file read: a run of a few million chunk times is about 50 MB; a string cannot exceed about 512 MB. */
+export const RUN_FILE_MAX_BYTES = 256 * 1024 * 1024;
+
 export async function readRunFile(path: string): Promise<RunFile> {
   let text: string;
   try {
+    const size = (await stat(path)).size;
+    if (size > RUN_FILE_MAX_BYTES) {
+      throw new RunFileError(`${path}: the file is ${Math.round(size / 2 ** 20)} MB, more than the ${RUN_FILE_MAX_BYTES / 2 ** 20} MB a run file may be: not an llm-profiler run, or a damaged one`, path);
+    }
     text = await readFile(path, 'utf8');
   } catch (e) {
+    if (e instanceof RunFileError) throw e;
     const code = (e as NodeJS.ErrnoException).code;
     throw new RunFileError(`${path}: cannot read the run file (${code === 'ENOENT' ? 'no such file' : code ?? (e as Error).message})`, path);
   }

@@ -41,7 +41,7 @@ const stats = v.custom<Stats>(isStats, 'expected statistics {count, mean, std, m
 const list = <T extends v.GenericSchema>(item: T) => v.pipe(v.array(item), v.readonly());
 const opt = v.optional;
 
-const errorKind = v.picklist(['connect', 'http', 'reset', 'timeout', 'idle-timeout', 'malformed', 'server', 'empty', 'aborted', 'other']);
+const errorKind = v.picklist(['connect', 'http', 'reset', 'timeout', 'idle-timeout', 'malformed', 'server', 'empty', 'aborted', 'overlong', 'other']);
 const sloKey = v.picklist(['ttftMs', 'tpotMs', 'itlMs', 'e2eMs']);
 
 const endpoint = v.object({
@@ -105,6 +105,7 @@ const request = v.object({
     v.object({ promptTokens: opt(num), promptMs: opt(num), predictedTokens: opt(num), predictedMs: opt(num), loadMs: opt(num), totalMs: opt(num) }),
   ),
   malformedEvents: opt(num),
+  exceedsMaxTokens: opt(bool),
   httpStatus: opt(num),
   error: opt(v.object({ kind: errorKind, message: str, status: opt(num), body: opt(str) })),
 });

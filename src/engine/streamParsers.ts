@@ -108,6 +108,9 @@ abstract class JsonStreamBase implements JsonStreamParser {
     if (this.#failed) return;
     const rest = this.#decoder.decode();
     if (rest.length > 0) this.feed(rest);
+    // The flushed rest (a U+FFFD for a cut character) can tip the buffer over its limit: then there is
+    // nothing left to end, and eventsource-parser throws if fed after that.
+    if (this.#failed) return;
     this.endText();
   }
 
@@ -160,6 +163,16 @@ class SseJsonParser extends JsonStreamBase {
         else if (err.type === 'unknown-field') this.malformedEvent(err.line ?? err.field ?? '', err.message);
       },
     });
+    this.#skipMojibakeBom();
+  }
+
+  /**
+   * eventsource-parser drops a UTF-8 BOM read as Latin-1 ("ï»¿") only when it comes whole in its first
+   * chunk, so whether those three characters count would depend on where the network split the bytes.
+   * Our text is decoded as UTF-8 (a real BOM is gone already): an empty first chunk turns that off.
+   */
+  #skipMojibakeBom(): void {
+    this.#parser.feed('');
   }
 
   protected feedText(text: string): void {
@@ -171,6 +184,7 @@ class SseJsonParser extends JsonStreamBase {
     // Two line ends finish a partial line and then the event; on a cleanly ended stream they are no-ops.
     this.#parser.feed('\n\n');
     this.#parser.reset();
+    this.#skipMojibakeBom();
   }
 }
 

@@ -62,6 +62,7 @@ export type ErrorKind =
   | 'server' // the server sent an error object in the stream
   | 'empty' // a 2xx response that ended without a single token
   | 'aborted' // cancelled by the user
+  | 'overlong' // far more chunks than max_tokens asked for: reading stopped
   | 'other';
 
 export interface RequestError {
@@ -122,6 +123,8 @@ export interface RequestRecord {
   readonly serverTimings?: ServerTimings;
   /** Malformed events skipped in this stream. */
   readonly malformedEvents?: number;
+  /** A successful reply far longer than the max_tokens it was sent with: the server ignored the limit. */
+  readonly exceedsMaxTokens?: boolean;
   readonly httpStatus?: number;
   readonly error?: RequestError;
 }

@@ -5,3 +5,4 @@ export { executeJob } from '../jobs/execute';
 export { buildDialJob, buildRunJob, buildSweepJob } from '../jobs/build';
 export { localEndpoint, startLocalServerFor } from '../jobs/resolve';
 export { startLocalServer } from '../localServer/launcher';
+export { reachable } from '../engine/detect';

@@ -1,7 +1,6 @@
 // Where a job's requests go: a URL (its API detected, its model defaulted to the first one it
 // lists) or the local server (started for the job, or lent by the caller with enough slots).
-import { detectApi } from '../engine/detect';
-import { authHeaders } from '../engine/redact';
+import { detectApi, listModels } from '../engine/detect';
 import type { EndpointSpec } from '../engine/types';
 import type { LocalServerHandle, LocalServerOptions } from '../localServer/types';
 import type { LocalServerRequest, Target } from './job';
@@ -32,6 +31,8 @@ export interface ResolvedTarget {
 
 /** How long API detection may wait on each probe: remote endpoints can be slow to answer a first GET. */
 const DETECT_TIMEOUT_MS = 5000;
+/** How long the model list may take when no --model is given. */
+const MODEL_LIST_TIMEOUT_MS = 5000;
 
 /** The display name of the local server in run files and lists. */
 export const LOCAL_SERVER_NAME = 'local server';
@@ -57,20 +58,8 @@ export function localEndpoint(handle: Pick<LocalServerHandle, 'url' | 'model'>):
 
 /** The first model the server lists (/v1/models, or /api/tags for Ollama); undefined when it lists none or cannot say. */
 export async function firstModel(endpoint: Pick<EndpointSpec, 'url' | 'api' | 'headers' | 'apiKeyHeader'>, apiKey: string | undefined): Promise<string | undefined> {
-  const base = endpoint.url.replace(/\/+$/, '').replace(/\/v1$/, '');
-  const path = endpoint.api === 'ollama' ? '/api/tags' : '/v1/models';
-  try {
-    const res = await fetch(base + path, {
-      headers: { accept: 'application/json', ...endpoint.headers, ...authHeaders(apiKey, endpoint.apiKeyHeader) },
-      signal: AbortSignal.timeout(2000),
-    });
-    if (!res.ok) return undefined;
-    const json = (await res.json()) as { data?: { id?: unknown }[]; models?: { name?: unknown }[] };
-    const first = endpoint.api === 'ollama' ? json.models?.[0]?.name : json.data?.[0]?.id;
-    return typeof first === 'string' && first !== '' ? first : undefined;
-  } catch {
-    return undefined;
-  }
+  const models = await listModels(endpoint, { timeoutMs: MODEL_LIST_TIMEOUT_MS, ...(apiKey ? { apiKey } : {}) });
+  return models[0];
 }
 
 /** Resolves a job's target to an endpoint. Throws PreflightError (a one-line reason) when the URL cannot be used. */

@@ -33,15 +33,21 @@ function interpretStream(api: EndpointSpec['api'], raw: string): { infos: EventI
 }
 
 test('base URLs: a trailing /v1 and a base path', () => {
-  assert.deepEqual(splitBaseUrl('http://127.0.0.1:8000'), { origin: 'http://127.0.0.1:8000', basePath: '' });
-  assert.deepEqual(splitBaseUrl('http://127.0.0.1:8000/v1/'), { origin: 'http://127.0.0.1:8000', basePath: '' });
-  assert.deepEqual(splitBaseUrl('https://gw.example/team/llm/v1'), { origin: 'https://gw.example', basePath: '/team/llm' });
+  assert.deepEqual(splitBaseUrl('http://127.0.0.1:8000'), { origin: 'http://127.0.0.1:8000', basePath: '', query: '' });
+  assert.deepEqual(splitBaseUrl('http://127.0.0.1:8000/v1/'), { origin: 'http://127.0.0.1:8000', basePath: '', query: '' });
+  assert.deepEqual(splitBaseUrl('https://gw.example/team/llm/v1'), { origin: 'https://gw.example', basePath: '/team/llm', query: '' });
+  assert.deepEqual(splitBaseUrl('https://gw.example/v1?key=k1&x=2'), { origin: 'https://gw.example', basePath: '', query: '?key=k1&x=2' });
   assert.equal(endsWithV1('http://h/v1'), true);
   assert.equal(endsWithV1('http://h/'), false);
   assert.throws(() => splitBaseUrl('localhost:8000'), /not a valid URL|unsupported URL scheme/);
   assert.throws(() => splitBaseUrl('ftp://h/'), /unsupported URL scheme "ftp:"/);
   const built = adapterFor('openai-chat').buildRequest(spec(), endpoint('openai-chat', 'https://gw.example/team/v1'));
   assert.equal(built.path, '/team/v1/chat/completions');
+  // The query is sent as given, with every request (gateways take keys there).
+  for (const api of ['openai-chat', 'openai-completions', 'ollama', 'llamacpp'] as const) {
+    const withQuery = adapterFor(api).buildRequest(spec(), endpoint(api, 'https://gw.example/team/v1?key=k1'));
+    assert.match(withQuery.path, /^\/team\/.*\?key=k1$/, api);
+  }
 });
 
 test('openai-chat request: messages, usage requested, ignore_eos, seed, max_tokens, temperature', () => {

@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseRunFile, readRunFile, requestsToCsv, RunFileError, serializeRunFile, writeRunFile, TOOL_VERSION } from '../../src/engine/runFile';
+import { parseRunFile, readRunFile, requestsToCsv, RUN_FILE_MAX_BYTES, RunFileError, serializeRunFile, writeRunFile, TOOL_VERSION } from '../../src/engine/runFile';
+import { Scrubber } from '../../src/engine/redact';
 import { newRunId } from '../../src/engine/runId';
 import { summarize } from '../../src/engine/metrics';
 import { defaultWorkload } from '../../src/engine/workload';
@@ -121,6 +122,41 @@ test('readRunFile of a missing file says so', async () => {
   try {
     writeFileSync(join(dir, 'cut.json'), serializeRunFile(sampleRun()).slice(0, 300));
     await assert.rejects(readRunFile(join(dir, 'cut.json')), /truncated/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a run of millions of chunk times is written and read back whole (no recursion or regex over the array)', () => {
+  const run = sampleRun();
+  const times = Array.from({ length: 3_000_000 }, (_, i) => i * 0.125);
+  const big: RunFile = { ...run, requests: [{ ...run.requests[0]!, chunkTimesMs: times, outputTokens: times.length }, run.requests[1]!] };
+  const text = serializeRunFile(big);
+  const back = parseRunFile(text);
+  assert.equal(back.requests[0]!.chunkTimesMs.length, 3_000_000);
+  assert.equal(back.requests[0]!.chunkTimesMs[2_999_999], 2_999_999 * 0.125);
+  // A string that looks like the marker is text, not an array to put back.
+  const odd = { ...run, note: '\u0000abc:0' } as RunFile;
+  assert.equal((parseRunFile(serializeRunFile(odd)) as RunFile & { note: string }).note, '\u0000abc:0');
+});
+
+test('a scrubber given to the writer removes every secret it knows, wherever a server put it', () => {
+  const run = sampleRun();
+  const echoed: RunFile = { ...run, requests: [{ ...run.requests[0]!, responseId: 'chatcmpl-sk-echo-9988' }, { ...run.requests[1]!, error: { kind: 'http', status: 401, message: 'bad key "sk-echo-9988"', body: '{"key":"sk-echo-9988"}' } }] };
+  const text = serializeRunFile(echoed, new Scrubber(['sk-echo-9988']));
+  assert.ok(!text.includes('sk-echo-9988'));
+  assert.equal(parseRunFile(text).requests[0]!.responseId, 'chatcmpl-<redacted>');
+});
+
+test('readRunFile refuses a file larger than a run file can be, before reading it', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'runfile-'));
+  try {
+    const path = join(dir, 'huge.json');
+    writeFileSync(path, '');
+    truncateSync(path, RUN_FILE_MAX_BYTES + 1); // sparse: no disk used
+    const t0 = performance.now();
+    await assert.rejects(readRunFile(path), (e: unknown) => e instanceof RunFileError && /huge\.json: the file is 256 MB, more than the 256 MB a run file may be/.test((e as Error).message));
+    assert.ok(performance.now() - t0 < 2000, 'refused without reading 256 MB');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -3,7 +3,7 @@
 // clock): the client owns time and sockets. Which adapter serves which API is registry.ts.
 import type { ApiKind, EndpointSpec, Prompt, RequestSpec, ServerTimings } from '../types';
 import type { Framing } from '../streamParsers';
-import { isObject, num, str } from '../json';
+import { count, duration, isObject, str } from '../json';
 
 export interface BuiltRequest {
   readonly method: 'POST';
@@ -48,11 +48,12 @@ export interface EndpointAdapter {
 }
 
 /**
- * Splits a base URL into the origin (what a connection pool is for) and a base path to prefix.
+ * Splits a base URL into the origin (what a connection pool is for), a base path to prefix and a
+ * query to append to every request (`?api-version=…`, a gateway's `?key=…`: sent as given).
  * A trailing `/v1` is dropped because every adapter's path starts from the server root
  * (`http://h:8000/v1` and `http://h:8000` mean the same OpenAI server).
  */
-export function splitBaseUrl(url: string): { origin: string; basePath: string } {
+export function splitBaseUrl(url: string): { origin: string; basePath: string; query: string } {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -64,7 +65,12 @@ export function splitBaseUrl(url: string): { origin: string; basePath: string } 
   }
   let basePath = parsed.pathname.replace(/\/+$/, '');
   if (basePath.endsWith('/v1')) basePath = basePath.slice(0, -3);
-  return { origin: parsed.origin, basePath };
+  return { origin: parsed.origin, basePath, query: parsed.search };
+}
+
+/** A request path from the server root: the endpoint's base path, the API's path, the endpoint's query. */
+export function requestPath(split: { readonly basePath: string; readonly query: string }, path: string): string {
+  return split.basePath + path + split.query;
 }
 
 /** True when the base URL explicitly names an OpenAI-style /v1 root. */
@@ -77,7 +83,7 @@ export function endsWithV1(url: string): boolean {
 }
 
 export function joinPath(endpoint: EndpointSpec, path: string): string {
-  return splitBaseUrl(endpoint.url).basePath + path;
+  return requestPath(splitBaseUrl(endpoint.url), path);
 }
 
 /** Completion-style APIs get the chat messages as one plain text. */
@@ -90,17 +96,33 @@ export function jsonHeaders(endpoint: EndpointSpec, accept: string): Record<stri
   return { ...endpoint.headers, 'content-type': 'application/json', accept };
 }
 
-/** An error object as servers put it in a stream: `{error: "…"}`, `{error: {message}}`, or vLLM's `{object: "error", message}`. */
+/** An error object as servers put it in a stream: `{error: "…"}`, `{error: {message}}`, or vLLM's `{object: "error", message}`. Never throws. */
 export function streamError(event: Record<string, unknown>): string | undefined {
   const e = event.error;
   if (typeof e === 'string') return e;
   if (isObject(e)) {
-    const message = str(e.message) ?? JSON.stringify(e);
-    const code = e.code ?? e.type;
-    return code !== undefined && code !== null ? `${message} (${String(code)})` : message;
+    const message = str(e.message) ?? jsonText(e);
+    const code = scalarText(e.code) ?? scalarText(e.type);
+    return code !== undefined ? `${message} (${code})` : message;
   }
   if (event.object === 'error') return str(event.message) ?? 'error';
   return undefined;
+}
+
+/** A string or a finite number as text; anything else (objects, null) is not a code. */
+function scalarText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return undefined;
+}
+
+/** JSON text of a parsed value, or 'error' where it cannot be written (nesting too deep for the stack). */
+function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? 'error';
+  } catch {
+    return 'error';
+  }
 }
 
 /** OpenAI usage object, as OpenAI, vLLM, llama.cpp and Ollama's /v1 send it. */
@@ -108,9 +130,9 @@ export function openaiUsage(value: unknown): UsageInfo | undefined {
   if (!isObject(value)) return undefined;
   const details = isObject(value.completion_tokens_details) ? value.completion_tokens_details : undefined;
   const usage: { promptTokens?: number; completionTokens?: number; reasoningTokens?: number } = {};
-  const p = num(value.prompt_tokens);
-  const c = num(value.completion_tokens);
-  const r = num(details?.reasoning_tokens);
+  const p = count(value.prompt_tokens);
+  const c = count(value.completion_tokens);
+  const r = count(details?.reasoning_tokens);
   if (p !== undefined) usage.promptTokens = p;
   if (c !== undefined) usage.completionTokens = c;
   if (r !== undefined) usage.reasoningTokens = r;
@@ -121,10 +143,10 @@ export function openaiUsage(value: unknown): UsageInfo | undefined {
 export function llamaTimings(value: unknown): ServerTimings | undefined {
   if (!isObject(value)) return undefined;
   const t: { promptTokens?: number; promptMs?: number; predictedTokens?: number; predictedMs?: number } = {};
-  const pn = num(value.prompt_n);
-  const pm = num(value.prompt_ms);
-  const dn = num(value.predicted_n);
-  const dm = num(value.predicted_ms);
+  const pn = count(value.prompt_n);
+  const pm = duration(value.prompt_ms);
+  const dn = count(value.predicted_n);
+  const dm = duration(value.predicted_ms);
   if (pn !== undefined) t.promptTokens = pn;
   if (pm !== undefined) t.promptMs = pm;
   if (dn !== undefined) t.predictedTokens = dn;

@@ -5,7 +5,7 @@
 // `tokens_predicted`/`tokens_evaluated`.
 import type { EndpointSpec, RequestSpec, ServerTimings } from '../types';
 import type { BuiltRequest, EndpointAdapter, EventInfo, UsageInfo } from './adapter';
-import { isObject, num, str } from '../json';
+import { count, isObject, str } from '../json';
 import { joinPath, jsonHeaders, llamaTimings, maxTokensOf, promptText, streamError } from './adapter';
 
 export const llamacppAdapter: EndpointAdapter = {
@@ -38,8 +38,8 @@ export const llamacppAdapter: EndpointAdapter = {
     if (event.stop === true) {
       info.done = true;
       const usage: { promptTokens?: number; completionTokens?: number } = {};
-      const predicted = num(event.tokens_predicted);
-      const evaluated = num(event.tokens_evaluated);
+      const predicted = count(event.tokens_predicted);
+      const evaluated = count(event.tokens_evaluated);
       if (predicted !== undefined) usage.completionTokens = predicted;
       if (evaluated !== undefined) usage.promptTokens = evaluated;
       if (predicted !== undefined || evaluated !== undefined) info.usage = usage;

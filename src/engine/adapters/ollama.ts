@@ -4,7 +4,7 @@
 // ignore_eos; max tokens, temperature and seed go in `options`.
 import type { EndpointSpec, RequestSpec, ServerTimings } from '../types';
 import type { BuiltRequest, EndpointAdapter, EventInfo, UsageInfo } from './adapter';
-import { isObject, num, str } from '../json';
+import { count, duration, isObject, str } from '../json';
 import { joinPath, jsonHeaders, maxTokensOf, streamError } from './adapter';
 
 const NS_PER_MS = 1e6;
@@ -41,14 +41,14 @@ export const ollamaAdapter: EndpointAdapter = {
     if (event.done === true) {
       info.done = true;
       const usage: { promptTokens?: number; completionTokens?: number } = {};
-      const promptTokens = num(event.prompt_eval_count);
-      const evalCount = num(event.eval_count);
+      const promptTokens = count(event.prompt_eval_count);
+      const evalCount = count(event.eval_count);
       if (promptTokens !== undefined) usage.promptTokens = promptTokens;
       if (evalCount !== undefined) usage.completionTokens = evalCount;
       if (promptTokens !== undefined || evalCount !== undefined) info.usage = usage;
       const t: { promptTokens?: number; promptMs?: number; predictedTokens?: number; predictedMs?: number; loadMs?: number; totalMs?: number } = {};
       const ms = (v: unknown) => {
-        const n = num(v);
+        const n = duration(v);
         return n === undefined ? undefined : n / NS_PER_MS;
       };
       const promptMs = ms(event.prompt_eval_duration);
