@@ -1,6 +1,8 @@
 // `llm-profiler run`, `sweep` and `prefill-dial`: parse → build the job → execute → print, with a
 // live progress line on a terminal, Ctrl+C that keeps what finished, and the run file with --out.
-import { resolve } from 'node:path';
+import { lstat, stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { printable, Scrubber, secretsOf } from '../engine/redact';
 import { TOOL_VERSION, writeRunFile } from '../engine/runFile';
 import type { RunFile } from '../engine/types';
 import { buildDialJob, buildRunJob, buildSweepJob } from '../jobs/build';
@@ -46,34 +48,70 @@ function apiKeyFrom(v: OptionValues, io: CliIo): string | undefined {
   return key;
 }
 
+/**
+ * Everything a command prints passes here: control characters are removed (a server's model name,
+ * id or error could otherwise move the cursor, clear the screen or retitle the window) and every
+ * secret the job holds is scrubbed. The live line's own escape is the only one written.
+ */
+class Printer {
+  #scrubber = new Scrubber();
+  constructor(private readonly io: CliIo) {}
+
+  /** The secrets of this job (the key, the URL's secret parts), once they are known. */
+  know(secrets: readonly string[]): void {
+    this.#scrubber = this.#scrubber.with(secrets);
+  }
+
+  get scrubber(): Scrubber {
+    return this.#scrubber;
+  }
+
+  clean(text: string): string {
+    return this.#scrubber.scrub(printable(text));
+  }
+
+  out(text: string): void {
+    this.io.stdout.write(this.clean(text));
+  }
+
+  err(text: string): void {
+    this.io.stderr.write(this.clean(text));
+  }
+
+  /** Rewrites the terminal's current line (erase line, carriage return): the one escape of ours. */
+  rewrite(text: string): void {
+    this.io.stderr.write(`\x1b[2K\r${this.clean(text)}`);
+  }
+}
+
 /** A line rewritten in place on a terminal, cleared for good once the run ends or is interrupted. */
 class LiveLine {
   #on: boolean;
-  constructor(private readonly io: CliIo, enabled: boolean) {
+  constructor(private readonly printer: Printer, enabled: boolean) {
     this.#on = enabled;
   }
   get enabled(): boolean {
     return this.#on;
   }
   show(text: string): void {
-    if (this.#on) this.io.stderr.write(`\x1b[2K\r${text}`);
+    if (this.#on) this.printer.rewrite(text);
   }
   /** A line that stays (a finished point), then the live line again. */
   print(text: string): void {
-    if (this.#on) this.io.stderr.write(`\x1b[2K\r${text}\n`);
+    if (this.#on) this.printer.rewrite(`${text}\n`);
   }
   stop(): void {
-    if (this.#on) this.io.stderr.write('\x1b[2K\r');
+    if (this.#on) this.printer.rewrite('');
     this.#on = false;
   }
 }
 
-function hooksFor(live: LiveLine, io: CliIo, local: boolean, apiKey: string | undefined, signal: AbortSignal): JobHooks {
+function hooksFor(live: LiveLine, printer: Printer, local: boolean, apiKey: string | undefined, signal: AbortSignal): JobHooks {
   return {
     ...(apiKey !== undefined ? { apiKey } : {}),
     signal,
     onStart: ({ endpoint }) => {
-      if (local) io.stderr.write(`llm-profiler: local server ${endpoint.url} (model ${endpoint.model ?? '?'})\n`);
+      if (local) printer.err(`llm-profiler: local server ${endpoint.url} (model ${endpoint.model ?? '?'})\n`);
     },
     ...(live.enabled
       ? {
@@ -86,21 +124,36 @@ function hooksFor(live: LiveLine, io: CliIo, local: boolean, apiKey: string | un
   };
 }
 
-async function writeOut(path: string, run: RunFile, io: CliIo): Promise<boolean> {
+/**
+ * Checks --out before anything is measured: its folder exists, and the path is not a folder or a
+ * symbolic link (the atomic write would replace the link, not write where it points). A run is
+ * never measured only to be lost at the end.
+ */
+async function checkOut(path: string, io: CliIo): Promise<void> {
+  const target = resolve(io.cwd, path);
+  const folder = await stat(dirname(target)).catch(() => undefined);
+  if (!folder?.isDirectory()) throw new UsageError(`--out: the folder ${dirname(target)} does not exist`, '--out');
+  const existing = await lstat(target).catch(() => undefined);
+  if (existing?.isSymbolicLink()) throw new UsageError(`--out: ${target} is a symbolic link; give the path of a regular file`, '--out');
+  if (existing?.isDirectory()) throw new UsageError(`--out: ${target} is a folder; give a file name such as run.json`, '--out');
+}
+
+async function writeOut(path: string, run: RunFile, io: CliIo, printer: Printer): Promise<boolean> {
   const target = resolve(io.cwd, path);
   try {
-    await writeRunFile(target, run);
-    io.stderr.write(`llm-profiler: run written to ${target}\n`);
+    await writeRunFile(target, run, printer.scrubber);
+    printer.err(`llm-profiler: run written to ${target}\n`);
     return true;
   } catch (e) {
-    io.stderr.write(`llm-profiler: could not write the run file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}\n`);
+    printer.err(`llm-profiler: could not write the run file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}\n`);
     return false;
   }
 }
 
 /** Runs `llm-profiler <command>` with argv (after the command); resolves with the exit code. Never rejects. */
 export async function jobCommand(command: JobCommandName, argv: readonly string[], io: CliIo = processIo()): Promise<number> {
-  const err = (line: string) => io.stderr.write(`llm-profiler: ${line}\n`);
+  const printer = new Printer(io);
+  const err = (line: string) => printer.err(`llm-profiler: ${line}\n`);
   let values: OptionValues;
   try {
     values = parseCommandLine(command, argv);
@@ -111,7 +164,7 @@ export async function jobCommand(command: JobCommandName, argv: readonly string[
     return EXIT.usage;
   }
   if (values.flag('help')) {
-    io.stdout.write(usage(command));
+    printer.out(usage(command));
     return EXIT.ok;
   }
   if (values.flag('version')) {
@@ -120,7 +173,7 @@ export async function jobCommand(command: JobCommandName, argv: readonly string[
   }
 
   const ac = new AbortController();
-  const live = new LiveLine(io, io.stderr.isTTY === true && !values.flag('json'));
+  const live = new LiveLine(printer, io.stderr.isTTY === true && !values.flag('json'));
   let interrupts = 0;
   const onSigint = () => {
     if (++interrupts > 1) process.exit(EXIT.interrupted);
@@ -131,13 +184,16 @@ export async function jobCommand(command: JobCommandName, argv: readonly string[
   process.on('SIGINT', onSigint);
   try {
     const apiKey = apiKeyFrom(values, io);
+    printer.know(secretsOf({ url: values.str('url') }, apiKey));
+    const out = values.str('out');
+    if (out !== undefined) await checkOut(out, io);
     const { job, warnings } = await build(command, values, io);
     for (const w of warnings) err(`warning: ${w}`);
     const local = job.kind === 'dial' || job.target.kind === 'local';
     if (local && job.kind !== 'dial') err('no --url: starting the bundled llama.cpp server on 127.0.0.1 (synthetic model, CPU)');
-    const run = await executeJob(job, hooksFor(live, io, local, apiKey, ac.signal));
+    const run = await executeJob(job, hooksFor(live, printer, local, apiKey, ac.signal));
     live.stop();
-    io.stdout.write(values.flag('json') ? `${JSON.stringify(jsonOf(command, run), null, 2)}\n` : textOf(command, run));
+    printer.out(values.flag('json') ? `${JSON.stringify(jsonOf(command, run), null, 2)}\n` : textOf(command, run));
     // one order for every command: interrupted, then failed requests, then a missed SLO
     let code: number = EXIT.ok;
     const slo = sloFailure(job, run);
@@ -147,8 +203,7 @@ export async function jobCommand(command: JobCommandName, argv: readonly string[
       err(slo);
       code = EXIT.slo;
     }
-    const out = values.str('out');
-    if (out !== undefined && !(await writeOut(out, run, io)) && code === EXIT.ok) code = EXIT.failed;
+    if (out !== undefined && !(await writeOut(out, run, io, printer)) && code === EXIT.ok) code = EXIT.failed;
     return code;
   } catch (e) {
     live.stop();

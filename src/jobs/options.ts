@@ -2,6 +2,7 @@
 // one table: its flag, kind, limits, defaults per surface, setting key and help text. The CLI parser,
 // the usage texts, the settings snapshot (clamping), the commands' arguments, the sidebar's limits
 // and the manifest test all read it. Pure: no node or `vscode` import (the webview imports it too).
+import { displayUrl, isSecretHeaderName } from '../engine/redact';
 import { parseSlo } from '../engine/slo';
 import { API_KINDS } from '../engine/types';
 import { SYNTHETIC_PRESETS } from '../localServer/presets';
@@ -73,9 +74,10 @@ const STARTS_SERVER: readonly CommandName[] = ['run', 'sweep', 'prefill-dial', '
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const HEADER_NAME = /^[A-Za-z0-9-]+$/;
-
-/** Names of headers that carry credentials: never accepted as a plain header. */
-const SECRET_HEADER = /^(authorization|proxy-authorization)$/i;
+/** An HTTP header name (RFC 9110 token). */
+const HEADER_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** What an HTTP header value may hold: visible characters, spaces and tabs (no CR, LF or other controls). */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 const NEEDS_URL: OptionRule = { key: 'url', why: 'needs --url (without it the bundled local server is used)' };
 const NOT_WITH_URL: OptionRule = { key: 'url', why: 'sets up the bundled local server: it cannot be used with --url' };
@@ -85,19 +87,24 @@ function checkUrl(text: string): string | undefined {
   try {
     u = new URL(text);
   } catch {
-    return `is not a valid URL: "${text}"`;
+    return `is not a valid URL${/[?@]/.test(text) ? '' : `: "${text}"`}`;
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return `must be http:// or https://, got "${text}"`;
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return `must be http:// or https://, got "${displayUrl(text)}"`;
   if (u.username || u.password) return 'must not carry credentials (user:password@): pass a key with --api-key-env VAR';
   return undefined;
 }
 
+// The value is never echoed in a message: it may be the very secret the user should not have typed.
 function checkHeader(text: string): string | undefined {
   const i = text.indexOf(':');
   const name = i > 0 ? text.slice(0, i).trim() : '';
-  if (i <= 0 || name === '' || /\s/.test(name)) return `must be "Name: value", got "${text}"`;
-  if (SECRET_HEADER.test(name)) return `${name} is not allowed: pass the key with --api-key-env VAR (and --api-key-header NAME) so it is never stored`;
-  if (/[\r\n]/.test(text)) return 'must be one line';
+  if (/[\r\n]/.test(text)) return 'must be one line (a CR or LF in a header would split the request)';
+  if (i <= 0 || !HEADER_TOKEN.test(name)) return `must be "Name: value" with a header name of letters, digits and -${name && HEADER_TOKEN.test(name) ? '' : ' (the name is missing or has spaces)'}`;
+  if (isSecretHeaderName(name)) {
+    const how = name.toLowerCase() === 'authorization' ? '--api-key-env VAR' : `--api-key-env VAR --api-key-header ${name}`;
+    return `${name} looks like it carries a secret: pass the key with ${how}, so it is read from the environment and never stored or shown`;
+  }
+  if (!HEADER_VALUE.test(text.slice(i + 1))) return `${name}: the value has control characters`;
   return undefined;
 }
 

@@ -39,6 +39,13 @@ export function formatErrors(s: Summary): string {
   return `Errors: ${s.failed} of ${s.completed + s.failed} (${kinds.map(([k, n]) => `${k} ${n}`).join(', ')})`;
 }
 
+/** "3 replies ran far past max_tokens (the server ignored it)", or undefined when none did. */
+export function overlongLine(run: Pick<RunFile, 'requests'>): string | undefined {
+  const n = run.requests.filter((r) => !r.warmup && (r.exceedsMaxTokens || r.error?.kind === 'overlong')).length;
+  if (n === 0) return undefined;
+  return `${n} ${n === 1 ? 'reply' : 'replies'} ran far past max_tokens (the server ignored it)`;
+}
+
 export function formatStalls(s: Summary): string {
   const st = s.stalls;
   if (st.count === 0) return `Stalls: none (a gap > ${st.factor}× the stream's median ITL and > ${st.floorMs} ms)`;
@@ -87,6 +94,8 @@ export function formatRunTable(run: RunFile): string {
     const body = firstError.error.body?.replace(/\s+/g, ' ').trim().slice(0, 120);
     out.push(`  first: request ${firstError.index}: ${firstError.error.message}${body ? ` (${body})` : ''}`);
   }
+  const overlong = overlongLine(run);
+  if (overlong) out.push(`Warning: ${overlong}`);
   if (s.malformedEvents > 0) out.push(`Malformed stream events skipped: ${s.malformedEvents}`);
   if (s.multiTokenChunks > 0) out.push(`Chunks carrying more than one token: ${s.multiTokenChunks}`);
   if (run.cancelled) out.push('Cancelled: the figures cover what finished.');

@@ -2,6 +2,7 @@
 // table and the stalls list. Figures are the engine's summary values, formatted here and nowhere else.
 import type { RunFile, SloSpec, Stall, Stats, Summary } from '../../src/engine/types';
 import { h } from './dom';
+import { overlongLine } from '../../src/present/runText';
 import { formatAt, formatDelta, formatInt, formatMs, formatNumber, formatPercent } from '../../src/present/units';
 
 export type MetricKey = 'ttftMs' | 'tpotMs' | 'itlMs' | 'e2eMs';
@@ -45,6 +46,8 @@ export function headerView(run: RunFile, actions: HTMLElement): HTMLElement {
   const meta = [run.endpoint?.api, describeWorkload(run), when(run)].filter(Boolean).join(' · ');
   const flags: string[] = [];
   if (run.cancelled) flags.push('cancelled: partial results');
+  const overlong = overlongLine(run);
+  if (overlong) flags.push(overlong);
   if (run.sweep) flags.push(`sweep over ${run.sweep.dimension} (${run.sweep.points.length} points)`);
   return h('header', { class: 'run-header' },
     h('div', { class: 'titles' },
