@@ -108,6 +108,8 @@ export function validateEndpoint(raw: unknown, origin: EndpointOrigin): { entry?
     if (parsed) {
       if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') errors.push(`"url" must start with http:// or https:// (got ${parsed.protocol})`);
       if (parsed.username || parsed.password) errors.push('"url" must not contain credentials: use "LLM Profiler: Set API key"');
+      const secretParams = [...parsed.searchParams.keys()].filter((k) => isSecretHeaderName(k));
+      if (secretParams.length) errors.push(`"url" must not carry a secret in its query (${secretParams.join(', ')}): secrets do not belong in settings; use "LLM Profiler: Set API key", or the CLI with the URL in an environment variable`);
     }
   }
   let api: ApiKind | 'auto' = 'auto';

@@ -30,7 +30,7 @@ export interface ExtensionApi {
   readonly moduleEvalMs: number;
   readonly activateMs: number;
   readonly runsDir: string;
-  readonly test?: Pick<Services, 'trust' | 'localServer' | 'runs' | 'config' | 'jobs'> & { readonly sidebar: SidebarProvider };
+  readonly test?: Pick<Services, 'trust' | 'localServer' | 'runs' | 'config' | 'jobs'> & { readonly sidebar: SidebarProvider; /** Everything posted to a webview (state and messages, as scrubbed), from activation on. */ readonly webviewPosts: readonly unknown[] };
 }
 
 /** Set by activate, awaited by deactivate: no process outlives the extension. */
@@ -47,7 +47,7 @@ function services(context: vscode.ExtensionContext): Services {
   const runs = own(new RunsModel(runsDir, log));
   const localServer = own(new LocalServerManager(config.current.localServer, log));
   own(config.onDidChange((c) => localServer.setConfig(c.localServer)));
-  const reports = own(new ReportPanels(context, (id) => runs.load(id).catch(() => undefined)));
+  const reports = own(new ReportPanels(context, (id) => runs.load(id).catch(() => undefined), log));
   const jobs = own(new JobRunner(runs, reports, localServer, log));
   return { context, log, config, keys, trust, targets: new Targets(config, keys, trust, log), runs, localServer, reports, jobs, runsDir };
 }
@@ -68,7 +68,7 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
   const activateMs = performance.now() - started;
   const moduleEvalMs = activationClock.moduleEnd - activationClock.moduleStart;
   s.log.info(`activated: module evaluation ${moduleEvalMs.toFixed(1)} ms + activate() ${activateMs.toFixed(1)} ms; runs kept in ${s.runsDir}`);
-  const test = context.extensionMode === vscode.ExtensionMode.Test ? { trust: s.trust, jobs: s.jobs, localServer: s.localServer, runs: s.runs, sidebar, config: s.config } : undefined;
+  const test = context.extensionMode === vscode.ExtensionMode.Test ? { trust: s.trust, jobs: s.jobs, localServer: s.localServer, runs: s.runs, sidebar, config: s.config, webviewPosts: s.log.tapWebview() } : undefined;
   return { activationMs: moduleEvalMs + activateMs, moduleEvalMs, activateMs, runsDir: s.runsDir, ...(test ? { test } : {}) };
 }
 

@@ -4,6 +4,7 @@
 // loaded on the first run.
 import * as vscode from 'vscode';
 import { newRunId } from '../engine/runId';
+import { displayUrl, secretsOf } from '../engine/redact';
 import type { Progress, RequestRecord, RunFile } from '../engine/types';
 import type { JobProgress } from '../jobs/execute';
 import type { BuiltJob } from '../jobs/job';
@@ -101,10 +102,13 @@ export class JobRunner extends Disposable {
     try {
       const engine = await loadEngine();
       const { job, warnings } = await req.build(engine);
+      // The URL's own secrets (a gateway's ?key=, user:password@) join the key in the one scrubber.
+      if (job.kind !== 'dial' && job.target.kind === 'endpoint') this.log.addSecrets(secretsOf(job.target));
       for (const w of warnings) this.log.warn(`run ${runId}: ${w}`);
       this.log.info(`run ${runId}: ${describeJob(job)}${req.apiKey ? ', with an API key' : ''}`);
       const run = await this.#execute(engine, job, req, runId, abort, (l) => (live = l));
-      const stored: RunFile = req.extras ? { ...run, ...req.extras } : run;
+      // The engine scrubbed what the server said; this is the last line of defence for the file.
+      const stored: RunFile = this.log.scrubber.scrubValue(req.extras ? { ...run, ...req.extras } : run);
       const path = await this.runs.save(stored);
       this.log.info(`run ${runId}: ${run.cancelled ? 'cancelled; kept what finished' : 'done'}: ${summaryText(run)}; saved to ${path}`);
       const outcome: RunOutcome = { runId: run.id, path, cancelled: Boolean(run.cancelled) };
@@ -140,7 +144,7 @@ export class JobRunner extends Disposable {
         startLocalServer: (options) => this.#startServer(engine, options),
         onLog: (line) => this.log.info(`[server] ${line}`),
         onStart: ({ skeleton, endpoint }) => {
-          this.log.info(`run ${runId}: ${endpoint.url} (${endpoint.api}${endpoint.model ? `, ${endpoint.model}` : ''})`);
+          this.log.info(`run ${runId}: ${displayUrl(endpoint.url)} (${endpoint.api}${endpoint.model ? `, ${endpoint.model}` : ''})`);
           if (req.live && this.reports) onLive((live = this.reports.startLive(skeleton)));
         },
         ...(req.live ? { onRecord: (r: RequestRecord) => { pending.push(r); } } : {}),

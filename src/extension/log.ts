@@ -1,10 +1,14 @@
-// The "LLM Profiler" output channel. Every line passes through redaction of the keys this session
-// has seen, so a key can never reach the log even inside an error message from a server.
+// The "LLM Profiler" output channel, and the one scrubber of the extension: every line logged, every
+// error shown and every message posted to a webview passes through it, so a key this session has
+// seen (stored, from the environment, or in an endpoint's URL) never appears, even inside a server's
+// error message. Control characters a server may have sent are removed from log lines.
 import * as vscode from 'vscode';
+import { printable, Scrubber } from '../engine/redact';
 
 export class Log implements vscode.Disposable {
   readonly #channel: vscode.LogOutputChannel;
-  readonly #secrets = new Set<string>();
+  #scrubber = new Scrubber();
+  #tap: unknown[] | undefined;
 
   constructor() {
     this.#channel = vscode.window.createOutputChannel('LLM Profiler', { log: true });
@@ -12,12 +16,34 @@ export class Log implements vscode.Disposable {
 
   /** Remember a secret so it is masked wherever it would appear. */
   addSecret(secret: string | undefined): void {
-    if (secret && secret.length >= 4) this.#secrets.add(secret);
+    this.addSecrets([secret]);
+  }
+
+  addSecrets(secrets: Iterable<string | undefined>): void {
+    this.#scrubber = this.#scrubber.with(secrets);
+  }
+
+  get scrubber(): Scrubber {
+    return this.#scrubber;
+  }
+
+  /**
+   * A message or state for a webview, with every secret this session knows scrubbed. Every post to a
+   * page goes through here; under the extension test runner the result is also kept (see `tapWebview`).
+   */
+  forWebview<T>(value: T): T {
+    const out = this.#scrubber.scrubValue(value);
+    this.#tap?.push(out);
+    return out;
+  }
+
+  /** Test mode only: from now on, every value passed to a webview is also kept in the returned list. */
+  tapWebview(): unknown[] {
+    return (this.#tap ??= []);
   }
 
   redact(text: string): string {
-    let out = text;
-    for (const s of this.#secrets) out = out.split(s).join('***');
+    const out = this.#scrubber.scrub(printable(text));
     // Bearer tokens from anywhere else (e.g. an echoed request) are masked too.
     return out.replace(/(Bearer\s+)[A-Za-z0-9._~+/=-]{6,}/gi, '$1***');
   }

@@ -11,6 +11,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Progress, RequestRecord, RunFile } from '../engine/types';
 import type { ReportHostMessage, ReportWebviewMessage } from '../shared/protocol';
+import type { Log } from './log';
 import { Disposable } from './dispose';
 import { loadFiles } from './lazy';
 import { LiveThrottle } from './liveThrottle';
@@ -74,7 +75,7 @@ class ReportPanel {
       nonce: newNonce(),
       scriptUri: w.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview', 'report.js')).toString(),
       styleUri: w.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', 'report.css')).toString(),
-      initialState,
+      initialState: this.#owner.scrub(initialState),
     });
   }
 
@@ -105,7 +106,7 @@ class ReportPanel {
 
   #post(msg: ReportHostMessage | undefined): void {
     if (!msg || this.#disposed) return;
-    void this.panel.webview.postMessage(msg);
+    void this.panel.webview.postMessage(this.#owner.scrub(msg));
     const s = this.#shown;
     if (msg.type === 'liveStart' && s.kind === 'live' && s.progress) {
       void this.panel.webview.postMessage({ type: 'liveUpdate', runId: s.run.id, progress: s.progress, records: [] } satisfies ReportHostMessage);
@@ -163,11 +164,14 @@ export class ReportPanels extends Disposable {
   readonly context: vscode.ExtensionContext;
   readonly #panels = new Set<ReportPanel>();
   readonly #loadRun: LoadRun;
+  /** Every message to a page passes the log's scrubber: no secret this session knows reaches a webview. */
+  readonly #log: Pick<Log, 'forWebview'>;
 
-  constructor(context: vscode.ExtensionContext, loadRun: LoadRun) {
+  constructor(context: vscode.ExtensionContext, loadRun: LoadRun, log: Pick<Log, 'forWebview'>) {
     super();
     this.context = context;
     this.#loadRun = loadRun;
+    this.#log = log;
     this._register(vscode.window.registerWebviewPanelSerializer(REPORT_VIEW_TYPE, {
       deserializeWebviewPanel: (panel, state) => this.#restore(panel, state as PanelState | undefined),
     }));
@@ -175,6 +179,8 @@ export class ReportPanels extends Disposable {
   }
 
   forget(p: ReportPanel): void { this.#panels.delete(p); }
+
+  scrub<T>(value: T): T { return this.#log.forWebview(value); }
 
   #panelFor(key: string, preserveFocus = false): ReportPanel {
     for (const p of this.#panels) {

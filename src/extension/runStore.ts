@@ -83,7 +83,7 @@ export class RunStore {
   readonly dir: string;
   #io: RunIo | undefined;
   readonly #ioFactory: () => Promise<RunIo>;
-  readonly #cache = new Map<string, { mtimeMs: number; size: number; entry: RunIndexEntry }>();
+  readonly #cache = new Map<string, { mtimeMs: number; size: number; entry: RunIndexEntry } | { mtimeMs: number; size: number; problem: string }>();
 
   constructor(dir: string, io?: RunIo | (() => Promise<RunIo>)) {
     this.dir = dir;
@@ -116,11 +116,21 @@ export class RunStore {
       try {
         const st = await stat(path);
         const cached = this.#cache.get(path);
-        if (cached && cached.mtimeMs === st.mtimeMs && cached.size === st.size) { runs.push(cached.entry); continue; }
-        const run = await io.readRunFile(path);
-        const entry = indexEntry(run, path);
-        this.#cache.set(path, { mtimeMs: st.mtimeMs, size: st.size, entry });
-        runs.push(entry);
+        // A file read once, well or badly, is not read again until it changes.
+        if (cached && cached.mtimeMs === st.mtimeMs && cached.size === st.size) {
+          if ('entry' in cached) runs.push(cached.entry);
+          else problems.push({ path, message: cached.problem });
+          continue;
+        }
+        try {
+          const entry = indexEntry(await io.readRunFile(path), path);
+          this.#cache.set(path, { mtimeMs: st.mtimeMs, size: st.size, entry });
+          runs.push(entry);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw err;
+          this.#cache.set(path, { mtimeMs: st.mtimeMs, size: st.size, problem: (err as Error).message });
+          problems.push({ path, message: (err as Error).message });
+        }
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // deleted while listing
         problems.push({ path, message: (err as Error).message });

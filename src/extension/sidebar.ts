@@ -3,9 +3,11 @@
 // webview posts `ready` first and the host holds state until then.
 import * as vscode from 'vscode';
 import type { SidebarEndpoint, SidebarHostMessage, SidebarState, SidebarWebviewMessage, SidebarWorkload } from '../shared/protocol';
+import type { Log } from './log';
 import { Command } from './commands';
 import type { ConfigService } from './config';
 import { Disposable } from './dispose';
+import { loadEngine } from './lazy';
 import type { JobRunner } from './jobRunner';
 import type { LocalServerManager } from './localServerManager';
 import type { RunsModel } from './runsModel';
@@ -28,10 +30,11 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
   private readonly localServer: LocalServerManager;
   private readonly runs: RunsModel;
   private readonly jobs: JobRunner;
+  private readonly log: Pick<Log, 'forWebview'>;
 
-  constructor(private readonly extensionUri: vscode.Uri, s: Pick<Services, 'config' | 'keys' | 'trust' | 'localServer' | 'runs' | 'jobs'>) {
+  constructor(private readonly extensionUri: vscode.Uri, s: Pick<Services, 'config' | 'keys' | 'trust' | 'localServer' | 'runs' | 'jobs' | 'log'>) {
     super();
-    ({ config: this.config, keys: this.keys, trust: this.trust, localServer: this.localServer, runs: this.runs, jobs: this.jobs } = s);
+    ({ config: this.config, keys: this.keys, trust: this.trust, localServer: this.localServer, runs: this.runs, jobs: this.jobs, log: this.log } = s);
     const push = () => this.schedulePush();
     this._register(this.config.onDidChange(() => { this.#workload = undefined; void this.#refreshKeys(); push(); }));
     this._register(this.localServer.onDidChange(push));
@@ -63,7 +66,7 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
       scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview', 'sidebar.js')).toString(),
       styleUri: webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', 'sidebar.css')).toString(),
       title: 'LLM Profiler',
-      state: this.state(),
+      state: this.log.forWebview(this.state()),
     });
   }
 
@@ -76,7 +79,7 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
   #push(): void {
     if (!this.#view || !this.#ready || this.isDisposed) return;
     const msg: SidebarHostMessage = { type: 'state', state: this.state() };
-    void this.#view.webview.postMessage(msg);
+    void this.#view.webview.postMessage(this.log.forWebview(msg));
   }
 
   state(): SidebarState {
@@ -137,13 +140,10 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
       this.#reachability.set(id, 'checking');
     }
     this.schedulePush();
+    const engine = await loadEngine();
     await Promise.all(this.config.current.endpoints.filter((e) => !this.trust.isRestricted(e)).map(async (e) => {
-      let ok: 'yes' | 'no' = 'no';
-      try {
-        await fetch(e.url, { method: 'GET', signal: AbortSignal.timeout(3000), redirect: 'manual' });
-        ok = 'yes'; // any HTTP answer means something listens there
-      } catch { /* unreachable */ }
-      this.#reachability.set(`cfg:${e.name}`, ok);
+      // Through the engine's client, as every request: no key, no redirect followed.
+      this.#reachability.set(`cfg:${e.name}`, (await engine.reachable(e.url)) ? 'yes' : 'no');
     }));
     this.schedulePush();
   }

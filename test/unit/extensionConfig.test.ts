@@ -25,6 +25,12 @@ test('bad endpoints get one clear message per problem', () => {
   assert.ok(r.errors.some((e) => /"apiKeyEnv" must be an environment variable name/.test(e)));
   assert.match(validateEndpoint({ name: 'a', url: 'not a url' }, 'user').errors[0]!, /not a valid URL/);
   assert.match(validateEndpoint({ name: 'a', url: 'https://u:p@h' }, 'user').errors[0]!, /credentials/);
+  // A key in the query is a secret in settings too: refused, naming the parameter, never the value.
+  const q = validateEndpoint({ name: 'a', url: 'https://gw.example/v1?key=AIza-q1&team=x' }, 'user');
+  assert.equal(q.entry, undefined);
+  assert.match(q.errors[0]!, /must not carry a secret in its query \(key\)/);
+  assert.ok(!q.errors[0]!.includes('AIza-q1'));
+  assert.ok(validateEndpoint({ name: 'a', url: 'https://gw.example/v1?team=x' }, 'user').entry, 'other query parameters are fine');
 });
 
 test('secrets in settings are refused: auth headers and key-like fields are dropped with a warning', () => {

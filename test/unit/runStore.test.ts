@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { PROMPT_REF_KEY, RunStore, runFileName } from '../../src/extension/runStore';
 import { fixtureRun } from '../support/fixtureRuns';
+import { readRunFile, serializeRunFile, writeRunFile } from '../../src/engine/runFile';
 
 test('save, list, corrupt file skipped with a message, delete, prompt lookup', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'llmp-runs-'));
@@ -39,4 +40,23 @@ test('save, list, corrupt file skipped with a message, delete, prompt lookup', a
   await store.delete('never-existed');
   assert.deepEqual((await store.list()).runs.map((r) => r.id), ['run-a']);
   assert.ok(!(await readdir(join(dir, 'runs'))).some((n) => n.endsWith('.tmp')));
+});
+
+test('a file that failed to read is not read again at every listing, until it changes', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'llmp-runs-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const reads: string[] = [];
+  const store = new RunStore(dir, { readRunFile: (p) => { reads.push(p); return readRunFile(p); }, writeRunFile });
+  await store.save({ ...fixtureRun({ seed: 1 }), id: 'good' });
+  const broken = join(dir, 'broken.json');
+  await writeFile(broken, '{"format":"llm-profiler.run",');
+  for (let i = 0; i < 3; i++) {
+    const { runs, problems } = await store.list();
+    assert.deepEqual(runs.map((r) => r.id), ['good']);
+    assert.equal(problems.length, 1, 'the problem is still reported each time');
+  }
+  assert.equal(reads.filter((p) => p === broken).length, 1, 'read once');
+  await writeFile(broken, serializeRunFile({ ...fixtureRun({ seed: 2 }), id: 'mended' }));
+  assert.deepEqual((await store.list()).runs.map((r) => r.id).sort(), ['good', 'mended']);
+  assert.equal(reads.filter((p) => p === broken).length, 2, 'read again once it changed');
 });

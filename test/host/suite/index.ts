@@ -15,6 +15,7 @@ import type { ExtensionApi } from '../../../src/extension/extension';
 import type { RunOutcome } from '../../../src/extension/jobRunner';
 import { startScriptedServer, type ScriptedServer } from '../../support/scriptedServer';
 import { startCostModelServer } from '../../support/costModelServer';
+import { answerGet, answerStream, errorEvent, sendJson, startStream, startTruthServer, tokenEvent } from '../../support/hostileServer';
 import { hostTest, runAll, until } from './harness';
 
 const EXT_ID = 'llm-profiler.llm-profiler';
@@ -138,6 +139,51 @@ hostTest('an API key reaches its endpoint only: never settings, run files or log
     await other.close();
     await setEndpoints(vscode.ConfigurationTarget.Global, [{ name: 'host-scripted', url: server.url, api: 'auto', model: 'scripted-model' }]);
     await until('the endpoint back', () => api.test!.config.current.endpoints.some((e) => e.url === server.url));
+  }
+});
+
+hostTest('a server that echoes the key (ids, x-request-id, error messages, a failing preflight): it reaches no webview, log or run file', async () => {
+  const secret = `sk-echo-${randomBytes(12).toString('hex')}`;
+  let posts = 0;
+  let failPreflight = false;
+  const echo = await startTruthServer((req, res, seen) => {
+    const key = String(seen.headers.authorization ?? '').replace(/^Bearer /, '');
+    if (req.method === 'GET') {
+      if (failPreflight) return sendJson(res, 500, { error: { message: `backend rejected key ${key}` } });
+      return answerGet('openai-chat', (req.url ?? '').split('?')[0]!, res, 'scripted-model');
+    }
+    if (++posts % 2 === 1) return answerStream('openai-chat', res, 3, { id: `chatcmpl-${key}`, headers: { 'x-request-id': key } });
+    startStream('openai-chat', res, { 'x-request-id': `req-${key}` });
+    res.end(tokenEvent('openai-chat', 'a') + errorEvent('openai-chat', `invalid api key ${key} for this model`));
+  });
+  const posted = api.test!.webviewPosts as unknown[];
+  const from = posted.length;
+  try {
+    await setEndpoints(vscode.ConfigurationTarget.Global, [{ name: 'host-echo', url: echo.url, api: 'openai-chat', model: 'scripted-model' }], 'host-echo');
+    assert.equal(await vscode.commands.executeCommand('llmProfiler.setApiKey', 'host-echo', secret), true);
+    const outcome = await vscode.commands.executeCommand<RunOutcome | undefined>('llmProfiler.profileEndpoint', { endpoint: 'host-echo', preset: 'quick' });
+    assert.ok(outcome, 'the run finished');
+    assert.ok(echo.seen.some((x) => x.method === 'POST') && echo.seen.every((x) => x.headers.authorization === `Bearer ${secret}`), 'the key went with every request');
+    const run = await readRunFile(outcome.path);
+    assert.ok(run.summary.completed >= 2 && run.summary.failed >= 2, `both kinds of answer were seen (${run.summary.completed} ok, ${run.summary.failed} failed)`);
+    assert.ok(!readFileSync(outcome.path, 'utf8').includes(secret), 'not in the run file');
+    assert.ok(readFileSync(outcome.path, 'utf8').includes('<redacted>'), 'the echoes were there, and replaced');
+    await until('the report got the run', () => posted.slice(from).some((m) => JSON.stringify(m).includes(run.id)), 15_000).catch((e: Error) => {
+      throw new Error(`${e.message}; posted: ${posted.slice(from).map((m) => (m as { type?: string; kind?: string }).type ?? (m as { kind?: string }).kind ?? '?').join(', ')}`);
+    });
+    // A preflight that fails with the key in its body: the error is shown and logged, scrubbed.
+    failPreflight = true;
+    assert.equal(await vscode.commands.executeCommand('llmProfiler.profileEndpoint', { endpoint: 'host-echo', preset: 'quick' }), undefined);
+    await until('the report got the failed preflight', () => posted.slice(from).some((m) => /backend rejected key <redacted>/.test(JSON.stringify(m))), 15_000);
+    const sent = JSON.stringify(posted.slice(from));
+    assert.ok(!sent.includes(secret), 'no webview message or state carries the key');
+    // The output channel's log file: it has the scrubbed lines, and no key.
+    await until('the log has the failed preflight', () => walk(process.env.LLMP_HOST_USER_DATA!).some((f) => /backend rejected key <redacted>/.test(readFileSync(f, 'utf8'))), 15_000);
+    const leaks = walk(process.env.LLMP_HOST_USER_DATA!).filter((f) => readFileSync(f).includes(secret));
+    assert.deepEqual(leaks, [], 'the key appears in no file of the user data folder (the log included)');
+  } finally {
+    await echo.close();
+    await setEndpoints(vscode.ConfigurationTarget.Global, [{ name: 'host-scripted', url: server.url, api: 'auto', model: 'scripted-model' }], 'host-scripted');
   }
 });
 
