@@ -3,12 +3,21 @@
 // and /slots and /stats (batch sizes per engine step) for tests and the curious.
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, Server, ServerResponse } from 'node:http';
 import type { Token } from 'node-llama-cpp';
 import { RequestError } from './engine';
 import type { GenerateRequest, GenerateResult, LlamaEngine } from './engine';
+import { loopbackHosts, refusal } from './requestGuard';
+import type { Refusal } from './requestGuard';
 
 const MAX_BODY = 16 * 1024 * 1024;
+/**
+ * How much of an oversize body is read and thrown away before the 413 goes out. A reply sent while
+ * the client still writes is lost: closing a socket with unread data resets it.
+ */
+const MAX_DRAIN = 4 * MAX_BODY;
+/** Refusals logged one by one; later ones are only counted (in /stats), so a page cannot flood the log. */
+const LOGGED_REFUSALS = 20;
 
 type Api = 'chat' | 'completions' | 'llamacpp';
 
@@ -57,12 +66,18 @@ export class LocalHttpServer {
   readonly #server: Server;
   readonly #created = Math.floor(Date.now() / 1000);
   readonly #log: (line: string) => void;
+  /** Filled in by listen(): until then no request can arrive. */
+  #hosts: ReadonlySet<string> = new Set();
+  readonly #refused = { host: 0, origin: 0, tooLarge: 0 };
 
   constructor(engine: LlamaEngine, modelId: string, log: (line: string) => void = () => undefined) {
     this.#engine = engine;
     this.#modelId = modelId;
     this.#log = log;
-    this.#server = createServer((req, res) => {
+    // Host is checked below, with a JSON answer, rather than by node's bare 400.
+    this.#server = createServer({ requireHostHeader: false }, (req, res) => {
+      const no = refusal(req, this.#hosts);
+      if (no) return this.#refuse(req, res, no);
       this.#handle(req, res).catch((e: unknown) => {
         this.#log(`error: ${(e as Error).stack ?? String(e)}`);
         if (!res.headersSent) this.#json(res, 500, { error: { message: (e as Error).message, type: 'server_error', code: 500 } });
@@ -82,7 +97,9 @@ export class LocalHttpServer {
       this.#server.listen(port, '127.0.0.1', () => {
         this.#server.off('error', onError);
         const addr = this.#server.address();
-        resolve(typeof addr === 'object' && addr ? addr.port : port);
+        if (typeof addr !== 'object' || !addr) return reject(new Error('the server has no address after listening'));
+        this.#hosts = loopbackHosts(addr);
+        resolve(addr.port);
       });
     });
   }
@@ -110,7 +127,7 @@ export class LocalHttpServer {
           return this.#json(res, 200, this.#engine.slots());
         case '/stats':
         case '/metrics':
-          return this.#json(res, 200, { ...this.#engine.stats(url.searchParams.has('reset')), parallel: this.#engine.parallel, queued: this.#engine.queued });
+          return this.#json(res, 200, { ...this.#engine.stats(url.searchParams.has('reset')), parallel: this.#engine.parallel, queued: this.#engine.queued, refused: { ...this.#refused } });
         default:
           return this.#json(res, 404, { error: { message: `no route for GET ${path}`, type: 'not_found_error', code: 404 } });
       }
@@ -128,7 +145,10 @@ export class LocalHttpServer {
       parsed = await this.#parse(api, body);
     } catch (e) {
       if (e instanceof HttpError || e instanceof RequestError) {
-        return this.#json(res, e instanceof HttpError ? e.status : 400, { error: { message: e.message, type: 'invalid_request_error', code: e instanceof HttpError ? e.status : 400 } });
+        const status = e instanceof HttpError ? e.status : 400;
+        if (status === 413) this.#refused.tooLarge++;
+        // After a 413 the rest of the body is unread or thrown away: the connection cannot carry another request.
+        return this.#json(res, status, { error: { message: e.message, type: 'invalid_request_error', code: status } }, status === 413 ? { connection: 'close' } : {});
       }
       throw e;
     }
@@ -250,9 +270,19 @@ export class LocalHttpServer {
     }
   }
 
-  #json(res: ServerResponse, status: number, body: unknown): void {
+  /** Answers before anything is parsed or queued: a refused request never reaches the model. */
+  #refuse(req: IncomingMessage, res: ServerResponse, no: Refusal): void {
+    const n = ++this.#refused[no.kind];
+    if (n <= LOGGED_REFUSALS) {
+      const target = JSON.stringify((req.url ?? '').slice(0, 100));
+      this.#log(`refused ${req.method ?? '?'} ${target} (${no.status}): ${no.message}${n === LOGGED_REFUSALS ? `; further ${no.kind} refusals are only counted in /stats` : ''}`);
+    }
+    this.#json(res, no.status, { error: { message: no.message, type: no.status === 403 ? 'permission_error' : 'invalid_request_error', code: no.status } });
+  }
+
+  #json(res: ServerResponse, status: number, body: unknown, headers: OutgoingHttpHeaders = {}): void {
     const text = JSON.stringify(body);
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+    res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
     res.end(text);
   }
 }
@@ -302,20 +332,26 @@ function wholeReply(f: Finished): unknown {
   return { content: result.text, stop: true, model, tokens_predicted: result.completionTokens, tokens_evaluated: result.promptTokens, stop_type: finish === 'length' ? 'limit' : 'eos', timings };
 }
 
+/**
+ * The body as JSON. Past MAX_BODY it is read to the end and dropped, and only then refused, so that
+ * the client, still writing, gets to read the 413; past MAX_BODY + MAX_DRAIN it is refused at once.
+ */
 function readJson(req: IncomingMessage): Promise<unknown> {
   return new Promise((resolve, reject) => {
+    const tooLarge = () => new HttpError(413, `the request body is larger than ${MAX_BODY} bytes`);
+    if (Number(req.headers['content-length']) > MAX_BODY + MAX_DRAIN) return reject(tooLarge());
     const parts: Buffer[] = [];
     let size = 0;
     req.on('data', (c: Buffer) => {
       size += c.length;
-      if (size > MAX_BODY) {
-        reject(new HttpError(413, `the request body is larger than ${MAX_BODY} bytes`));
-        req.destroy();
-        return;
+      if (size <= MAX_BODY) parts.push(c);
+      else {
+        parts.length = 0;
+        if (size > MAX_BODY + MAX_DRAIN) reject(tooLarge());
       }
-      parts.push(c);
     });
     req.on('end', () => {
+      if (size > MAX_BODY) return reject(tooLarge());
       const text = Buffer.concat(parts).toString('utf8');
       try {
         resolve(JSON.parse(text));
