@@ -24,7 +24,7 @@ import type {
 } from './types';
 import { maxTokensOf, requestPath, splitBaseUrl } from './adapters/adapter';
 import { adapterFor } from './adapters/registry';
-import type { EndpointAdapter, EventInfo } from './adapters/adapter';
+import type { EndpointAdapter, EventInfo, SplitUrl } from './adapters/adapter';
 import { createJsonStreamParser } from './streamParsers';
 import type { Framing, JsonStreamParser } from './streamParsers';
 import { PreflightError } from './detect';
@@ -392,8 +392,7 @@ class StreamState implements Dispatcher.DispatchHandler {
     this.#parser.feedBytes(chunk);
   }
 
-  /** Text a server said, safe to keep and show (no control characters, no known secret, capped). */
-  /** Server text for one line of output (a message, an id); `body` keeps its line breaks. */
+  /** Text a server said, safe to keep and show (no control characters, no known secret, capped); one line unless `oneLine` is false. */
   #said(text: string, max?: number, oneLine = true): string {
     return fromServer(text, this.#scrubber, max, oneLine);
   }
@@ -677,8 +676,7 @@ class PooledClient implements EndpointClient {
   readonly #endpoint: EndpointSpec;
   readonly #options: ClientOptions;
   readonly #adapter: EndpointAdapter;
-  readonly #origin: string;
-  readonly #split: { basePath: string; query: string };
+  readonly #split: SplitUrl;
   readonly #connections: number;
   readonly #pool: Pool;
   readonly #queue = new ArrivalQueue();
@@ -691,11 +689,9 @@ class PooledClient implements EndpointClient {
     this.#endpoint = endpoint;
     this.#options = options;
     this.#adapter = adapterFor(endpoint.api);
-    const split = splitBaseUrl(endpoint.url);
-    this.#origin = split.origin;
-    this.#split = split;
+    this.#split = splitBaseUrl(endpoint.url);
     this.#connections = Math.max(1, Math.floor(options.connections));
-    this.#pool = newPool(split.origin, options, this.#connections);
+    this.#pool = newPool(this.#split.origin, options, this.#connections);
     this.#auth = authHeaders(options.apiKey, endpoint.apiKeyHeader);
     this.#scrubber = new Scrubber(secretsOf(endpoint, options.apiKey));
   }
@@ -703,7 +699,7 @@ class PooledClient implements EndpointClient {
   async warm(): Promise<ConnectionInfo> {
     const start = performance.now();
     const request: Dispatcher.DispatchOptions = {
-      origin: this.#origin,
+      origin: this.#split.origin,
       path: requestPath(this.#split, this.#adapter.probePath),
       method: 'GET',
       headers: { ...this.#endpoint.headers, ...this.#auth },
@@ -747,7 +743,7 @@ class PooledClient implements EndpointClient {
       try {
         const built = this.#adapter.buildRequest(spec, this.#endpoint);
         this.#pool.dispatch(
-          { origin: this.#origin, path: built.path, method: built.method, headers: { ...built.headers, ...this.#auth }, body: built.body, reset: false, idempotent: false, blocking: true },
+          { origin: this.#split.origin, path: built.path, method: built.method, headers: { ...built.headers, ...this.#auth }, body: built.body, reset: false, idempotent: false, blocking: true },
           state,
         );
       } catch (err) {

@@ -6,6 +6,7 @@
 import { Pool } from 'undici';
 import type { ApiKind, EndpointSpec } from './types';
 import { endsWithV1, requestPath, splitBaseUrl } from './adapters/adapter';
+import type { SplitUrl } from './adapters/adapter';
 import { adapterFor } from './adapters/registry';
 import { isObject } from './json';
 import { authHeaders, displayUrl, fromServer, Scrubber, secretsOf } from './redact';
@@ -42,12 +43,11 @@ export interface ProbeOptions {
 
 /** The GETs of one check against one base URL: its pool, its path parts, its headers, the secrets to keep out of messages. */
 class Prober {
-  readonly pool: Pool;
-  readonly url: string;
   readonly shownUrl: string;
-  readonly timeoutMs: number;
   readonly scrubber: Scrubber;
-  readonly #split: { origin: string; basePath: string; query: string };
+  readonly #pool: Pool;
+  readonly #timeoutMs: number;
+  readonly #split: SplitUrl;
   readonly #headers: Record<string, string>;
 
   constructor(url: string, options: ProbeOptions) {
@@ -56,22 +56,21 @@ class Prober {
     } catch (err) {
       throw new PreflightError((err as Error).message.replace(url, displayUrl(url)));
     }
-    this.url = url;
     this.shownUrl = displayUrl(url);
-    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.scrubber = new Scrubber(secretsOf({ url, headers: options.headers }, options.apiKey));
     this.#headers = { ...options.headers, accept: 'application/json', ...authHeaders(options.apiKey, options.apiKeyHeader) };
-    this.pool = new Pool(this.#split.origin, { connections: 4, connectTimeout: CONNECT_TIMEOUT_MS, keepAliveTimeout: 1000 });
-    this.pool.on('connectionError', () => {});
+    this.#pool = new Pool(this.#split.origin, { connections: 4, connectTimeout: CONNECT_TIMEOUT_MS, keepAliveTimeout: 1000 });
+    this.#pool.on('connectionError', () => {});
   }
 
   /** GET an API path (from the server root) under the endpoint's base path, with its query. */
   async get(path: string): Promise<ProbeResult> {
-    const signal = AbortSignal.timeout(this.timeoutMs);
+    const signal = AbortSignal.timeout(this.#timeoutMs);
     let target = requestPath(this.#split, path);
     try {
       for (let hop = 0; ; hop++) {
-        const res = await this.pool.request({ path: target, method: 'GET', headers: this.#headers, signal, headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs });
+        const res = await this.#pool.request({ path: target, method: 'GET', headers: this.#headers, signal, headersTimeout: this.#timeoutMs, bodyTimeout: this.#timeoutMs });
         const text = await readCapped(res.body);
         const location = header(res.headers, 'location');
         if (res.statusCode >= 300 && res.statusCode < 400 && location !== undefined) {
@@ -119,7 +118,7 @@ class Prober {
   }
 
   failureLine(failure: NonNullable<ProbeResult['failure']>): string {
-    if (failure.code === 'TIMEOUT') return `no answer from ${this.shownUrl} within ${this.timeoutMs} ms`;
+    if (failure.code === 'TIMEOUT') return `no answer from ${this.shownUrl} within ${this.#timeoutMs} ms`;
     if (failure.code === 'UND_ERR_CONNECT_TIMEOUT') return `cannot connect to ${this.shownUrl} (connect timeout)`;
     return `cannot connect to ${this.shownUrl} (${failure.code})`;
   }
@@ -135,7 +134,7 @@ class Prober {
   }
 
   async close(): Promise<void> {
-    await this.pool.destroy().catch(() => undefined);
+    await this.#pool.destroy().catch(() => undefined);
   }
 }
 
@@ -204,10 +203,10 @@ export async function detectApi(url: string, options: ProbeOptions = {}): Promis
   });
 }
 
-/** The models a server lists (/v1/models, or /api/tags for Ollama), in its order; empty when it lists none or cannot say. */
 /** Longer names are not model names (a hostile list): skipped. */
 const MODEL_NAME_MAX = 1000;
 
+/** The models a server lists (/v1/models, or /api/tags for Ollama), in its order; empty when it lists none or cannot say. */
 export async function listModels(endpoint: Pick<EndpointSpec, 'url' | 'api' | 'headers' | 'apiKeyHeader'>, options: { timeoutMs?: number; apiKey?: string } = {}): Promise<string[]> {
   const path = endpoint.api === 'ollama' ? '/api/tags' : '/v1/models';
   return withProber(endpoint.url, probeOptions(endpoint, options), async (p) => {

@@ -42,13 +42,12 @@ export function serializeRunFile(run: RunFile, scrubber?: Scrubber): string {
     2,
   );
   // The marker as JSON.stringify wrote it: a string that starts with an escaped NUL and a random tag.
-  const quoted = JSON.stringify(tag);
-  const open = quoted.slice(0, -1);
+  const marker = JSON.stringify(tag).slice(0, -1);
   const parts: string[] = [];
   let from = 0;
-  for (let at = text.indexOf(open, from); at !== -1; at = text.indexOf(open, from)) {
-    const end = text.indexOf('"', at + open.length);
-    parts.push(text.slice(from, at), arrays[Number(text.slice(at + open.length, end))]!);
+  for (let at = text.indexOf(marker, from); at !== -1; at = text.indexOf(marker, from)) {
+    const end = text.indexOf('"', at + marker.length);
+    parts.push(text.slice(from, at), arrays[Number(text.slice(at + marker.length, end))]!);
     from = end + 1;
   }
   parts.push(text.slice(from), '\n');

@@ -99,7 +99,7 @@ function checkHeader(text: string): string | undefined {
   const i = text.indexOf(':');
   const name = i > 0 ? text.slice(0, i).trim() : '';
   if (/[\r\n]/.test(text)) return 'must be one line (a CR or LF in a header would split the request)';
-  if (i <= 0 || !HEADER_TOKEN.test(name)) return `must be "Name: value" with a header name of letters, digits and -${name && HEADER_TOKEN.test(name) ? '' : ' (the name is missing or has spaces)'}`;
+  if (i <= 0 || !HEADER_TOKEN.test(name)) return 'must be "Name: value" with a header name of letters, digits and - (the name is missing or has spaces)';
   if (isSecretHeaderName(name)) {
     const how = name.toLowerCase() === 'authorization' ? '--api-key-env VAR' : `--api-key-env VAR --api-key-header ${name}`;
     return `${name} looks like it carries a secret: pass the key with ${how}, so it is read from the environment and never stored or shown`;

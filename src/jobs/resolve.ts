@@ -29,10 +29,8 @@ export interface ResolvedTarget {
   readonly release?: () => Promise<void>;
 }
 
-/** How long API detection may wait on each probe: remote endpoints can be slow to answer a first GET. */
-const DETECT_TIMEOUT_MS = 5000;
-/** How long the model list may take when no --model is given. */
-const MODEL_LIST_TIMEOUT_MS = 5000;
+/** How long API detection and the model list (when no --model is given) may wait on each GET: remote endpoints can be slow to answer a first one. */
+const PROBE_TIMEOUT_MS = 5000;
 
 /** The display name of the local server in run files and lists. */
 export const LOCAL_SERVER_NAME = 'local server';
@@ -58,7 +56,7 @@ export function localEndpoint(handle: Pick<LocalServerHandle, 'url' | 'model'>):
 
 /** The first model the server lists (/v1/models, or /api/tags for Ollama); undefined when it lists none or cannot say. */
 export async function firstModel(endpoint: Pick<EndpointSpec, 'url' | 'api' | 'headers' | 'apiKeyHeader'>, apiKey: string | undefined): Promise<string | undefined> {
-  const models = await listModels(endpoint, { timeoutMs: MODEL_LIST_TIMEOUT_MS, ...(apiKey ? { apiKey } : {}) });
+  const models = await listModels(endpoint, { timeoutMs: PROBE_TIMEOUT_MS, ...(apiKey ? { apiKey } : {}) });
   return models[0];
 }
 
@@ -76,7 +74,7 @@ export async function resolveTarget(target: Target, hooks: ResolveHooks): Promis
   const detectedApi = api === 'auto';
   if (api === 'auto') {
     api = await detectApi(target.url, {
-      timeoutMs: DETECT_TIMEOUT_MS,
+      timeoutMs: PROBE_TIMEOUT_MS,
       ...(hooks.apiKey ? { apiKey: hooks.apiKey } : {}),
       ...(target.apiKeyHeader ? { apiKeyHeader: target.apiKeyHeader } : {}),
       ...(target.headers ? { headers: { ...target.headers } } : {}),

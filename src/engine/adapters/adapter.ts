@@ -53,7 +53,14 @@ export interface EndpointAdapter {
  * A trailing `/v1` is dropped because every adapter's path starts from the server root
  * (`http://h:8000/v1` and `http://h:8000` mean the same OpenAI server).
  */
-export function splitBaseUrl(url: string): { origin: string; basePath: string; query: string } {
+export interface SplitUrl {
+  readonly origin: string;
+  readonly basePath: string;
+  /** `?…` as given, or ''. */
+  readonly query: string;
+}
+
+export function splitBaseUrl(url: string): SplitUrl {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -69,7 +76,7 @@ export function splitBaseUrl(url: string): { origin: string; basePath: string; q
 }
 
 /** A request path from the server root: the endpoint's base path, the API's path, the endpoint's query. */
-export function requestPath(split: { readonly basePath: string; readonly query: string }, path: string): string {
+export function requestPath(split: SplitUrl, path: string): string {
   return split.basePath + path + split.query;
 }
 
