@@ -1,16 +1,17 @@
-// `llm-profiler run`, `sweep` and `prefill-dial`: parse → build the job → execute → print, with a
+// `llm-profiler run`, `sweep`, `prefill-dial` and `cache-check`: parse → build the job → execute → print, with a
 // live progress line on a terminal, Ctrl+C that keeps what finished, and the run file with --out.
 import { lstat, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { printable, Scrubber, secretsOf } from '../engine/redact';
 import { TOOL_VERSION, writeRunFile } from '../engine/runFile';
 import type { RunFile } from '../engine/types';
-import { buildDialJob, buildRunJob, buildSweepJob } from '../jobs/build';
+import { buildCacheCheckJob, buildDialJob, buildRunJob, buildSweepJob } from '../jobs/build';
 import { UsageError } from '../jobs/errors';
 import { executeJob, sloFailure } from '../jobs/execute';
 import type { JobHooks } from '../jobs/execute';
 import type { BuiltJob } from '../jobs/job';
 import type { OptionValues } from '../jobs/values';
+import { formatCacheCheck } from '../present/cacheCheckText';
 import { formatProgressLine, formatRunTable } from '../present/runText';
 import { formatDial, formatSweep } from '../present/sweepText';
 import { formatMs } from '../present/units';
@@ -19,7 +20,7 @@ import type { CliIo } from './io';
 import { parseCommandLine } from './parse';
 import { usage } from './usage';
 
-export type JobCommandName = 'run' | 'sweep' | 'prefill-dial';
+export type JobCommandName = 'run' | 'sweep' | 'prefill-dial' | 'cache-check';
 
 function build(command: JobCommandName, v: OptionValues, io: CliIo): Promise<BuiltJob> | BuiltJob {
   const ctx = { cwd: io.cwd };
@@ -27,16 +28,27 @@ function build(command: JobCommandName, v: OptionValues, io: CliIo): Promise<Bui
     case 'run': return buildRunJob(v, ctx);
     case 'sweep': return buildSweepJob(v, ctx);
     case 'prefill-dial': return buildDialJob(v, ctx);
+    case 'cache-check': return buildCacheCheckJob(v, ctx);
   }
 }
 
 /** What --json prints: the part of the run file the command is about. */
 function jsonOf(command: JobCommandName, run: RunFile): unknown {
-  return command === 'run' ? run.summary : command === 'sweep' ? run.sweep : run.prefillDial;
+  switch (command) {
+    case 'run': return run.summary;
+    case 'sweep': return run.sweep;
+    case 'prefill-dial': return run.prefillDial;
+    case 'cache-check': return run.prefixCache ?? null;
+  }
 }
 
 function textOf(command: JobCommandName, run: RunFile): string {
-  return command === 'run' ? formatRunTable(run) : command === 'sweep' ? formatSweep(run) : formatDial(run);
+  switch (command) {
+    case 'run': return formatRunTable(run);
+    case 'sweep': return formatSweep(run);
+    case 'prefill-dial': return formatDial(run);
+    case 'cache-check': return formatCacheCheck(run);
+  }
 }
 
 /** The key named by --api-key-env, read from the environment: never printed or stored. */
@@ -199,6 +211,7 @@ export async function jobCommand(command: JobCommandName, argv: readonly string[
     const slo = sloFailure(job, run);
     if (run.cancelled) code = EXIT.interrupted;
     else if (run.summary.failed > 0) code = EXIT.failed;
+    else if (job.kind === 'cache-check' && !run.prefixCache) code = EXIT.failed;
     else if (slo) {
       err(slo);
       code = EXIT.slo;

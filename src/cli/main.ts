@@ -11,6 +11,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     case 'run':
     case 'sweep':
     case 'prefill-dial':
+    case 'cache-check':
       return jobCommand(command, rest);
     case 'serve': {
       const { serveCommand } = await import('./serve');

@@ -16,6 +16,10 @@ const ABOUT: Readonly<Record<CommandName, { usage: string; about: string }>> = {
     usage: 'llm-profiler prefill-dial [options]',
     about: 'Compare prefill chunk sizes on the local server: the same mixed workload (short decodes plus\nlong prompts at a seeded schedule) at each --batch-size, side by side.',
   },
+  'cache-check': {
+    usage: 'llm-profiler cache-check [--url URL] [--prompt-file F | --prompt-tokens N] [options]',
+    about: "Does the server answer a prompt it has seen from its prefix cache? Each round sends a prompt led by a\nnew unique prefix (cold), the same text again (warm), then a variant that differs in its last words,\none request at a time; prints TTFT cold vs warm, the cached tokens the server reported, and the verdict.",
+  },
   serve: {
     usage: 'llm-profiler serve [options]',
     about: 'Start a local llama.cpp server (OpenAI-compatible, on 127.0.0.1) and keep it running until Ctrl+C.',
@@ -81,6 +85,7 @@ Commands
   run            profile an endpoint: TTFT, TPOT, ITL, E2E, throughput, goodput, stalls
   sweep          run a workload at several concurrencies/rates/prompt lengths and fit the trade-off
   prefill-dial   compare prefill chunk sizes on the local server
+  cache-check    does the server serve repeated prompts from its prefix cache? TTFT cold vs warm
   serve          start the bundled local server
 
 Run "llm-profiler <command> --help" for a command's options.

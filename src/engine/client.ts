@@ -22,9 +22,10 @@ import type {
   ServerTimings,
   StreamObserver,
 } from './types';
-import { maxTokensOf, requestPath, splitBaseUrl } from './adapters/adapter';
+import { MAX_SERVER_MS, maxTokensOf, requestPath, splitBaseUrl } from './adapters/adapter';
 import { adapterFor } from './adapters/registry';
 import type { EndpointAdapter, EventInfo, SplitUrl } from './adapters/adapter';
+import { INTERMEDIARY_HEADERS } from './buffering';
 import { createJsonStreamParser } from './streamParsers';
 import type { Framing, JsonStreamParser } from './streamParsers';
 import { PreflightError } from './detect';
@@ -50,6 +51,9 @@ export function overMaxTokens(outputTokens: number, maxTokens: number): boolean 
 
 /** How long warming may wait for its GETs when the run's own --timeout is longer (or off). */
 const WARM_TIMEOUT_MS = 30_000;
+
+/** TGI's per-request timing headers (whole ms or counts). */
+const TGI_HEADERS: ReadonlySet<string> = new Set(['x-queue-time', 'x-inference-time', 'x-total-time', 'x-prompt-tokens', 'x-generated-tokens']);
 
 const CONNECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'UND_ERR_CONNECT_TIMEOUT', 'ERR_TLS_CERT_ALTNAME_INVALID', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'CERT_HAS_EXPIRED']);
 const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'ECONNABORTED', 'UND_ERR_CLOSED']);
@@ -191,6 +195,8 @@ class StreamState implements Dispatcher.DispatchHandler {
   #completionTokens: number | undefined;
   #reasoningTokens: number | undefined;
   #serverTimings: ServerTimings | undefined;
+  #ignoredTimings: string[] | undefined;
+  #intermediaries: Record<string, string> | undefined;
   #serverError: string | undefined;
   #ended = false; // [DONE], done/stop, or an error event: later events are not part of the answer
 
@@ -355,6 +361,8 @@ class StreamState implements Dispatcher.DispatchHandler {
       else if (name === 'content-type') this.#contentType = this.#said(value(), 100).toLowerCase();
       else if (name === 'content-encoding') this.#contentEncoding = this.#said(value(), 100).toLowerCase();
       else if (name === 'location') this.#location = this.#said(displayUrl(value()), 300);
+      else if (name.startsWith('x-') && TGI_HEADERS.has(name)) this.#tgiHeader(name, value());
+      if (INTERMEDIARY_HEADERS.has(name)) (this.#intermediaries ??= {})[name] = this.#said(value(), 200);
     }
     const contentType = this.#contentType;
     const status = this.#status ?? 0;
@@ -390,6 +398,33 @@ class StreamState implements Dispatcher.DispatchHandler {
     if (this.#parser === undefined) return;
     this.#now = t;
     this.#parser.feedBytes(chunk);
+  }
+
+  /**
+   * TGI's timing headers (router/src/server.rs: whole ms, truncated; set only on replies that are
+   * not streamed, since a stream's headers leave before its first token). x-inference-time is
+   * prefill and decode together, and x-time-per-token is that over the tokens (prefill included, so
+   * not an ITL): kept as inferenceMs, the latter not at all.
+   */
+  #tgiHeader(name: string, raw: string): void {
+    const text = raw.trim();
+    const n = /^\d{1,12}$/.test(text) ? Number(text) : undefined;
+    if (n === undefined || (!name.endsWith('-tokens') && n > MAX_SERVER_MS)) {
+      this.#ignore(`header ${name}: ${JSON.stringify(this.#said(text, 40))}`);
+      return;
+    }
+    const t: { -readonly [K in keyof ServerTimings]: ServerTimings[K] } = { ...this.#serverTimings, source: 'tgi' };
+    if (name === 'x-queue-time') t.queueMs = n;
+    else if (name === 'x-inference-time') t.inferenceMs = n;
+    else if (name === 'x-total-time') t.totalMs = n;
+    else if (name === 'x-prompt-tokens') t.promptTokens = n;
+    else if (name === 'x-generated-tokens') t.predictedTokens = n;
+    this.#serverTimings = t;
+  }
+
+  #ignore(note: string): void {
+    const list = (this.#ignoredTimings ??= []);
+    if (list.length < 10) list.push(note);
   }
 
   /** Text a server said, safe to keep and show (no control characters, no known secret, capped); one line unless `oneLine` is false. */
@@ -436,6 +471,7 @@ class StreamState implements Dispatcher.DispatchHandler {
       if (usage.reasoningTokens !== undefined) this.#reasoningTokens = usage.reasoningTokens;
     }
     if (info.serverTimings !== undefined) this.#serverTimings = { ...this.#serverTimings, ...info.serverTimings };
+    if (info.ignoredTimings !== undefined) for (const note of info.ignoredTimings) this.#ignore(this.#said(note, 120));
     if (info.done) this.#ended = true;
   }
 
@@ -556,6 +592,9 @@ class StreamState implements Dispatcher.DispatchHandler {
     if (this.#reasoningTokens !== undefined) record.reasoningTokens = this.#reasoningTokens;
     if (this.#multiTokenChunks > 0) record.multiTokenChunks = this.#multiTokenChunks;
     if (this.#serverTimings !== undefined) record.serverTimings = this.#serverTimings;
+    if (this.#ignoredTimings !== undefined) record.ignoredServerFields = this.#ignoredTimings;
+    if (this.#intermediaries !== undefined) record.intermediaries = this.#intermediaries;
+    if (this.#spec.cacheBust !== undefined) record.cacheBust = this.#spec.cacheBust;
     const malformed = this.#parser?.malformed ?? 0;
     if (malformed > 0) record.malformedEvents = malformed;
     if (this.#status !== undefined) record.httpStatus = this.#status;

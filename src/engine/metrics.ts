@@ -1,7 +1,12 @@
 // The statistics every surface shows. Definitions follow vLLM's `bench serve` (calculate_metrics in
 // vllm/benchmarks/serve.py) so that numbers can be compared with it; see README "Metrics".
 import type { ErrorKind, RequestRecord, SloSpec, Summary, WorkloadSpec } from './types';
+import { analyzeTiming } from './attribution';
+import type { TimingAnalysis } from './attribution';
+import { summarizeServer } from './phases';
+import { summarizePrefixCache } from './prefixCache';
 import { summarizeStalls } from './stalls';
+import { verdictsOf } from './verdicts';
 import { gapsOf, percentile, stats } from './stats';
 
 /** The percentile an SLO is judged at for `sloMissed`. */
@@ -40,6 +45,10 @@ export interface SummarizeOptions {
    * measured send to last measured end.
    */
   readonly durationS?: number;
+  /** The stall attribution and buffering verdict over these requests, when already made (runAssembly). */
+  readonly analysis?: TimingAnalysis;
+  /** Requests outside `requests` that the analysis may blame (the prefill dial's long prompts): their prompt sizes name them. */
+  readonly culprits?: readonly RequestRecord[];
 }
 
 /** The per-request samples and totals of the successful measured requests. */
@@ -129,6 +138,37 @@ export function summarize(requests: readonly RequestRecord[], workload: Workload
   const slo = workload.slo;
   const goodput = hasGoodputSlo(slo) ? per(ok.filter((r) => meetsSlo(r, slo)).length) : undefined;
   const sloMissed = slo ? missedSlos(slo, s, ok.length) : undefined;
+  const analysis = options.analysis ?? analyzeTiming(requests, workload);
+  const byIndex = new Map<number, RequestRecord>();
+  for (const r of options.culprits ?? []) byIndex.set(r.index, r);
+  for (const r of requests) byIndex.set(r.index, r);
+  const stalls = summarizeStalls(ok, workload.stallFactor, workload.stallFloorMs, { attributed: analysis.stalls, promptTokens: (i) => byIndex.get(i)?.promptTokens });
+  // For each prefill stall, its largest culprit's prompt: "all from prefills of prompts ≥ N tokens".
+  const culpritPromptTokens: number[] = [];
+  for (const r of ok) {
+    for (const st of analysis.stalls.get(r.index) ?? []) {
+      let largest: number | undefined;
+      for (const c of st.culprits) {
+        const p = byIndex.get(c)?.promptTokens;
+        if (p !== undefined && (largest === undefined || p > largest)) largest = p;
+      }
+      if (largest !== undefined) culpritPromptTokens.push(largest);
+    }
+  }
+  const buffering = analysis.buffering.verdict;
+  const server = summarizeServer(ok, pcts);
+  const ttftMs = stats(s.ttfts, pcts);
+  const prefixCache = summarizePrefixCache(ok, workload.prefixCache ?? 'warm', pcts);
+  const verdicts = verdictsOf({
+    mode: workload.mode,
+    completed: ok.length,
+    ttftMs,
+    stalls,
+    culpritPromptTokens,
+    buffering,
+    ...(server ? { server } : {}),
+    ...(prefixCache ? { prefixCache } : {}),
+  });
   return {
     completed: ok.length,
     failed: measured.length - ok.length,
@@ -139,16 +179,20 @@ export function summarize(requests: readonly RequestRecord[], workload: Workload
     requestsPerSecond: per(ok.length),
     outputTokensPerSecond: per(s.totalOutputTokens),
     totalTokensPerSecond: per(s.totalInputTokens + s.totalOutputTokens),
-    ttftMs: stats(s.ttfts, pcts),
+    ttftMs,
     ...(s.reasoning ? { ttfoMs: stats(s.ttfos, pcts) } : {}),
     tpotMs: stats(s.tpots, pcts),
     itlMs: stats(s.itls, pcts),
     e2eMs: stats(s.e2es, pcts),
     ...(goodput !== undefined ? { goodput } : {}),
     ...(sloMissed !== undefined ? { sloMissed } : {}),
-    stalls: summarizeStalls(ok, workload.stallFactor, workload.stallFloorMs),
+    stalls,
     malformedEvents,
     tokenSource: s.usage === 0 ? 'chunks' : s.usage === ok.length ? 'usage' : 'mixed',
     multiTokenChunks,
+    buffering,
+    ...(server ? { server } : {}),
+    ...(prefixCache ? { prefixCache } : {}),
+    ...(verdicts.length > 0 ? { verdicts } : {}),
   };
 }

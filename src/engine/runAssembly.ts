@@ -1,5 +1,6 @@
 // Building a run's RunFile from its parts: the one place a runner's result takes the file's shape,
 // with the endpoint redacted (redact.ts) and the summary computed over the measured phase.
+import { analyzeTiming, annotateRequests } from './attribution';
 import { summarize } from './metrics';
 import { redactEndpoint } from './redact';
 import { RUN_FORMAT, RUN_VERSION, TOOL_NAME, TOOL_VERSION } from './runFormat';
@@ -24,6 +25,8 @@ export interface RunParts {
 }
 
 export function assembleRunFile(p: RunParts): RunFile {
+  const analysis = analyzeTiming(p.requests, p.workload);
+  const requests = annotateRequests(p.requests, analysis);
   return {
     format: RUN_FORMAT,
     version: RUN_VERSION,
@@ -35,7 +38,7 @@ export function assembleRunFile(p: RunParts): RunFile {
     endpoint: { ...redactEndpoint(p.endpoint), ...(p.detectedApi ? { detectedApi: true } : {}) },
     workload: p.workload,
     ...(p.connection ? { connection: p.connection } : {}),
-    requests: p.requests,
-    summary: summarize(p.requests, p.workload, { durationS: p.durationS }),
+    requests,
+    summary: summarize(requests, p.workload, { durationS: p.durationS, analysis }),
   };
 }

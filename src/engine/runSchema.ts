@@ -9,7 +9,7 @@
 // Number lists (chunkTimesMs: a run can hold a million) are checked by one tight loop, not element
 // by element through the schema machinery.
 import * as v from 'valibot';
-import { API_KINDS } from './types';
+import { API_KINDS, METRICS_FAMILIES, STALL_CAUSES, TIMING_SOURCES } from './types';
 import type { RunFile, Stats } from './types';
 
 import { RUN_FORMAT, RUN_VERSION, TOOL_NAME } from './runFormat';
@@ -41,6 +41,7 @@ const stats = v.custom<Stats>(isStats, 'expected statistics {count, mean, std, m
 const list = <T extends v.GenericSchema>(item: T) => v.pipe(v.array(item), v.readonly());
 const opt = v.optional;
 
+const stallCause = v.picklist(STALL_CAUSES);
 const errorKind = v.picklist(['connect', 'http', 'reset', 'timeout', 'idle-timeout', 'malformed', 'server', 'empty', 'aborted', 'overlong', 'other']);
 const sloKey = v.picklist(['ttftMs', 'tpotMs', 'itlMs', 'e2eMs']);
 
@@ -79,6 +80,7 @@ const workload = v.object({
   percentiles: numbers,
   stallFactor: num,
   stallFloorMs: num,
+  prefixCache: opt(v.picklist(['cold', 'warm'])),
 });
 
 const request = v.object({
@@ -102,15 +104,81 @@ const request = v.object({
   chunkTimesMs: numbers,
   multiTokenChunks: opt(num),
   serverTimings: opt(
-    v.object({ promptTokens: opt(num), promptMs: opt(num), predictedTokens: opt(num), predictedMs: opt(num), loadMs: opt(num), totalMs: opt(num) }),
+    v.object({
+      source: opt(v.picklist(TIMING_SOURCES)),
+      queueMs: opt(num),
+      serverTtftMs: opt(num),
+      promptTokens: opt(num),
+      promptMs: opt(num),
+      predictedTokens: opt(num),
+      predictedMs: opt(num),
+      cachedTokens: opt(num),
+      meanItlMs: opt(num),
+      inferenceMs: opt(num),
+      loadMs: opt(num),
+      totalMs: opt(num),
+    }),
   ),
+  ignoredServerFields: opt(list(str)),
+  transportMs: opt(num),
+  stalls: opt(list(v.object({ atChunk: num, gapMs: num, cause: stallCause, culprits: numbers }))),
+  intermediaries: opt(v.record(str, str)),
+  cacheBust: opt(v.picklist(['cache_prompt', 'nonce'])),
+  repeatOf: opt(num),
   malformedEvents: opt(num),
   exceedsMaxTokens: opt(bool),
   httpStatus: opt(num),
   error: opt(v.object({ kind: errorKind, message: str, status: opt(num), body: opt(str) })),
 });
 
-const stall = v.object({ requestIndex: num, startMs: num, startAt: num, gapMs: num, medianItlMs: num });
+const stall = v.object({
+  requestIndex: num,
+  startMs: num,
+  startAt: num,
+  gapMs: num,
+  medianItlMs: num,
+  atChunk: opt(num),
+  cause: opt(stallCause),
+  culprits: opt(list(v.object({ index: num, promptTokens: opt(num) }))),
+});
+
+const byCause = v.object({ prefill: num, buffering: num, unknown: num });
+
+const buffering = v.object({
+  detected: bool,
+  evidence: list(str),
+  inflationMs: opt(num),
+  bufferedStreams: num,
+  streams: num,
+  periodMs: opt(num),
+});
+
+const serverSide = v.object({
+  sources: list(v.picklist(TIMING_SOURCES)),
+  requests: num,
+  ttftClientMs: stats,
+  ttftServerMs: opt(stats),
+  queueMs: opt(stats),
+  promptMs: opt(stats),
+  transportMs: opt(stats),
+  cachedTokens: num,
+  cachedRequests: num,
+});
+
+const prefixCacheSummary = v.object({
+  mode: v.picklist(['cold', 'warm']),
+  coldRequests: num,
+  warmRequests: num,
+  coldTtftMs: opt(stats),
+  warmTtftMs: opt(stats),
+  cachedTokens: num,
+});
+
+const verdict = v.object({
+  kind: v.picklist(['queue', 'prefill', 'stalls', 'buffering', 'transport', 'prefix-cache']),
+  message: str,
+  value: num,
+});
 
 const summary = v.object({
   completed: num,
@@ -129,10 +197,14 @@ const summary = v.object({
   e2eMs: stats,
   goodput: opt(num),
   sloMissed: opt(list(sloKey)),
-  stalls: v.object({ count: num, totalMs: num, shareOfDecode: num, worst: list(stall), factor: num, floorMs: num }),
+  stalls: v.object({ count: num, totalMs: num, shareOfDecode: num, worst: list(stall), factor: num, floorMs: num, byCause: opt(byCause), msByCause: opt(byCause) }),
   malformedEvents: num,
   tokenSource: v.picklist(['usage', 'chunks', 'mixed']),
   multiTokenChunks: num,
+  buffering: opt(buffering),
+  server: opt(serverSide),
+  prefixCache: opt(prefixCacheSummary),
+  verdicts: opt(list(verdict)),
 });
 
 const pick = v.object({ index: num, label: str, goodput: opt(num), outputTokensPerSecond: num });
@@ -184,6 +256,36 @@ const prefillDial = v.object({
   durationS: num,
 });
 
+const histogram = v.object({ metric: str, count: num, sumMs: num, meanMs: opt(num), p50Ms: opt(num), p99Ms: opt(num) });
+const gaugeSeries = v.pipe(v.array(v.nullable(num)), v.readonly());
+
+const serverMetrics = v.object({
+  url: str,
+  family: opt(v.picklist(METRICS_FAMILIES)),
+  histograms: v.object({
+    ttft: opt(histogram),
+    queue: opt(histogram),
+    prefill: opt(histogram),
+    decode: opt(histogram),
+    e2e: opt(histogram),
+    itl: opt(histogram),
+  }),
+  counters: v.record(str, num),
+  prefixCacheHitRate: opt(num),
+  samples: v.object({ atMs: numbers, running: gaugeSeries, waiting: gaugeSeries, kvCacheUsage: gaugeSeries }),
+  notes: list(str),
+});
+
+const prefixCacheCheck = v.object({
+  coldTtftMs: num,
+  warmTtftMs: num,
+  variantTtftMs: opt(num),
+  cachedTokens: opt(num),
+  hit: bool,
+  rounds: num,
+  message: str,
+});
+
 export const RunFileSchema = v.looseObject({
   format: v.literal(RUN_FORMAT),
   version: v.literal(RUN_VERSION),
@@ -199,6 +301,8 @@ export const RunFileSchema = v.looseObject({
   summary,
   sweep: opt(sweep),
   prefillDial: opt(prefillDial),
+  serverMetrics: opt(serverMetrics),
+  prefixCache: opt(prefixCacheCheck),
 });
 
 /** What is wrong with a value that should be a run file; each reader words it its own way. */

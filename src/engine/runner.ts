@@ -2,7 +2,9 @@
 // loop), live progress, cancellation that keeps every finished request, and the run file. The parts
 // live apart, each tested alone with a fake clock: the schedulers (scheduler.ts), the accounting
 // (runTally.ts), the run file's assembly (runAssembly.ts); this file wires them to the client.
+import { randomBytes } from 'node:crypto';
 import type {
+  CacheBust,
   ClientOptions,
   ConnectionInfo,
   EndpointClient,
@@ -16,6 +18,7 @@ import type {
   StreamObserver,
   WorkloadSpec,
 } from './types';
+import { cacheBustFor, randomTag } from './adapters/cacheBust';
 import { createEndpointClient } from './client';
 import { realClock } from './clock';
 import { preflight } from './detect';
@@ -38,6 +41,8 @@ export interface RunOptions {
   onRecord?(r: RequestRecord): void;
   /** Prompts to cycle through instead of the workload's prompt source. */
   readonly prompts?: readonly Prompt[];
+  /** Prompts for the warmup requests, cycled (default: the same as the measured ones). */
+  readonly warmupPrompts?: readonly Prompt[];
   readonly runId?: string;
   /** Recorded in the run file when the API kind was detected (`--api auto`). */
   readonly detectedApi?: boolean;
@@ -48,17 +53,56 @@ const ABORT_GRACE_MS = 40;
 /** How long closing the client may take on the way out of a cancelled run. */
 const CLOSE_GRACE_MS = 30;
 
-/** Where each request's prompt comes from: measured request k cycles from the first prompt again. */
-type PromptFor = (index: number, warmup: boolean, k: number) => Prompt;
+/**
+ * Where each request's prompt comes from (measured request k cycles from the first prompt again),
+ * and which prompt it is: the same key for the same text, so that a repeat is known without keeping
+ * every text sent. Synthetic prompts have no key: each is unique from its first word.
+ */
+interface PromptSource {
+  promptFor(index: number, warmup: boolean, k: number): { readonly prompt: Prompt; readonly key?: number };
+}
 
-async function promptSource(w: WorkloadSpec, given: readonly Prompt[] | undefined): Promise<PromptFor> {
-  if (given && given.length > 0) return (_i, _warm, k) => given[k % given.length]!;
+/** The same text: every message's role and content. */
+function promptIdentity(p: Prompt): string {
+  return p.messages.map((m) => `${m.role}\u0000${m.content}`).join('\u0001');
+}
+
+/** Cycles finite lists (measured, and warmup when given apart), keyed by the first position of each text. */
+function listSource(measured: readonly Prompt[], warmup: readonly Prompt[] | undefined): PromptSource {
+  const all = warmup && warmup.length > 0 ? [...measured, ...warmup] : measured;
+  const firstOf = new Map<string, number>();
+  const keys = all.map((p, i) => {
+    const id = promptIdentity(p);
+    const first = firstOf.get(id);
+    if (first !== undefined) return first;
+    firstOf.set(id, i);
+    return i;
+  });
+  const warmups = all.length - measured.length;
+  return {
+    promptFor: (_index, isWarmup, k) => {
+      const i = isWarmup && warmups > 0 ? measured.length + (k % warmups) : k % measured.length;
+      return { prompt: all[i]!, key: keys[i]! };
+    },
+  };
+}
+
+async function promptSource(w: WorkloadSpec, given: readonly Prompt[] | undefined, warmup: readonly Prompt[] | undefined): Promise<PromptSource> {
+  if (given && given.length > 0) return listSource(given, warmup);
   const src = w.prompt;
   if (src.kind === 'synthetic') {
-    return (index) => syntheticPrompt(index, src.tokens, { seed: w.seed, sharedPrefix: src.sharedPrefix });
+    const synthetic: PromptSource = { promptFor: (index) => ({ prompt: syntheticPrompt(index, src.tokens, { seed: w.seed, sharedPrefix: src.sharedPrefix }) }) };
+    if (!warmup || warmup.length === 0) return synthetic;
+    const list = listSource(warmup, undefined);
+    return { promptFor: (index, isWarmup, k) => (isWarmup ? list.promptFor(index, false, k) : synthetic.promptFor(index, false, k)) };
   }
   const { prompts } = await readPrompts(src);
-  return (_i, _warm, k) => prompts[k % prompts.length]!;
+  return listSource(prompts, warmup);
+}
+
+/** A few random base-36 characters: the run's part of every nonce (unique across runs, sweeps' points included). */
+function nonceBase(): string {
+  return randomTag(randomBytes(6));
 }
 
 function scrubText(text: string | undefined, secret: string | undefined): string | undefined {
@@ -85,6 +129,7 @@ function failedRecord(spec: RequestSpec, sentAt: number, kind: RequestError['kin
     outputTokens: 0,
     tokenSource: 'chunks',
     chunkTimesMs: [],
+    ...(spec.cacheBust !== undefined ? { cacheBust: spec.cacheBust } : {}),
     error: { kind, message },
   };
 }
@@ -112,20 +157,61 @@ function clientOptions(w: WorkloadSpec, apiKey: string | undefined): ClientOptio
   };
 }
 
-/** Request k of a phase, from the workload and the prompt source. */
-function specFor(w: WorkloadSpec, promptFor: PromptFor, index: number, warmup: boolean, k: number, scheduledAt: number): RequestSpec {
-  const prompt = promptFor(index, warmup, k);
-  const temperature = prompt.temperature ?? w.temperature;
-  return {
-    index,
-    warmup,
-    prompt,
-    maxTokens: prompt.maxTokens ?? w.maxTokens,
-    seed: w.seed + index,
-    ignoreEos: w.ignoreEos,
-    ...(temperature !== undefined ? { temperature } : {}),
-    scheduledAt,
-  };
+/** A request as planned: its spec, and the earlier request that sent the same prompt, if one did. */
+export interface Planned {
+  readonly spec: RequestSpec;
+  readonly repeatOf?: number;
+}
+
+/**
+ * Turns request k of a phase into its spec: the prompt from the source, kept cold the API's way
+ * when the workload says so (workload.prefixCache; absent: warm, as runs were before it existed),
+ * and whether it repeats a prompt sent earlier in this run.
+ */
+export class Planner {
+  readonly #w: WorkloadSpec;
+  readonly #source: PromptSource;
+  readonly #cacheBust: CacheBust | undefined;
+  readonly #nonceBase = nonceBase();
+  /** Prompt key → the index of the first request that sent it. */
+  readonly #firstSent = new Map<number, number>();
+
+  constructor(w: WorkloadSpec, source: PromptSource, endpoint: EndpointSpec) {
+    this.#w = w;
+    this.#source = source;
+    this.#cacheBust = w.prefixCache === 'cold' ? cacheBustFor(endpoint.api) : undefined;
+  }
+
+  plan(index: number, warmup: boolean, k: number, scheduledAt: number): Planned {
+    const w = this.#w;
+    const { prompt, key } = this.#source.promptFor(index, warmup, k);
+    const temperature = prompt.temperature ?? w.temperature;
+    const bust = this.#cacheBust;
+    const spec: RequestSpec = {
+      index,
+      warmup,
+      prompt,
+      maxTokens: prompt.maxTokens ?? w.maxTokens,
+      seed: w.seed + index,
+      ignoreEos: w.ignoreEos,
+      ...(temperature !== undefined ? { temperature } : {}),
+      scheduledAt,
+      ...(bust !== undefined ? { cacheBust: bust } : {}),
+      ...(bust === 'nonce' ? { nonce: `${this.#nonceBase}-${index.toString(36)}` } : {}),
+    };
+    if (key === undefined) return { spec };
+    const first = this.#firstSent.get(key);
+    if (first === undefined) {
+      this.#firstSent.set(key, index);
+      return { spec };
+    }
+    return { spec, repeatOf: first };
+  }
+}
+
+/** The planner a run of `w` against `endpoint` uses (for tests: what each request would send). */
+export async function createPlanner(w: WorkloadSpec, endpoint: EndpointSpec, prompts?: readonly Prompt[], warmupPrompts?: readonly Prompt[]): Promise<Planner> {
+  return new Planner(w, await promptSource(w, prompts, warmupPrompts), endpoint);
 }
 
 /** Hands requests to the client and their records to the tally; on cancel, records what is still out. */
@@ -133,7 +219,7 @@ class Sender {
   readonly #client: EndpointClient;
   readonly #tally: RunTally;
   readonly #options: RunOptions;
-  readonly #pending = new Map<number, { ctrl: AbortController; spec: RequestSpec; sentAt: number; done: Promise<void> }>();
+  readonly #pending = new Map<number, { ctrl: AbortController; spec: RequestSpec; repeatOf: number | undefined; sentAt: number; done: Promise<void> }>();
   readonly #observer: StreamObserver;
 
   constructor(client: EndpointClient, tally: RunTally, options: RunOptions) {
@@ -144,7 +230,7 @@ class Sender {
   }
 
   /** Sends one request; resolves when its record is in (never rejects). */
-  send(spec: RequestSpec): Promise<void> {
+  send({ spec, repeatOf }: Planned): Promise<void> {
     const ctrl = new AbortController();
     const sentAt = realClock.origin + realClock.now();
     this.#tally.sent(spec.index, spec.warmup);
@@ -161,11 +247,12 @@ class Sender {
       if (rec.promptTokens === undefined && spec.prompt.estimatedTokens !== undefined) {
         rec = { ...rec, promptTokens: spec.prompt.estimatedTokens, promptTokensEstimated: true };
       }
+      if (repeatOf !== undefined) rec = { ...rec, repeatOf };
       this.#tally.returned();
       this.#pending.delete(spec.index);
       this.#finish(rec);
     })();
-    this.#pending.set(spec.index, { ctrl, spec, sentAt, done });
+    this.#pending.set(spec.index, { ctrl, spec, repeatOf, sentAt, done });
     return done;
   }
 
@@ -173,7 +260,10 @@ class Sender {
   async cancel(): Promise<void> {
     for (const p of this.#pending.values()) p.ctrl.abort();
     await Promise.race([Promise.all([...this.#pending.values()].map((p) => p.done)), sleep(ABORT_GRACE_MS, undefined)]);
-    for (const p of [...this.#pending.values()]) this.#finish(failedRecord(p.spec, p.sentAt, 'aborted', 'cancelled by the user'));
+    for (const p of [...this.#pending.values()]) {
+      const rec = failedRecord(p.spec, p.sentAt, 'aborted', 'cancelled by the user');
+      this.#finish(p.repeatOf !== undefined ? { ...rec, repeatOf: p.repeatOf } : rec);
+    }
   }
 
   #finish(rec: RequestRecord): void {
@@ -188,11 +278,11 @@ class Sender {
 }
 
 /** Warmup (a closed loop, excluded from statistics), then the measured phase in the workload's mode. */
-async function runPhases(w: WorkloadSpec, promptFor: PromptFor, sender: Sender, tally: RunTally, signal: AbortSignal | undefined): Promise<void> {
+async function runPhases(w: WorkloadSpec, planner: Planner, sender: Sender, tally: RunTally, signal: AbortSignal | undefined): Promise<void> {
   const clock = realClock;
   const epoch = (t: number) => clock.origin + t;
   if (w.warmup > 0) {
-    const send = (k: number) => sender.send(specFor(w, promptFor, k, true, k, epoch(clock.now())));
+    const send = (k: number) => sender.send(planner.plan(k, true, k, epoch(clock.now())));
     await closedLoop({ workers: Math.min(w.warmup, connectionsFor(w)), more: (k) => k < w.warmup, send, ...(signal ? { signal } : {}) });
   }
   if (signal?.aborted) return;
@@ -201,7 +291,7 @@ async function runPhases(w: WorkloadSpec, promptFor: PromptFor, sender: Sender, 
   const first = w.warmup;
   const m = w.mode;
   if (m.kind === 'closed') {
-    const send = (k: number) => sender.send(specFor(w, promptFor, first + k, false, k, epoch(clock.now())));
+    const send = (k: number) => sender.send(planner.plan(first + k, false, k, epoch(clock.now())));
     await closedLoop({ workers: m.concurrency, more: (k) => withinPhase(w.requests, deadline, k, clock.now()), send, ...(signal ? { signal } : {}) });
   } else {
     await openLoop({
@@ -210,7 +300,7 @@ async function runPhases(w: WorkloadSpec, promptFor: PromptFor, sender: Sender, 
       seed: w.seed,
       ...(m.maxConcurrency !== undefined ? { maxConcurrency: m.maxConcurrency } : {}),
       more: (k, due) => withinPhase(w.requests, deadline, k, due),
-      send: (k, due) => sender.send(specFor(w, promptFor, first + k, false, k, epoch(due))),
+      send: (k, due) => sender.send(planner.plan(first + k, false, k, epoch(due))),
       ...(signal ? { signal } : {}),
       clock,
     });
@@ -248,7 +338,7 @@ export async function runWorkload(endpoint: EndpointSpec, workload: WorkloadSpec
   const aborted = abortable(signal);
   let client: EndpointClient | undefined;
   try {
-    const promptFor = await promptSource(w, options.prompts);
+    const planner = new Planner(w, await promptSource(w, options.prompts, options.warmupPrompts), endpoint);
     // ---- preflight and warm, both cancellable ----
     const pre = preflight(endpoint, { ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}) });
     pre.catch(() => undefined);
@@ -263,7 +353,7 @@ export async function runWorkload(endpoint: EndpointSpec, workload: WorkloadSpec
 
     // ---- sending ----
     const sender = new Sender(client, tally, options);
-    const phases = runPhases(w, promptFor, sender, tally, signal);
+    const phases = runPhases(w, planner, sender, tally, signal);
     phases.catch(() => undefined);
     await Promise.race([phases, aborted.promise]);
     if (signal?.aborted) {

@@ -8,7 +8,7 @@
 // (50 ms): on a fast stream 3 × 4 ms = 12 ms is within the noise of a loaded machine and of the OS
 // timer; a pause under ~50 ms is also below what a reader of streamed text notices. Both are
 // settings (WorkloadSpec.stallFactor / stallFloorMs).
-import type { RequestRecord, Stall, StallSummary } from './types';
+import type { RequestRecord, RequestStall, Stall, StallCause, StallSummary } from './types';
 import { gapsOf, median } from './stats';
 
 export const DEFAULT_STALL_FACTOR = 3;
@@ -27,10 +27,18 @@ export function findStalls(record: RequestRecord, factor: number, floorMs: numbe
     const gap = gaps[i]!;
     if (gap > threshold) {
       const startMs = times[i]!;
-      stalls.push({ requestIndex: record.index, startMs, startAt: record.sentAt + startMs, gapMs: gap, medianItlMs: med });
+      stalls.push({ requestIndex: record.index, startMs, startAt: record.sentAt + startMs, gapMs: gap, medianItlMs: med, atChunk: i + 1 });
     }
   }
   return stalls;
+}
+
+export interface StallSummaryOptions {
+  /** Each stall's cause and culprits (attribution.ts), by request index. */
+  readonly attributed?: ReadonlyMap<number, readonly RequestStall[]>;
+  /** A culprit's prompt tokens, to name them in the list. */
+  readonly promptTokens?: (index: number) => number | undefined;
+  readonly worstCount?: number;
 }
 
 /**
@@ -41,14 +49,35 @@ export function summarizeStalls(
   records: readonly RequestRecord[],
   factor: number,
   floorMs: number,
-  worstCount = WORST_STALLS,
+  options: StallSummaryOptions = {},
 ): StallSummary {
+  const { attributed, promptTokens, worstCount = WORST_STALLS } = options;
   const all: Stall[] = [];
   let decodeMs = 0;
+  const byCause: Record<StallCause, number> = { prefill: 0, buffering: 0, unknown: 0 };
+  const msByCause: Record<StallCause, number> = { prefill: 0, buffering: 0, unknown: 0 };
   for (const r of records) {
     const t = r.chunkTimesMs;
     if (t.length >= 2) decodeMs += t[t.length - 1]! - t[0]!;
-    for (const s of findStalls(r, factor, floorMs)) all.push(s);
+    const verdicts = attributed?.get(r.index);
+    for (const s of findStalls(r, factor, floorMs)) {
+      const v = verdicts?.find((x) => x.atChunk === s.atChunk);
+      if (v === undefined) {
+        all.push(s);
+        if (attributed !== undefined) {
+          byCause.unknown++;
+          msByCause.unknown += s.gapMs;
+        }
+        continue;
+      }
+      byCause[v.cause]++;
+      msByCause[v.cause] += s.gapMs;
+      const culprits = v.culprits.map((index) => {
+        const p = promptTokens?.(index);
+        return p !== undefined ? { index, promptTokens: p } : { index };
+      });
+      all.push({ ...s, cause: v.cause, culprits });
+    }
   }
   let totalMs = 0;
   for (const s of all) totalMs += s.gapMs;
@@ -60,5 +89,6 @@ export function summarizeStalls(
     worst,
     factor,
     floorMs,
+    ...(attributed !== undefined ? { byCause, msByCause } : {}),
   };
 }

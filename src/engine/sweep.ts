@@ -2,6 +2,7 @@
 // dial (one mixed workload at several prefill chunk sizes), each stored as ONE run file whose
 // `requests` hold every point's requests, re-indexed in order.
 import { analyzeSweep, meanDecodingBatch, meanPromptTokens, saturationReason } from './fit';
+import { analyzeTiming, annotateRequests } from './attribution';
 import { summarize } from './metrics';
 import { newRunId } from './runId';
 import { RUN_FORMAT, RUN_VERSION } from './runFormat';
@@ -134,7 +135,8 @@ class Collector {
     for (const r of sorted) {
       const g = this.requests.length;
       map.set(r.index, g);
-      const rec = { ...r, index: g };
+      // a point's repeatOf names an earlier request of the same point: mapped before this one (its index is lower)
+      const rec = { ...r, index: g, ...(r.repeatOf !== undefined ? { repeatOf: map.get(r.repeatOf) ?? r.repeatOf } : {}) };
       this.requests.push(rec);
       records.push(rec);
       indexes.push(g);
@@ -142,10 +144,27 @@ class Collector {
     const s = run.summary;
     const summary: Summary = {
       ...s,
-      stalls: { ...s.stalls, worst: s.stalls.worst.map((st) => ({ ...st, requestIndex: map.get(st.requestIndex) ?? st.requestIndex })) },
+      stalls: {
+        ...s.stalls,
+        worst: s.stalls.worst.map((st) => ({
+          ...st,
+          requestIndex: map.get(st.requestIndex) ?? st.requestIndex,
+          ...(st.culprits ? { culprits: st.culprits.map((c) => ({ ...c, index: map.get(c.index) ?? c.index })) } : {}),
+        })),
+      },
     };
     return { indexes, summary, records };
   }
+}
+
+/**
+ * A job's requests with their stalls judged over all of them (global indexes; culprits may be in
+ * another run of the job, as in the dial), and the summary over them.
+ */
+function judged(records: readonly RequestRecord[], workload: WorkloadSpec, durationS: number): { requests: RequestRecord[]; summary: Summary } {
+  const analysis = analyzeTiming(records, workload);
+  const requests = annotateRequests(records, analysis);
+  return { requests, summary: summarize(requests, workload, { durationS, analysis }) };
 }
 
 /** Measured requests counted so far, as Progress counts them. */
@@ -279,10 +298,9 @@ export async function runSweep(endpoint: EndpointSpec, spec: SweepSpec, options:
     // the first point's workload: every point's differs from it only in the swept field
     workload: pointWorkload(spec.dimension, spec.workload, spec.values[0]!),
     ...(first.connection ? { connection: first.connection } : {}),
-    requests: collector.requests,
     // pooled over every point (the sweep's view is in `sweep.points`), over the points' measured
     // time only: the gaps between points (preflight, warming, warmup) are not load
-    summary: summarize(collector.requests, spec.workload, { durationS: measuredSeconds(runs) }),
+    ...judged(collector.requests, spec.workload, measuredSeconds(runs)),
     sweep: {
       dimension: spec.dimension,
       points,
@@ -408,6 +426,8 @@ export async function runPrefillDial(spec: PrefillDialSpec, options: PrefillDial
     runs.push(decodeRun, longRun);
     const d = collector.add(decodeRun);
     const l = collector.add(longRun);
+    // The decodes' stalls come from the long prompts' prefills, which ran in the other run: judge them together.
+    d.summary = summarize(d.records, decodeWorkload, { durationS: decodeRun.summary.durationS, analysis: analyzeTiming([...d.records, ...l.records], decodeWorkload), culprits: l.records });
     before = addCounts(before, countsOf(d.summary), countsOf(l.summary));
     const config: PrefillDialConfig = {
       batchSize,
@@ -426,8 +446,7 @@ export async function runPrefillDial(spec: PrefillDialSpec, options: PrefillDial
     // each configuration had its own server (and port): the first one's endpoint stands for them
     endpoint: first.endpoint,
     workload: decodeWorkload,
-    requests: collector.requests,
-    summary: summarize(collector.requests, decodeWorkload, { durationS: measuredSeconds(runs) }),
+    ...judged(collector.requests, decodeWorkload, measuredSeconds(runs)),
     prefillDial: {
       configs,
       decodeStreams: spec.decodeStreams,

@@ -50,6 +50,10 @@ export interface RequestSpec {
   readonly temperature?: number;
   /** Epoch ms (µs resolution) at which the runner meant this request to start. */
   readonly scheduledAt: number;
+  /** How to keep this request out of the server's prefix cache (the adapter applies it); absent: send the prompt as it is. */
+  readonly cacheBust?: CacheBust;
+  /** With cacheBust "nonce": the short unique text the adapter puts at the start of the first message. */
+  readonly nonce?: string;
 }
 
 export type ErrorKind =
@@ -73,16 +77,54 @@ export interface RequestError {
   readonly body?: string;
 }
 
-/** Timings the server itself reported (llama.cpp `timings`, Ollama `*_duration`), kept as given, in ms. */
+/** Which server's own timing report a request's `serverTimings` came from. */
+export const TIMING_SOURCES = ['llamacpp', 'vllm', 'ollama', 'tgi'] as const;
+export type TimingSource = (typeof TIMING_SOURCES)[number];
+
+/**
+ * What the server said about its own time for one request, under fixed names, in ms as the server
+ * gave them (Ollama's ns are turned into ms; nothing is rounded). See docs/run-format.md for which
+ * server field becomes which.
+ */
 export interface ServerTimings {
+  readonly source?: TimingSource;
+  /** Time the request waited in the server's queue before it was scheduled (vLLM, TGI). */
+  readonly queueMs?: number;
+  /** The server's own time from accepting the request to its first token; the queue is included where the server reports it (vLLM, TGI), else (llama.cpp, Ollama) it is the prompt's time. */
+  readonly serverTtftMs?: number;
   readonly promptTokens?: number;
+  /** Prefill (prompt evaluation) time. */
   readonly promptMs?: number;
   readonly predictedTokens?: number;
+  /** Decode (generation) time. */
   readonly predictedMs?: number;
+  /** Prompt tokens the server took from its prefix cache (OpenAI/vLLM cached_tokens, llama.cpp cache_n). */
+  readonly cachedTokens?: number;
+  /** The server's mean inter-token latency (vLLM mean_itl_ms). */
+  readonly meanItlMs?: number;
+  /** Prefill and decode together, when the server gives only that (TGI x-inference-time). */
+  readonly inferenceMs?: number;
   /** Ollama: load_duration, total_duration (ms). */
   readonly loadMs?: number;
   readonly totalMs?: number;
 }
+
+/** Why a stream stalled: another request's prefill in the same engine step, a buffer between server and client, or not known. */
+export const STALL_CAUSES = ['prefill', 'buffering', 'unknown'] as const;
+export type StallCause = (typeof STALL_CAUSES)[number];
+
+/** One stall of one stream (src/engine/attribution.ts). */
+export interface RequestStall {
+  /** Index in chunkTimesMs of the chunk that ended the gap. */
+  readonly atChunk: number;
+  readonly gapMs: number;
+  readonly cause: StallCause;
+  /** The `index`es of the requests blamed (their prefill ran in the gap); empty unless cause is "prefill". */
+  readonly culprits: readonly number[];
+}
+
+/** How a run kept prompts from being answered out of the server's prefix cache (see `prefixCache` in the workload). */
+export type CacheBust = 'cache_prompt' | 'nonce';
 
 /** One request, as measured. All *At are epoch ms with µs resolution; *Ms are durations. */
 export interface RequestRecord {
@@ -121,6 +163,18 @@ export interface RequestRecord {
   /** Chunks that carried more than one token (speculative decoding); known only from per-chunk counts. */
   readonly multiTokenChunks?: number;
   readonly serverTimings?: ServerTimings;
+  /** Server timing fields present but not used (wrong type, negative, absurd), e.g. "timings.prompt_ms: -5"; at most 10. */
+  readonly ignoredServerFields?: readonly string[];
+  /** Client TTFT − the server's own TTFT (serverTimings.serverTtftMs): what the network, proxies, the client (and, where the server does not report its queue, the queue) added. */
+  readonly transportMs?: number;
+  /** Every stall of this stream with its cause (src/engine/attribution.ts); absent when it had none. */
+  readonly stalls?: readonly RequestStall[];
+  /** Response headers that name something between the server and the client (via, x-cache, cf-ray, content-encoding, …): lower-case name → value. */
+  readonly intermediaries?: Readonly<Record<string, string>>;
+  /** How this request was kept cold (`cache_prompt: false`, or a unique leading nonce in the prompt); absent when the prefix cache was allowed. */
+  readonly cacheBust?: CacheBust;
+  /** The `index` of an earlier request of this run that sent the same prompt (a warm candidate). */
+  readonly repeatOf?: number;
   /** Malformed events skipped in this stream. */
   readonly malformedEvents?: number;
   /** A successful reply far longer than the max_tokens it was sent with: the server ignored the limit. */
@@ -160,6 +214,12 @@ export interface WorkloadSpec {
   readonly percentiles: readonly number[];
   readonly stallFactor: number;
   readonly stallFloorMs: number;
+  /**
+   * "cold" (default): every request is kept out of the server's prefix cache (llama.cpp `cache_prompt:
+   * false`; elsewhere a unique leading nonce in the prompt; each request's `cacheBust` says which);
+   * "warm": prompts are sent as they are, so repeats may be served from the cache. Absent in older files: warm.
+   */
+  readonly prefixCache?: 'cold' | 'warm';
 }
 
 /** Stats over a sample. Percentile keys are `p${n}` for each configured percentile (p50, p90, p95, p99 by default). */
@@ -181,6 +241,11 @@ export interface Stall {
   readonly gapMs: number;
   /** The stream's median ITL, against which the gap was judged. */
   readonly medianItlMs: number;
+  /** Index in the request's chunkTimesMs of the chunk that ended the gap. */
+  readonly atChunk?: number;
+  readonly cause?: StallCause;
+  /** The requests blamed, with their prompt tokens where known. */
+  readonly culprits?: readonly { readonly index: number; readonly promptTokens?: number }[];
 }
 
 export interface StallSummary {
@@ -191,6 +256,72 @@ export interface StallSummary {
   readonly worst: readonly Stall[];
   readonly factor: number;
   readonly floorMs: number;
+  /** Stalls counted by cause. */
+  readonly byCause?: Readonly<Record<StallCause, number>>;
+  /** Stalled ms by cause. */
+  readonly msByCause?: Readonly<Record<StallCause, number>>;
+}
+
+/** Whether something between the server and the client buffers the stream (src/engine/buffering.ts). */
+export interface BufferingVerdict {
+  readonly detected: boolean;
+  /** What was seen, in plain words (bunched reads, a periodic flush, headers, client TTFT far above the server's). */
+  readonly evidence: readonly string[];
+  /** Median TTFT added by the buffer, when it can be told (from the server's own TTFT, else from the first flush). */
+  readonly inflationMs?: number;
+  /** Streams judged buffered / streams judged. */
+  readonly bufferedStreams: number;
+  readonly streams: number;
+  /** The flush period, when flushes come at a fixed period. */
+  readonly periodMs?: number;
+}
+
+/** The client's view beside the server's own (requests with server timings only, except ttftClientMs). */
+export interface ServerSideSummary {
+  readonly sources: readonly TimingSource[];
+  /** Measured successful requests that carried server timings. */
+  readonly requests: number;
+  readonly ttftClientMs: Stats;
+  readonly ttftServerMs?: Stats;
+  readonly queueMs?: Stats;
+  readonly promptMs?: Stats;
+  readonly transportMs?: Stats;
+  /** Prompt tokens served from the prefix cache, summed, and the requests that had any. */
+  readonly cachedTokens: number;
+  readonly cachedRequests: number;
+}
+
+/** TTFT split cold/warm where prompts repeat (or the server reports cached tokens). */
+export interface PrefixCacheSummary {
+  /** "cold": the run kept every request out of the cache (how: workload.prefixCache); "warm": the cache was allowed. */
+  readonly mode: 'cold' | 'warm';
+  readonly coldRequests: number;
+  readonly warmRequests: number;
+  readonly coldTtftMs?: Stats;
+  readonly warmTtftMs?: Stats;
+  /** Prompt tokens the server reported cached, summed over measured requests. */
+  readonly cachedTokens: number;
+}
+
+/** A top cause in plain words, with its number (src/engine/verdicts.ts). */
+export interface Verdict {
+  readonly kind: 'queue' | 'prefill' | 'stalls' | 'buffering' | 'transport' | 'prefix-cache';
+  readonly message: string;
+  /** The figure the message is about (a share, ms, a count): for sorting and tests. */
+  readonly value: number;
+}
+
+/** What `cache-check` measured: the same prompt cold, then again (warm), then a variant that differs in its last words. */
+export interface PrefixCacheCheck {
+  readonly coldTtftMs: number;
+  readonly warmTtftMs: number;
+  readonly variantTtftMs?: number;
+  /** Cached prompt tokens the server reported on the warm request (median over rounds), when it reports them. */
+  readonly cachedTokens?: number;
+  /** A clear TTFT drop (warm ≤ 70% of cold) or cached tokens reported. */
+  readonly hit: boolean;
+  readonly rounds: number;
+  readonly message: string;
 }
 
 export interface Summary {
@@ -217,6 +348,13 @@ export interface Summary {
   readonly malformedEvents: number;
   readonly tokenSource: 'usage' | 'chunks' | 'mixed';
   readonly multiTokenChunks: number;
+  /** Whether the stream is buffered between the server and the client (absent in files written before it was judged). */
+  readonly buffering?: BufferingVerdict;
+  /** Client vs server timings, when the server reported its own. */
+  readonly server?: ServerSideSummary;
+  readonly prefixCache?: PrefixCacheSummary;
+  /** The top causes, most important first. */
+  readonly verdicts?: readonly Verdict[];
 }
 
 export interface ConnectionInfo {
@@ -361,7 +499,59 @@ export interface RunFile {
   };
   /** Present on a chunked-prefill dial run (then `sweep` is absent). */
   readonly prefillDial?: PrefillDial;
+  /** The server's Prometheus /metrics, scraped before, during and after the run (src/engine/serverMetrics.ts). */
+  readonly serverMetrics?: ServerMetrics;
+  /** Present on a `cache-check` run. */
+  readonly prefixCache?: PrefixCacheCheck;
   readonly [extra: string]: unknown;
+}
+
+// ---- The server's Prometheus /metrics (src/engine/serverMetrics.ts) ----
+
+export const METRICS_FAMILIES = ['vllm', 'sglang', 'llamacpp', 'tgi'] as const;
+export type MetricsFamily = (typeof METRICS_FAMILIES)[number];
+/** Each family's server, as a person names it. */
+export const METRICS_FAMILY_LABELS: Readonly<Record<MetricsFamily, string>> = { vllm: 'vLLM', sglang: 'SGLang', llamacpp: 'llama.cpp', tgi: 'TGI' };
+
+/** A histogram's change over the run: count and sum of what the server observed during it, in ms. */
+export interface HistogramDelta {
+  /** The server's metric name, e.g. "vllm:time_to_first_token_seconds". */
+  readonly metric: string;
+  readonly count: number;
+  readonly sumMs: number;
+  /** sumMs / count. */
+  readonly meanMs?: number;
+  /** Upper bound (ms) of the bucket holding the p50 / p99 of the delta, when buckets are given. */
+  readonly p50Ms?: number;
+  readonly p99Ms?: number;
+}
+
+export interface ServerMetrics {
+  /** The URL scraped (displayUrl: no credentials). */
+  readonly url: string;
+  readonly family?: MetricsFamily;
+  /** Histogram deltas over the run, by what they measure. */
+  readonly histograms: {
+    readonly ttft?: HistogramDelta;
+    readonly queue?: HistogramDelta;
+    readonly prefill?: HistogramDelta;
+    readonly decode?: HistogramDelta;
+    readonly e2e?: HistogramDelta;
+    readonly itl?: HistogramDelta;
+  };
+  /** Counter deltas over the run (prefix-cache hits/queries in tokens, prompt and generated tokens, …): name → delta. */
+  readonly counters: Readonly<Record<string, number>>;
+  /** Prefix-cache hit rate over the run, hits / queries, when the server counts both. */
+  readonly prefixCacheHitRate?: number;
+  /** Gauges sampled about once a second: times are ms since the run's start. */
+  readonly samples: {
+    readonly atMs: readonly number[];
+    readonly running: readonly (number | null)[];
+    readonly waiting: readonly (number | null)[];
+    readonly kvCacheUsage: readonly (number | null)[];
+  };
+  /** What went wrong or was ignored (a /metrics that is HTML, too large, unparsable, a metric of the wrong type). */
+  readonly notes: readonly string[];
 }
 
 // ---- Contracts between engine modules (the streaming layer, the runner) ----

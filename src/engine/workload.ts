@@ -11,6 +11,11 @@ export const DEFAULT_PERCENTILES: readonly number[] = [50, 90, 95, 99];
 /** Open loop without --max-concurrency: connections opened for it (requests beyond wait in the pool, and their sentAt shows the wait). */
 export const OPEN_LOOP_CONNECTION_CAP = 256;
 
+/**
+ * A workload from the defaults and what is given. Prompts are kept out of the server's prefix cache
+ * (`prefixCache: 'cold'`) unless asked otherwise: what a profile means is the server's own prefill.
+ * Synthetic prompts with a shared prefix exist to be served from that cache, so they default to warm.
+ */
 export function defaultWorkload(overrides: Partial<WorkloadSpec> = {}): WorkloadSpec {
   const base: WorkloadSpec = {
     mode: { kind: 'closed', concurrency: 1 },
@@ -26,7 +31,9 @@ export function defaultWorkload(overrides: Partial<WorkloadSpec> = {}): Workload
     stallFactor: DEFAULT_STALL_FACTOR,
     stallFloorMs: DEFAULT_STALL_FLOOR_MS,
   };
-  const merged: WorkloadSpec = { ...base, ...overrides };
+  const prompt = overrides.prompt ?? base.prompt;
+  const sharedPrefix = prompt.kind === 'synthetic' && prompt.sharedPrefix;
+  const merged: WorkloadSpec = { ...base, ...overrides, prefixCache: overrides.prefixCache ?? (sharedPrefix ? 'warm' : 'cold') };
   // --duration replaces the request count rather than adding to it.
   if (overrides.durationS !== undefined && overrides.requests === undefined) {
     const { requests: _drop, ...rest } = merged;
@@ -73,6 +80,10 @@ export function workloadProblems(w: WorkloadSpec): string[] {
   else for (const q of w.percentiles) if (!(typeof q === 'number' && q >= 0 && q <= 100)) p.push(`percentile ${q} is outside 0..100`);
   if (!isPos(w.stallFactor) || w.stallFactor < 1) p.push(`stallFactor must be ≥ 1, got ${w.stallFactor}`);
   if (!(typeof w.stallFloorMs === 'number' && w.stallFloorMs >= 0)) p.push(`stallFloorMs must be ≥ 0, got ${w.stallFloorMs}`);
+  if (w.prefixCache !== undefined && w.prefixCache !== 'cold' && w.prefixCache !== 'warm') p.push(`prefixCache must be cold or warm, got ${String(w.prefixCache)}`);
+  if (w.prefixCache === 'cold' && pr.kind === 'synthetic' && pr.sharedPrefix) {
+    p.push('prefixCache cold cannot be used with shared-prefix prompts: they share a prefix to be served from the cache, and keeping them cold would take it away (use warm)');
+  }
   if (w.slo) {
     for (const [k, v] of Object.entries(w.slo)) if (v !== undefined && !isPos(v)) p.push(`slo ${k} must be a positive number of ms, got ${v}`);
   }

@@ -1,4 +1,4 @@
-// CodeLens above each prompt of a prompt file: "▶ Profile", "Profile with…", and after a run its
+// CodeLens above each prompt of a prompt file: "▶ Profile", "Profile with…", "Prefix cache check", and after a run its
 // result in place. Finding the prompts is the engine's pure parsePromptFile; a malformed file gets
 // a lens saying what is wrong. Registration follows the llmProfiler.codeLens settings.
 import * as vscode from 'vscode';
@@ -70,6 +70,12 @@ export class PromptCodeLens extends Disposable implements vscode.CodeLensProvide
       const name = p.name ? ` "${p.name}"` : '';
       lenses.push(new vscode.CodeLens(range, { title: '▶ Profile', tooltip: `Profile this prompt${name} (quick check)`, command: Command.ProfilePrompt, arguments: [doc.uri, range] }));
       lenses.push(new vscode.CodeLens(range, { title: 'Profile with…', tooltip: `Choose an endpoint and workload for this prompt${name}`, command: Command.ProfilePromptWith, arguments: [doc.uri, range] }));
+      lenses.push(new vscode.CodeLens(range, {
+        title: 'Prefix cache check',
+        tooltip: `Send this prompt${name} cold, again and varied: does the endpoint serve it from its prefix cache?`,
+        command: Command.ProfilePrompt,
+        arguments: [doc.uri, range, { preset: 'cache-check' }],
+      }));
       const last = this.runs.latestForPrompt(doc.uri.fsPath, start);
       if (last) {
         // the SLO where the prompt lives wins over the settings' one, as for the run itself

@@ -43,6 +43,8 @@ export interface ConfigSnapshot {
   readonly endpoints: readonly EndpointEntry[];
   readonly localServer: LocalServerConfig;
   readonly workload: WorkloadConfig;
+  /** `workload.prefixCache`: runs and sweeps keep prompts out of the server's prefix cache (cold) or not (warm). */
+  readonly prefixCache: 'cold' | 'warm';
   readonly sloText: string;
   readonly slo?: SloSpec;
   readonly codeLens: { readonly enabled: boolean; readonly extraGlobs: readonly string[] };
@@ -253,6 +255,8 @@ export function buildConfig(raw: RawConfig, parseSlo: (text: string) => SloSpec)
     timeoutMs: clampInt(v, 'timeout', problems),
   };
 
+  const prefixCache = pickEnum(v, 'workload.prefixCache', ['cold', 'warm'] as const, settingDefault<'cold' | 'warm'>('prefixCache'), problems);
+
   let sloText = '';
   let slo: SloSpec | undefined;
   const rawSlo = v['slo'];
@@ -281,7 +285,7 @@ export function buildConfig(raw: RawConfig, parseSlo: (text: string) => SloSpec)
     problems.push({ setting: 'llmProfiler.codeLens.extraGlobs', message: 'must be an array of glob patterns' });
   }
 
-  return { config: { endpoints, localServer, workload, sloText, slo, codeLens: { enabled, extraGlobs } }, problems };
+  return { config: { endpoints, localServer, workload, prefixCache, sloText, slo, codeLens: { enabled, extraGlobs } }, problems };
 }
 
 /** The origin (scheme://host:port) a stored key was set for: a key is only ever sent back there. */

@@ -2,7 +2,7 @@
 // (lazy.ts `loadEngine`). esbuild.mjs builds it as dist/engine.js, apart from dist/extension.js:
 // undici, the runner and the local server launcher are never compiled at activation.
 export { executeJob } from '../jobs/execute';
-export { buildDialJob, buildRunJob, buildSweepJob } from '../jobs/build';
+export { buildCacheCheckJob, buildDialJob, buildRunJob, buildSweepJob } from '../jobs/build';
 export { localEndpoint, startLocalServerFor } from '../jobs/resolve';
 export { startLocalServer } from '../localServer/launcher';
 export { reachable } from '../engine/detect';

@@ -111,6 +111,7 @@ export class JobRunner extends Disposable {
       const stored: RunFile = this.log.scrubber.scrubValue(req.extras ? { ...run, ...req.extras } : run);
       const path = await this.runs.save(stored);
       this.log.info(`run ${runId}: ${run.cancelled ? 'cancelled; kept what finished' : 'done'}: ${summaryText(run)}; saved to ${path}`);
+      for (const v of run.summary.verdicts ?? []) this.log.info(`run ${runId}: ${v.message}`);
       const outcome: RunOutcome = { runId: run.id, path, cancelled: Boolean(run.cancelled) };
       this.#onDidFinish.fire(outcome);
       const liveReport = live as LiveReport | undefined;

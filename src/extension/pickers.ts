@@ -66,11 +66,13 @@ export async function pickPreset(w: WorkloadDefaults): Promise<PresetId | undefi
   const q = presetWorkload('quick', w);
   const l = presetWorkload('load', w);
   const s = presetWorkload('sweep', w);
+  const c = presetWorkload('cache-check', w);
   const items: (vscode.QuickPickItem & { id: PresetId })[] = [
     { id: 'quick', label: 'Quick check', description: `${q.requests} requests, one at a time, ${q.maxTokens} tokens out` },
     { id: 'load', label: 'Load test', description: `${l.requests} requests, ${l.concurrency} concurrent, ${l.maxTokens} tokens out` },
     { id: 'custom', label: 'Custom…', description: 'choose concurrency and requests' },
     { id: 'sweep', label: 'Sweep', description: `concurrency 1, 2, 4, … ${s.concurrency}, ${s.requests} requests each: throughput against latency, the operating point` },
+    { id: 'cache-check', label: 'Prefix cache check', description: `a ${c.promptTokens}-token prompt (or this prompt) cold, again and varied, ${c.requests / 3} rounds: does the server cache prompts?` },
   ];
   const pick = await vscode.window.showQuickPick(items, { title: 'Profile endpoint: workload', placeHolder: 'Which workload?' });
   return pick?.id;

@@ -2,6 +2,7 @@
 // commands go through the same builders, so every surface gets the same defaults, rules and
 // messages. A problem is a UsageError naming the flag.
 import { resolve as resolvePath } from 'node:path';
+import { cacheCheckRounds, cacheCheckWorkload } from '../engine/cacheCheck';
 import { parseSlo } from '../engine/slo';
 import { defaultConcurrencies } from '../engine/sweep';
 import type { SweepDimension } from '../engine/sweep';
@@ -10,7 +11,7 @@ import { defaultWorkload, workloadProblems } from '../engine/workload';
 import { isSyntheticPreset } from '../localServer/presets';
 import { parseShapeSpec } from '../localServer/synthetic';
 import { UsageError } from './errors';
-import type { BuiltJob, DialJob, LocalServerRequest, RunJob, SweepJob, Target } from './job';
+import type { BuiltJob, CacheCheckJob, DialJob, LocalServerRequest, RunJob, SweepJob, Target } from './job';
 import { defaultOf } from './options';
 import type { CommandName } from './options';
 import { dialCtxSize, dialSlotNeed, sweepConcurrencyLimit, sweepPromptTokens } from './presets';
@@ -148,6 +149,12 @@ function workloadOf(v: OptionValues, command: CommandName, ctx: BuildContext, pr
   if (idle !== undefined) o.idleTimeoutMs = idle * 1000;
   const percentiles = v.nums('percentiles');
   if (percentiles !== undefined) o.percentiles = [...new Set(percentiles)].sort((a, b) => a - b);
+  const prefixCache = v.str('prefixCache') as WorkloadSpec['prefixCache'];
+  if (prefixCache === 'cold' && v.flag('sharedPrefix')) {
+    throw new UsageError('--prefix-cache cold cannot be used with --shared-prefix: shared-prefix prompts exist to be served from the prefix cache, and keeping them cold would take that away (they are sent warm)', '--prefix-cache');
+  }
+  // absent: defaultWorkload decides (cold; warm for shared-prefix prompts)
+  if (prefixCache !== undefined) o.prefixCache = prefixCache;
   return o;
 }
 
@@ -230,6 +237,26 @@ export async function buildSweepJob(v: OptionValues, ctx: BuildContext = {}): Pr
     stopOnSaturation: !v.flag('noEarlyStop'),
     ...(loaded.prompts ? { prompts: loaded.prompts } : {}),
     failOnSlo,
+  };
+  return { job, warnings: loaded.warnings };
+}
+
+/**
+ * `llm-profiler cache-check`: per round a prompt led by a new unique prefix, the same text again, and a
+ * variant, one request at a time. The prompts: a prompt file's (each one in turn), or one synthetic
+ * prompt of --prompt-tokens.
+ */
+export async function buildCacheCheckJob(v: OptionValues, ctx: BuildContext = {}): Promise<BuiltJob<CacheCheckJob>> {
+  const base = workloadOf(v, 'cache-check', ctx, v.num('promptTokens') ?? defaultOf<number>('promptTokens', 'cache-check') ?? 1024);
+  const loaded = await promptsFor(base.prompt!, ctx);
+  const prompts = loaded.prompts;
+  const workload = checked(cacheCheckWorkload(defaultWorkload({ ...base, prefixCache: 'warm' }), cacheCheckRounds(prompts ? { prompts } : {})));
+  const job: CacheCheckJob = {
+    kind: 'cache-check',
+    target: targetOf(v, 'cache-check', 1, ctx),
+    workload,
+    ...(prompts ? { prompts } : {}),
+    failOnSlo: false,
   };
   return { job, warnings: loaded.warnings };
 }

@@ -1,13 +1,15 @@
 // Runs any job (a run, a sweep, the prefill dial) and returns its one run file: the one place that
 // resolves the endpoint, gives the run its id, reports progress across points, and stops whatever
 // it started. Every surface calls this.
+import { runCacheCheck } from '../engine/cacheCheck';
 import { assembleRunFile } from '../engine/runAssembly';
 import { newRunId } from '../engine/runId';
 import { runWorkload } from '../engine/runner';
+import { MetricsSampler } from '../engine/serverMetrics';
 import { pointLabel, runPrefillDial, runSweep } from '../engine/sweep';
 import type { DialServer } from '../engine/sweep';
-import type { EndpointSpec, PrefillDialConfig, Progress, RequestRecord, RunFile, SweepPoint, WorkloadSpec } from '../engine/types';
-import type { DialJob, Job, RunJob, SweepJob } from './job';
+import type { EndpointSpec, PrefillDialConfig, Progress, RequestRecord, RunFile, ServerMetrics, SweepPoint, WorkloadSpec } from '../engine/types';
+import type { CacheCheckJob, DialJob, Job, RunJob, SweepJob } from './job';
 import { localEndpoint, resolveTarget, startLocalServerFor } from './resolve';
 import type { ResolveHooks } from './resolve';
 
@@ -56,10 +58,18 @@ function guard<A extends unknown[]>(fn: ((...args: A) => void) | undefined): ((.
   };
 }
 
+/** The run file with what the server's /metrics said over it, when it has a /metrics. */
+function withServerMetrics(run: RunFile, serverMetrics: ServerMetrics | undefined): RunFile {
+  return serverMetrics ? { ...run, serverMetrics } : run;
+}
+
 async function executeOnEndpoint(job: RunJob | SweepJob, runId: string, hooks: JobHooks): Promise<RunFile> {
   const resolved = await resolveTarget(job.target, hooks);
+  let sampler: MetricsSampler | undefined;
   try {
     guard(hooks.onStart)?.({ runId, endpoint: resolved.endpoint, skeleton: skeletonRun(runId, resolved.endpoint, job.workload, resolved.detectedApi) });
+    // One scrape (at most ~2 s) before the first request; the sampler never throws.
+    if (!hooks.signal?.aborted) sampler = await MetricsSampler.start(resolved.endpoint, hooks.apiKey).catch(() => undefined);
     const common = {
       runId,
       ...(hooks.apiKey !== undefined ? { apiKey: hooks.apiKey } : {}),
@@ -70,12 +80,13 @@ async function executeOnEndpoint(job: RunJob | SweepJob, runId: string, hooks: J
     };
     if (job.kind === 'run') {
       const onProgress = guard(hooks.onProgress);
-      return await runWorkload(resolved.endpoint, job.workload, { ...common, ...(onProgress ? { onProgress } : {}) });
+      const run = await runWorkload(resolved.endpoint, job.workload, { ...common, ...(onProgress ? { onProgress } : {}) });
+      return withServerMetrics(run, await sampler?.stop().catch(() => undefined));
     }
     let next = 0;
     const onProgress = guard(hooks.onProgress);
     const onPoint = guard(hooks.onPoint);
-    return await runSweep(
+    const sweep = await runSweep(
       resolved.endpoint,
       { dimension: job.dimension, values: job.values, workload: job.workload, stopOnSaturation: job.stopOnSaturation },
       {
@@ -87,6 +98,28 @@ async function executeOnEndpoint(job: RunJob | SweepJob, runId: string, hooks: J
         },
       },
     );
+    return withServerMetrics(sweep, await sampler?.stop().catch(() => undefined));
+  } finally {
+    // Idempotent: after a run that threw, this ends the sampling and closes its connection.
+    await sampler?.stop().catch(() => undefined);
+    await resolved.release?.().catch(() => undefined);
+  }
+}
+
+/** The prefix cache check: one request at a time, no sampler (its requests are too few to load anything). */
+async function executeCacheCheck(job: CacheCheckJob, runId: string, hooks: JobHooks): Promise<RunFile> {
+  const resolved = await resolveTarget(job.target, hooks);
+  try {
+    guard(hooks.onStart)?.({ runId, endpoint: resolved.endpoint, skeleton: skeletonRun(runId, resolved.endpoint, job.workload, resolved.detectedApi) });
+    const onProgress = guard(hooks.onProgress);
+    return await runCacheCheck(resolved.endpoint, { workload: job.workload, ...(job.prompts ? { prompts: job.prompts } : {}) }, {
+      runId,
+      ...(hooks.apiKey !== undefined ? { apiKey: hooks.apiKey } : {}),
+      ...(hooks.signal ? { signal: hooks.signal } : {}),
+      ...(resolved.detectedApi ? { detectedApi: true } : {}),
+      ...(hooks.onRecord ? { onRecord: guard(hooks.onRecord)! } : {}),
+      ...(onProgress ? { onProgress } : {}),
+    });
   } finally {
     await resolved.release?.().catch(() => undefined);
   }
@@ -119,6 +152,7 @@ async function executeDial(job: DialJob, runId: string, hooks: JobHooks): Promis
  */
 export async function executeJob(job: Job, hooks: JobHooks = {}): Promise<RunFile> {
   const runId = hooks.runId ?? newRunId();
+  if (job.kind === 'cache-check') return executeCacheCheck(job, runId, hooks);
   return job.kind === 'dial' ? executeDial(job, runId, hooks) : executeOnEndpoint(job, runId, hooks);
 }
 
@@ -132,6 +166,8 @@ export function sloFailure(job: Job, run: RunFile): string | undefined {
     }
     case 'sweep':
       return run.sweep?.operatingPoint ? undefined : 'SLO missed: no point of the sweep meets every SLO at p99';
+    case 'cache-check':
+      return undefined;
     case 'dial': {
       const configs = run.prefillDial?.configs ?? [];
       return configs.some((c) => (c.decode.summary.sloMissed?.length ?? 0) > 0 || (c.long.summary.sloMissed?.length ?? 0) > 0)

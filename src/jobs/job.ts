@@ -62,7 +62,17 @@ export interface DialJob extends JobCommon {
   readonly dial: PrefillDialSpec;
 }
 
-export type Job = RunJob | SweepJob | DialJob;
+/** The prefix cache check: per round a prompt cold, again, and a variant, one at a time (src/engine/cacheCheck.ts). */
+export interface CacheCheckJob extends JobCommon {
+  readonly kind: 'cache-check';
+  readonly target: Target;
+  /** Max tokens, timeouts, seed and the prompt source; the check sets its own load. */
+  readonly workload: WorkloadSpec;
+  /** The prompts to check (a prompt file's, a CodeLens prompt); absent: one synthetic prompt. */
+  readonly prompts?: readonly Prompt[];
+}
+
+export type Job = RunJob | SweepJob | DialJob | CacheCheckJob;
 
 /** A job with what its inputs said on the way (a prompt file's warnings), for the surface to show. */
 export interface BuiltJob<J extends Job = Job> {

@@ -1,4 +1,4 @@
-// Every option of `run`, `sweep`, `prefill-dial` and `serve`, and the settings that mirror them, in
+// Every option of `run`, `sweep`, `prefill-dial`, `cache-check` and `serve`, and the settings that mirror them, in
 // one table: its flag, kind, limits, defaults per surface, setting key and help text. The CLI parser,
 // the usage texts, the settings snapshot (clamping), the commands' arguments, the sidebar's limits
 // and the manifest test all read it. Pure: no node or `vscode` import (the webview imports it too).
@@ -7,7 +7,7 @@ import { parseSlo } from '../engine/slo';
 import { API_KINDS } from '../engine/types';
 import { SYNTHETIC_PRESETS } from '../localServer/presets';
 
-export type CommandName = 'run' | 'sweep' | 'prefill-dial' | 'serve';
+export type CommandName = 'run' | 'sweep' | 'prefill-dial' | 'cache-check' | 'serve';
 /** Where a default applies: a command, or the extension's settings. */
 export type Surface = CommandName | 'settings';
 
@@ -67,10 +67,12 @@ export interface OptionSpec {
   readonly needs?: OptionRule;
 }
 
-const ALL: readonly CommandName[] = ['run', 'sweep', 'prefill-dial', 'serve'];
+const ALL: readonly CommandName[] = ['run', 'sweep', 'prefill-dial', 'cache-check', 'serve'];
 const MEASURING: readonly CommandName[] = ['run', 'sweep', 'prefill-dial'];
 const ENDPOINT: readonly CommandName[] = ['run', 'sweep'];
-const STARTS_SERVER: readonly CommandName[] = ['run', 'sweep', 'prefill-dial', 'serve'];
+/** Commands that send to an endpoint (--url) or to the bundled server started for them. */
+const TARGET: readonly CommandName[] = ['run', 'sweep', 'cache-check'];
+const STARTS_SERVER: readonly CommandName[] = ['run', 'sweep', 'prefill-dial', 'cache-check', 'serve'];
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const HEADER_NAME = /^[A-Za-z0-9-]+$/;
@@ -125,42 +127,42 @@ function checkSlo(text: string): string | undefined {
 export const OPTIONS: readonly OptionSpec[] = [
   // ---- Endpoint ----
   {
-    key: 'url', flag: '--url', kind: 'string', commands: ENDPOINT, group: 'Endpoint', value: 'URL', check: checkUrl,
+    key: 'url', flag: '--url', kind: 'string', commands: TARGET, group: 'Endpoint', value: 'URL', check: checkUrl,
     help: 'base URL, e.g. http://127.0.0.1:8000 (a trailing /v1 is fine); without it the bundled llama.cpp server is started on 127.0.0.1, profiled and stopped',
   },
   {
-    key: 'api', flag: '--api', kind: 'enum', choices: ['auto', ...API_KINDS], commands: ENDPOINT, group: 'Endpoint', value: 'KIND',
-    defaults: { run: 'auto', sweep: 'auto' }, needs: NEEDS_URL, help: 'the API the endpoint speaks; auto detects it',
+    key: 'api', flag: '--api', kind: 'enum', choices: ['auto', ...API_KINDS], commands: TARGET, group: 'Endpoint', value: 'KIND',
+    defaults: { run: 'auto', sweep: 'auto', 'cache-check': 'auto' }, needs: NEEDS_URL, help: 'the API the endpoint speaks; auto detects it',
   },
   {
-    key: 'model', flag: '--model', kind: 'string', commands: ENDPOINT, group: 'Endpoint', value: 'M', needs: NEEDS_URL,
+    key: 'model', flag: '--model', kind: 'string', commands: TARGET, group: 'Endpoint', value: 'M', needs: NEEDS_URL,
     help: 'model name sent with each request', defaultNote: 'the first one the server lists',
   },
   {
-    key: 'apiKeyEnv', flag: '--api-key-env', kind: 'string', commands: ENDPOINT, group: 'Endpoint', value: 'VAR', needs: NEEDS_URL,
+    key: 'apiKeyEnv', flag: '--api-key-env', kind: 'string', commands: TARGET, group: 'Endpoint', value: 'VAR', needs: NEEDS_URL,
     check: (v) => (ENV_NAME.test(v) ? undefined : 'takes the NAME of an environment variable (e.g. OPENAI_API_KEY), not the key itself'),
     help: 'read the API key from environment variable VAR (never printed or stored)',
   },
   {
-    key: 'apiKeyHeader', flag: '--api-key-header', kind: 'string', commands: ENDPOINT, group: 'Endpoint', value: 'NAME',
+    key: 'apiKeyHeader', flag: '--api-key-header', kind: 'string', commands: TARGET, group: 'Endpoint', value: 'NAME',
     needs: { key: 'apiKeyEnv', why: 'needs --api-key-env (the key it carries)' },
     check: (v) => (HEADER_NAME.test(v) ? undefined : `takes a header NAME such as api-key or x-api-key, got "${v}"`),
     help: 'send the key as "NAME: key" (e.g. api-key, x-api-key) instead of Authorization: Bearer',
   },
   {
-    key: 'header', flag: '--header', kind: 'string', repeatable: true, commands: ENDPOINT, group: 'Endpoint', value: '"K: V"', needs: NEEDS_URL,
+    key: 'header', flag: '--header', kind: 'string', repeatable: true, commands: TARGET, group: 'Endpoint', value: '"K: V"', needs: NEEDS_URL,
     check: checkHeader, help: 'an extra request header (repeatable; not for keys)',
   },
 
   // ---- Local server ----
   {
-    key: 'preset', flag: '--preset', kind: 'string', commands: ['run', 'sweep', 'prefill-dial'], group: 'Local server', value: 'P', check: checkPreset,
-    defaults: { run: 'tiny', sweep: 'tiny', 'prefill-dial': 'tiny', settings: 'tiny' }, setting: { key: 'localServer.preset' },
+    key: 'preset', flag: '--preset', kind: 'string', commands: ['run', 'sweep', 'prefill-dial', 'cache-check'], group: 'Local server', value: 'P', check: checkPreset,
+    defaults: { run: 'tiny', sweep: 'tiny', 'prefill-dial': 'tiny', 'cache-check': 'tiny', settings: 'tiny' }, setting: { key: 'localServer.preset' },
     conflicts: [{ key: 'url', why: "chooses the bundled local server's model: it cannot be used with --url" }],
     help: `without --url: a synthetic model, ${SYNTHETIC_PRESETS.join(' | ')} | shape:layers=L,width=W,heads=H,kv-heads=K,ffn=F,vocab=V,type=f16|q8_0`,
   },
   {
-    key: 'modelFile', flag: '--model-file', kind: 'string', commands: ['run', 'sweep', 'prefill-dial'], group: 'Local server', value: 'F',
+    key: 'modelFile', flag: '--model-file', kind: 'string', commands: ['run', 'sweep', 'prefill-dial', 'cache-check'], group: 'Local server', value: 'F',
     setting: { key: 'localServer.modelPath' },
     conflicts: [{ key: 'url', why: "chooses the bundled local server's model: it cannot be used with --url" }, { key: 'preset' }],
     help: 'without --url: a GGUF model file of your own',
@@ -178,8 +180,8 @@ export const OPTIONS: readonly OptionSpec[] = [
     help: 'server slots: sequences decoded together (requests beyond wait in its queue)',
   },
   {
-    key: 'batchSize', flag: '--batch-size', kind: 'int', min: 1, max: 65536, commands: ['run', 'sweep', 'serve'], group: 'Local server', value: 'N',
-    defaults: { run: 512, sweep: 512, serve: 512, settings: 512 }, setting: { key: 'localServer.batchSize' }, conflicts: [NOT_WITH_URL],
+    key: 'batchSize', flag: '--batch-size', kind: 'int', min: 1, max: 65536, commands: ['run', 'sweep', 'cache-check', 'serve'], group: 'Local server', value: 'N',
+    defaults: { run: 512, sweep: 512, 'cache-check': 512, serve: 512, settings: 512 }, setting: { key: 'localServer.batchSize' }, conflicts: [NOT_WITH_URL],
     help: 'prefill chunk: the most prompt tokens per engine step',
   },
   {
@@ -194,7 +196,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   },
   {
     key: 'backend', flag: '--backend', kind: 'enum', choices: ['bundled', 'llama-server'], commands: STARTS_SERVER, group: 'Local server', value: 'B',
-    defaults: { run: 'bundled', sweep: 'bundled', 'prefill-dial': 'bundled', serve: 'bundled', settings: 'bundled' },
+    defaults: { run: 'bundled', sweep: 'bundled', 'prefill-dial': 'bundled', 'cache-check': 'bundled', serve: 'bundled', settings: 'bundled' },
     setting: { key: 'localServer.backend' }, conflicts: [NOT_WITH_URL],
     help: 'bundled: node-llama-cpp in its own process; llama-server: a llama.cpp server binary',
   },
@@ -254,22 +256,27 @@ export const OPTIONS: readonly OptionSpec[] = [
     defaults: { run: 1, sweep: 1, settings: 1 }, setting: { key: 'workload.warmup' }, help: 'requests sent first and not measured',
   },
   {
-    key: 'seed', flag: '--seed', kind: 'int', min: -2_147_483_648, max: 4_294_967_295, commands: MEASURING, group: 'Load', value: 'N',
-    defaults: { run: 0, sweep: 0, 'prefill-dial': 0 }, help: 'seed for prompts, arrivals and per-request sampling',
+    key: 'seed', flag: '--seed', kind: 'int', min: -2_147_483_648, max: 4_294_967_295, commands: [...MEASURING, 'cache-check'], group: 'Load', value: 'N',
+    defaults: { run: 0, sweep: 0, 'prefill-dial': 0, 'cache-check': 0 }, help: 'seed for prompts, arrivals and per-request sampling',
   },
 
   // ---- Prompts ----
   {
-    key: 'promptTokens', flag: '--prompt-tokens', kind: 'int', min: 1, max: 1_048_576, commands: ENDPOINT, list: ['sweep'], group: 'Prompts', value: 'N',
-    defaults: { run: 256, settings: 256 }, setting: { key: 'workload.promptTokens' }, defaultNote: 'sweep: 256, or 64 on the bundled server',
+    key: 'promptTokens', flag: '--prompt-tokens', kind: 'int', min: 1, max: 1_048_576, commands: TARGET, list: ['sweep'], group: 'Prompts', value: 'N',
+    defaults: { run: 256, 'cache-check': 1024, settings: 256 }, setting: { key: 'workload.promptTokens' }, defaultNote: 'sweep: 256, or 64 on the bundled server',
     help: 'synthetic prompts of about N tokens, each unique from its first token; a sweep over prompt length takes a list',
   },
   {
     key: 'sharedPrefix', flag: '--shared-prefix', kind: 'boolean', commands: ENDPOINT, group: 'Prompts',
-    help: 'synthetic prompts that share all but their last words',
+    help: 'synthetic prompts that share all but their last words (sent warm: they exist to be served from the prefix cache)',
   },
   {
-    key: 'promptFile', flag: '--prompt-file', kind: 'string', commands: ENDPOINT, group: 'Prompts', value: 'F',
+    key: 'prefixCache', flag: '--prefix-cache', kind: 'enum', choices: ['cold', 'warm'], commands: ENDPOINT, group: 'Prompts', value: 'MODE',
+    defaultNote: 'cold; warm with --shared-prefix', defaults: { settings: 'cold' }, setting: { key: 'workload.prefixCache' },
+    help: "cold: keep every request out of the server's prefix cache (llama.cpp: cache_prompt false; other APIs: a short unique nonce leads the prompt), so a repeated prompt measures the server's own prefill; warm: send prompts as they are, so repeats may be served from the cache",
+  },
+  {
+    key: 'promptFile', flag: '--prompt-file', kind: 'string', commands: TARGET, group: 'Prompts', value: 'F',
     conflicts: [{ key: 'promptTokens' }, { key: 'sharedPrefix' }], help: 'plain text, *.prompt.md, *.prompty or *.prompt.yml',
   },
   {
@@ -277,12 +284,12 @@ export const OPTIONS: readonly OptionSpec[] = [
     conflicts: [{ key: 'promptTokens' }, { key: 'sharedPrefix' }, { key: 'promptFile' }], help: 'one prompt per line: {"prompt"}, {"messages"} or ShareGPT',
   },
   {
-    key: 'maxTokens', flag: '--max-tokens', kind: 'int', min: 1, max: 1_048_576, commands: ENDPOINT, group: 'Prompts', value: 'N',
-    defaults: { run: 128, sweep: 64, settings: 128 }, setting: { key: 'workload.maxTokens' }, help: 'output tokens per request',
+    key: 'maxTokens', flag: '--max-tokens', kind: 'int', min: 1, max: 1_048_576, commands: TARGET, group: 'Prompts', value: 'N',
+    defaults: { run: 128, sweep: 64, 'cache-check': 8, settings: 128 }, setting: { key: 'workload.maxTokens' }, help: 'output tokens per request',
   },
   { key: 'noIgnoreEos', flag: '--no-ignore-eos', kind: 'boolean', commands: ENDPOINT, group: 'Prompts', help: 'let the model stop early (ignore_eos is sent by default)' },
   {
-    key: 'temperature', flag: '--temperature', kind: 'number', min: 0, max: 100, commands: ENDPOINT, group: 'Prompts', value: 'T',
+    key: 'temperature', flag: '--temperature', kind: 'number', min: 0, max: 100, commands: TARGET, group: 'Prompts', value: 'T',
     defaultNote: "the server's", help: 'sampling temperature',
   },
 
@@ -326,12 +333,12 @@ export const OPTIONS: readonly OptionSpec[] = [
 
   // ---- Limits and judgement ----
   {
-    key: 'timeout', flag: '--timeout', kind: 'number', positive: true, unit: 'of seconds', commands: MEASURING, group: 'Limits and judgement', value: 'S',
-    defaults: { run: 120, sweep: 120, 'prefill-dial': 120, settings: 120 }, setting: { key: 'workload.timeoutMs', scale: 1000, min: 1, max: 3600 }, help: 'per request',
+    key: 'timeout', flag: '--timeout', kind: 'number', positive: true, unit: 'of seconds', commands: [...MEASURING, 'cache-check'], group: 'Limits and judgement', value: 'S',
+    defaults: { run: 120, sweep: 120, 'prefill-dial': 120, 'cache-check': 120, settings: 120 }, setting: { key: 'workload.timeoutMs', scale: 1000, min: 1, max: 3600 }, help: 'per request',
   },
   {
-    key: 'idleTimeout', flag: '--idle-timeout', kind: 'number', positive: true, unit: 'of seconds', commands: MEASURING, group: 'Limits and judgement', value: 'S',
-    defaults: { run: 30, sweep: 30, 'prefill-dial': 30 }, help: 'between chunks',
+    key: 'idleTimeout', flag: '--idle-timeout', kind: 'number', positive: true, unit: 'of seconds', commands: [...MEASURING, 'cache-check'], group: 'Limits and judgement', value: 'S',
+    defaults: { run: 30, sweep: 30, 'prefill-dial': 30, 'cache-check': 30 }, help: 'between chunks',
   },
   {
     key: 'slo', flag: '--slo', kind: 'string', commands: MEASURING, group: 'Limits and judgement', value: 'ttft=500,tpot=50,itl=100,e2e=20000',
@@ -347,8 +354,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   },
 
   // ---- Output ----
-  { key: 'out', flag: '--out', short: '-o', kind: 'string', commands: MEASURING, group: 'Output', value: 'FILE', help: 'write the run file (JSON; nothing is written without it)' },
-  { key: 'json', flag: '--json', kind: 'boolean', commands: MEASURING, group: 'Output', help: 'print the result as JSON on stdout instead of the table' },
+  { key: 'out', flag: '--out', short: '-o', kind: 'string', commands: [...MEASURING, 'cache-check'], group: 'Output', value: 'FILE', help: 'write the run file (JSON; nothing is written without it)' },
+  { key: 'json', flag: '--json', kind: 'boolean', commands: [...MEASURING, 'cache-check'], group: 'Output', help: 'print the result as JSON on stdout instead of the table' },
   { key: 'help', flag: '--help', short: '-h', kind: 'boolean', commands: ALL, group: 'Output', help: 'this help' },
   { key: 'version', flag: '--version', short: '-V', kind: 'boolean', commands: ALL, group: 'Output', help: 'the version' },
 ];

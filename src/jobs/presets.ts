@@ -12,7 +12,10 @@ export interface WorkloadDefaults {
   readonly timeoutMs: number;
 }
 
-export type PresetId = 'quick' | 'load' | 'custom' | 'sweep';
+export type PresetId = 'quick' | 'load' | 'custom' | 'sweep' | 'cache-check';
+
+/** The prefix cache check's rounds (src/engine/cacheCheck.ts CACHE_CHECK_ROUNDS; kept here so this file stays pure). */
+const CACHE_CHECK_PRESET_ROUNDS = 3;
 
 /** A preset's figures: for 'sweep', `concurrency` is the largest point (1, 2, 4, … up to it) and `requests` per point. */
 export type PresetWorkload = WorkloadDefaults;
@@ -42,6 +45,16 @@ export function presetWorkload(preset: PresetId, w: WorkloadDefaults, input: Pre
         warmup: 1,
         maxTokens: input.maxTokens ?? Math.min(64, w.maxTokens),
         promptTokens: input.promptTokens ?? Math.min(128, w.promptTokens),
+        timeoutMs: w.timeoutMs,
+      };
+    case 'cache-check':
+      // its own load (one at a time, a cold, warm and variant request per round): only the prompt length is the user's
+      return {
+        concurrency: 1,
+        requests: 3 * CACHE_CHECK_PRESET_ROUNDS,
+        warmup: 1,
+        maxTokens: defaultOf<number>('maxTokens', 'cache-check') ?? 8,
+        promptTokens: input.promptTokens ?? defaultOf<number>('promptTokens', 'cache-check') ?? 1024,
         timeoutMs: w.timeoutMs,
       };
     case 'custom':

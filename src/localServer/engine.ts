@@ -99,6 +99,24 @@ export interface StepStat {
   readonly ms: number;
 }
 
+/**
+ * Totals since the engine started, as llama.cpp's server keeps them for its /metrics (never reset by
+ * /stats?reset): prompt tokens count when their prefill ends, generated ones when the request ends.
+ */
+export interface EngineTotals {
+  /** Prompt tokens evaluated (those taken from a slot's cached prefix are not). */
+  readonly promptTokens: number;
+  readonly promptMs: number;
+  readonly predictedTokens: number;
+  readonly predictedMs: number;
+  /** Engine steps (llama_decode calls). */
+  readonly decodes: number;
+  /** Busy slots summed over the steps. */
+  readonly busySlots: number;
+  /** The most tokens a slot has held. */
+  readonly maxSlotTokens: number;
+}
+
 export interface EngineStats {
   readonly steps: number;
   /** Steps whose batch held every busy slot. */
@@ -193,6 +211,7 @@ export class LlamaEngine {
   #pendingClears: { slot: Slot; keep: number; done: boolean; resolve(): void }[] = [];
   #yieldPromise: Promise<void> | undefined;
   #stats = { steps: 0, fullSteps: 0, tokens: 0, perStep: new Map<number, number>(), recent: [] as StepStat[] };
+  #totals = { promptTokens: 0, promptMs: 0, predictedTokens: 0, predictedMs: 0, decodes: 0, busySlots: 0, maxSlotTokens: 0 };
   #disposed = false;
 
   private constructor(llama: Llama, model: LlamaModel, context: LlamaContext, opts: EngineOptions, neverBias: TokenBias | undefined, sampleable: Token[]) {
@@ -323,6 +342,10 @@ export class LlamaEngine {
     return out;
   }
 
+  totals(): EngineTotals {
+    return { ...this.#totals };
+  }
+
   /** Runs one request: waits for a free slot (FIFO), then prefill and decode. Rejects only on engine errors. */
   generate(req: GenerateRequest): Promise<GenerateResult> {
     if (this.#disposed) return Promise.reject(new Error('the engine is shut down'));
@@ -404,8 +427,12 @@ export class LlamaEngine {
       yieldEogToken: true, // we decide when to stop: exact max_tokens, ignore_eos
     });
     let out: Decoded;
+    const onFirstToken = (at: number) => {
+      this.#totals.promptTokens += base.evaluatedPromptTokens;
+      this.#totals.promptMs += at - tPrompt;
+    };
     try {
-      out = await this.#decode(slot, req, it);
+      out = await this.#decode(slot, req, it, onFirstToken);
     } finally {
       // Not busy from here: the batch statistics must not wait for this slot.
       slot.phase = 'starting';
@@ -413,11 +440,14 @@ export class LlamaEngine {
     }
     const tEnd = performance.now();
     const tFirst = out.tFirst;
+    this.#totals.predictedTokens += out.count;
+    if (tFirst) this.#totals.predictedMs += tEnd - tFirst;
+    this.#totals.maxSlotTokens = Math.max(this.#totals.maxSlotTokens, slot.seq.nextTokenIndex);
     return { ...base, completionTokens: out.count, finishReason: out.finish, text: out.text, promptMs: (tFirst || tEnd) - tPrompt, predictedMs: tFirst ? tEnd - tFirst : 0 };
   }
 
   /** Takes tokens from the sequence until a stop: end of generation, a stop string, max_tokens, a full slot or an abort. */
-  async #decode(slot: Slot, req: GenerateRequest, it: AsyncGenerator<Token, void, Token | undefined>): Promise<Decoded> {
+  async #decode(slot: Slot, req: GenerateRequest, it: AsyncGenerator<Token, void, Token | undefined>, onFirstToken: (at: number) => void): Promise<Decoded> {
     const out: Decoded = { count: 0, tFirst: 0, finish: 'length', text: '' };
     const text = new TextAssembler(this.#model);
     let replacement: Token | undefined;
@@ -430,6 +460,7 @@ export class LlamaEngine {
       if (out.count === 0) {
         out.tFirst = performance.now();
         slot.phase = 'decode';
+        onFirstToken(out.tFirst);
       }
       let token = r.value;
       if (this.#model.isEogToken(token)) {
@@ -575,6 +606,8 @@ export class LlamaEngine {
   }
 
   #record(step: StepStat): void {
+    this.#totals.decodes++;
+    this.#totals.busySlots += step.busySlots;
     const s = this.#stats;
     s.steps++;
     s.tokens += step.tokens;

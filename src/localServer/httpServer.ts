@@ -1,12 +1,14 @@
 // The bundled server's HTTP face: OpenAI-compatible /v1/chat/completions, /v1/completions and
 // /v1/models, llama.cpp's /completion and /health, llama.cpp-style `timings` on every response,
-// and /slots and /stats (batch sizes per engine step) for tests and the curious.
+// llama.cpp's Prometheus /metrics, and /slots and /stats (batch sizes per engine step, JSON) for
+// tests and the curious.
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, OutgoingHttpHeaders, Server, ServerResponse } from 'node:http';
 import type { Token } from 'node-llama-cpp';
+import { Counter, Gauge, Registry } from 'prom-client';
 import { RequestError } from './engine';
-import type { GenerateRequest, GenerateResult, LlamaEngine } from './engine';
+import type { EngineTotals, GenerateRequest, GenerateResult, LlamaEngine } from './engine';
 import { loopbackHosts, refusal } from './requestGuard';
 import type { Refusal } from './requestGuard';
 
@@ -60,6 +62,64 @@ function num(body: Record<string, unknown>, key: string, def: number | undefined
   return v;
 }
 
+/**
+ * /metrics as llama.cpp's server writes it (tools/server/server.cpp): its names, types and meanings,
+ * read from the engine at each scrape, in a registry of its own (prom-client's global one is not
+ * touched). As there, the two throughput gauges cover the time since the previous scrape, and
+ * n_busy_slots_per_decode is declared a counter though it is a mean.
+ */
+function llamaCppMetrics(engine: LlamaEngine): Registry {
+  const registry = new Registry();
+  const registers = [registry];
+  // prom-client's counters only count up; these mirror totals the engine keeps, at each scrape.
+  const counter = (name: string, help: string, value: (t: EngineTotals) => number) =>
+    new Counter({
+      name: `llamacpp:${name}`,
+      help,
+      registers,
+      collect() {
+        this.reset();
+        this.inc(Math.max(0, value(engine.totals())));
+      },
+    });
+  const gauge = (name: string, help: string, value: () => number) =>
+    new Gauge({
+      name: `llamacpp:${name}`,
+      help,
+      registers,
+      collect() {
+        this.set(value());
+      },
+    });
+  counter('prompt_tokens_total', 'Number of prompt tokens processed.', (t) => t.promptTokens);
+  counter('prompt_seconds_total', 'Prompt process time', (t) => t.promptMs / 1000);
+  counter('tokens_predicted_total', 'Number of generation tokens processed.', (t) => t.predictedTokens);
+  counter('tokens_predicted_seconds_total', 'Predict process time', (t) => t.predictedMs / 1000);
+  counter('n_decode_total', 'Total number of llama_decode() calls', (t) => t.decodes);
+  counter('n_tokens_max', 'Largest observed n_tokens.', (t) => t.maxSlotTokens);
+  counter('n_busy_slots_per_decode', 'Average number of busy slots per llama_decode() call', (t) => t.busySlots / Math.max(t.decodes, 1));
+  let last = engine.totals();
+  gauge('prompt_tokens_seconds', 'Average prompt throughput in tokens/s.', () => {
+    const t = engine.totals();
+    const rate = t.promptMs > last.promptMs ? ((t.promptTokens - last.promptTokens) * 1000) / (t.promptMs - last.promptMs) : 0;
+    last = { ...last, promptTokens: t.promptTokens, promptMs: t.promptMs };
+    return rate;
+  });
+  gauge('predicted_tokens_seconds', 'Average generation throughput in tokens/s.', () => {
+    const t = engine.totals();
+    const rate = t.predictedMs > last.predictedMs ? ((t.predictedTokens - last.predictedTokens) * 1000) / (t.predictedMs - last.predictedMs) : 0;
+    last = { ...last, predictedTokens: t.predictedTokens, predictedMs: t.predictedMs };
+    return rate;
+  });
+  // Older llama.cpp builds: KV cells in use over the whole context (every slot's share).
+  const cells = () => engine.slots().reduce((n, s) => n + s.tokens, 0);
+  gauge('kv_cache_usage_ratio', 'KV-cache usage. 1 means 100 percent usage.', () => cells() / Math.max(1, engine.slotContextSize * engine.parallel));
+  gauge('kv_cache_tokens', 'KV-cache tokens.', cells);
+  gauge('requests_processing', 'Number of requests processing.', () => engine.slots().filter((s) => s.phase !== 'idle').length);
+  gauge('requests_deferred', 'Number of requests deferred.', () => engine.queued);
+  return registry;
+}
+
 export class LocalHttpServer {
   readonly #engine: LlamaEngine;
   readonly #modelId: string;
@@ -69,11 +129,13 @@ export class LocalHttpServer {
   /** Filled in by listen(): until then no request can arrive. */
   #hosts: ReadonlySet<string> = new Set();
   readonly #refused = { host: 0, origin: 0, tooLarge: 0 };
+  readonly #metrics: Registry;
 
   constructor(engine: LlamaEngine, modelId: string, log: (line: string) => void = () => undefined) {
     this.#engine = engine;
     this.#modelId = modelId;
     this.#log = log;
+    this.#metrics = llamaCppMetrics(engine);
     // Host is checked below, with a JSON answer, rather than by node's bare 400.
     this.#server = createServer({ requireHostHeader: false }, (req, res) => {
       const no = refusal(req, this.#hosts);
@@ -126,8 +188,13 @@ export class LocalHttpServer {
         case '/slots':
           return this.#json(res, 200, this.#engine.slots());
         case '/stats':
-        case '/metrics':
           return this.#json(res, 200, { ...this.#engine.stats(url.searchParams.has('reset')), parallel: this.#engine.parallel, queued: this.#engine.queued, refused: { ...this.#refused } });
+        case '/metrics': {
+          const text = await this.#metrics.metrics();
+          res.writeHead(200, { 'content-type': this.#metrics.contentType, 'content-length': Buffer.byteLength(text) });
+          res.end(text);
+          return;
+        }
         default:
           return this.#json(res, 404, { error: { message: `no route for GET ${path}`, type: 'not_found_error', code: 404 } });
       }

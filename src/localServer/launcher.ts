@@ -124,7 +124,7 @@ function serverArgs(p: Plan, fullBatches: boolean | undefined): string[] {
     if (fullBatches === false) args.push('--no-full-batches');
   } else {
     const ubatch = Math.min(p.batchSize, 512);
-    args = [p.bundle, '--supervise', '--', p.bin!, '-m', model.path, '--alias', model.alias, '--host', '127.0.0.1', '--port', String(p.port), '-np', String(p.parallel), '-b', String(p.batchSize), '-ub', String(ubatch), '-t', String(p.threads), '-tb', String(p.threads), '-c', String(p.ctxSize), '-ngl', '0', '--no-webui'];
+    args = [p.bundle, '--supervise', '--', p.bin!, '-m', model.path, '--alias', model.alias, '--host', '127.0.0.1', '--port', String(p.port), '-np', String(p.parallel), '-b', String(p.batchSize), '-ub', String(ubatch), '-t', String(p.threads), '-tb', String(p.threads), '-c', String(p.ctxSize), '-ngl', '0', '--no-webui', '--metrics'];
     // As the bundled server does: a synthetic model's byte and control tokens are never sampled
     // (random weights would pick them, and llama-server rejects the broken UTF-8 they make).
     if (model.synthetic) for (const id of unsampleableTokens(model.header)) args.push('-l', `${id}-inf`);

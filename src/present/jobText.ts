@@ -13,6 +13,10 @@ export function describeJob(job: Job): string {
     return `prefill dial on ${where(job)} at chunk sizes ${d.batchSizes.join(', ')}: ${d.decodeStreams} short decodes + ${d.longPromptTokens}-token prompts at ${d.longRate}/s, ${d.durationS} s each`;
   }
   const w = job.workload;
+  if (job.kind === 'cache-check') {
+    const what = job.prompts ? `${job.prompts.length} prompt${job.prompts.length === 1 ? '' : 's'}` : w.prompt.kind === 'synthetic' ? `a ${w.prompt.tokens}-token prompt` : 'the prompts';
+    return `${where(job)}: prefix cache check, ${what} cold, again and varied, ${w.requests ?? 0} requests one at a time`;
+  }
   const amount = w.requests !== undefined ? `${w.requests} requests` : `${w.durationS} s`;
   const out = `${w.maxTokens} tokens out`;
   if (job.kind === 'sweep') {

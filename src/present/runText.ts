@@ -3,7 +3,10 @@
 // run lists). Pure.
 import type { Progress, RunFile, SloSpec, Stats, Summary } from '../engine/types';
 import { formatSlo } from '../engine/slo';
+import { prefixCacheSplitLine } from './cacheCheckText';
 import { DASH, fixed as num, formatMs } from './units';
+import { serverMetricsLines } from './serverMetricsText';
+import { measuresProxy, whereTimeLines } from './whereText';
 
 function pad(s: string, width: number, right = false): string {
   return right ? s.padStart(width) : s.padEnd(width);
@@ -50,8 +53,10 @@ export function formatStalls(s: Summary): string {
   const st = s.stalls;
   if (st.count === 0) return `Stalls: none (a gap > ${st.factor}× the stream's median ITL and > ${st.floorMs} ms)`;
   const worst = st.worst[0];
+  const by = st.byCause;
+  const causes = by ? ` (${(['prefill', 'buffering', 'unknown'] as const).filter((k) => by[k] > 0).map((k) => `${k} ${by[k]}`).join(', ')})` : '';
   return (
-    `Stalls: ${st.count}, ${formatMs(st.totalMs)} in all, ${num(st.shareOfDecode * 100, 1)}% of decode time` +
+    `Stalls: ${st.count}${causes}, ${formatMs(st.totalMs)} in all, ${num(st.shareOfDecode * 100, 1)}% of decode time` +
     (worst ? `; worst ${formatMs(worst.gapMs)} in request ${worst.requestIndex} (its median ITL ${formatMs(worst.medianItlMs)})` : '')
   );
 }
@@ -79,15 +84,19 @@ export function formatRunTable(run: RunFile): string {
   const rows: string[][] = [['Metric (ms)', 'mean', ...pcts.map((p) => `p${p}`), 'n']];
   rows.push(statRow('TTFT', s.ttftMs, pcts));
   if (s.ttfoMs) rows.push(statRow('TTFO', s.ttfoMs, pcts));
-  rows.push(statRow('TPOT', s.tpotMs, pcts));
-  rows.push(statRow('ITL', s.itlMs, pcts));
+  const proxy = measuresProxy(s) ? ' *' : '';
+  rows.push(statRow(`TPOT${proxy}`, s.tpotMs, pcts));
+  rows.push(statRow(`ITL${proxy}`, s.itlMs, pcts));
   rows.push(statRow('E2E', s.e2eMs, pcts));
   out.push(grid(rows));
+  if (proxy) out.push('* measures the buffer between the server and you, not the server (see below)');
   out.push('');
   if (s.sloMissed !== undefined) {
     out.push(s.sloMissed.length === 0 ? `SLO: met at p99 (${formatSlo(w.slo ?? {})})` : `SLO: MISSED at p99: ${s.sloMissed.map((k) => k.replace(/Ms$/, '')).join(', ')} (${formatSlo(w.slo ?? {})})`);
   }
   out.push(formatStalls(s));
+  const cache = prefixCacheSplitLine(s.prefixCache);
+  if (cache) out.push(cache);
   out.push(formatErrors(s));
   const firstError = run.requests.find((r) => !r.warmup && r.error && r.error.kind !== 'aborted');
   if (firstError?.error) {
@@ -99,6 +108,9 @@ export function formatRunTable(run: RunFile): string {
   if (s.malformedEvents > 0) out.push(`Malformed stream events skipped: ${s.malformedEvents}`);
   if (s.multiTokenChunks > 0) out.push(`Chunks carrying more than one token: ${s.multiTokenChunks}`);
   if (run.cancelled) out.push('Cancelled: the figures cover what finished.');
+  const where = whereTimeLines(run);
+  if (where.length > 0) out.push('', ...where);
+  if (run.serverMetrics) out.push('', ...serverMetricsLines(run.serverMetrics));
   out.push('=============================================');
   return out.join('\n') + '\n';
 }
@@ -171,5 +183,6 @@ export function summaryText(run: Pick<RunFile, 'endpoint' | 'summary'>): string 
   const s = run.summary;
   const t = s.ttftMs.count ? `TTFT p50 ${formatMs(s.ttftMs.p50)} · p99 ${formatMs(s.ttftMs.p99)}` : 'no TTFT';
   const tp = s.tpotMs.count ? ` · TPOT p50 ${formatMs(s.tpotMs.p50)}` : '';
-  return `${run.endpoint.name ?? run.endpoint.url}: ${s.completed} completed, ${s.failed} failed · ${t}${tp} · ${s.outputTokensPerSecond.toFixed(1)} tok/s`;
+  const buffered = s.buffering?.detected ? ' · the stream is buffered between the server and you (ITL and TPOT measure the buffer)' : '';
+  return `${run.endpoint.name ?? run.endpoint.url}: ${s.completed} completed, ${s.failed} failed · ${t}${tp} · ${s.outputTokensPerSecond.toFixed(1)} tok/s${buffered}`;
 }

@@ -124,10 +124,19 @@ test('duration: requests are started until the time is up', async () => {
 
 test('given prompts are cycled, with their own max tokens', async () => {
   await withServer({ ttftMs: 2, itlMs: 1 }, async (s, endpoint) => {
-    const run = await runWorkload(endpoint, defaultWorkload({ requests: 5, warmup: 0 }), { prompts: [prompt(3, 'alpha'), prompt(5, 'beta')] });
+    const run = await runWorkload(endpoint, defaultWorkload({ requests: 5, warmup: 0, prefixCache: 'warm' }), { prompts: [prompt(3, 'alpha'), prompt(5, 'beta')] });
     assert.deepEqual(run.requests.map((r) => r.outputTokens), [3, 5, 3, 5, 3]);
     const texts = s.log.filter((l) => l.path === '/v1/chat/completions').map((l) => (l.body.messages as { content: string }[])[0]!.content);
     assert.deepEqual(texts, ['alpha', 'beta', 'alpha', 'beta', 'alpha']);
+    // each record names the earlier request that sent the same prompt; warm: nothing kept them cold
+    assert.deepEqual(run.requests.map((r) => [r.repeatOf, r.cacheBust]), [[undefined, undefined], [undefined, undefined], [0, undefined], [1, undefined], [0, undefined]]);
+    // cold (the default): a unique nonce leads each text, and each record says so
+    const cold = await runWorkload(endpoint, defaultWorkload({ requests: 3, warmup: 0 }), { prompts: [prompt(3, 'alpha')] });
+    const coldTexts = s.log.filter((l) => l.path === '/v1/chat/completions').slice(5).map((l) => (l.body.messages as { content: string }[])[0]!.content);
+    assert.equal(coldTexts.length, 3);
+    assert.ok(coldTexts.every((t) => /^\[[0-9a-z]+-[0-9a-z]+\] alpha$/.test(t)), coldTexts.join(' | '));
+    assert.equal(new Set(coldTexts).size, 3);
+    assert.deepEqual(cold.requests.map((r) => [r.repeatOf, r.cacheBust]), [[undefined, 'nonce'], [0, 'nonce'], [0, 'nonce']]);
   });
 });
 
@@ -253,8 +262,8 @@ test('the runner reads a prompt file or a dataset named by the workload itself, 
     const jsonl = join(dir, 'd.jsonl');
     writeFileSync(jsonl, '{"prompt": "from the dataset", "max_tokens": 2}\n');
     await withServer({ ttftMs: 2, itlMs: 1 }, async (s, endpoint) => {
-      await runWorkload(endpoint, defaultWorkload({ requests: 3, warmup: 0, maxTokens: 2, prompt: { kind: 'file', path: yml } }));
-      await runWorkload(endpoint, defaultWorkload({ requests: 1, warmup: 0, prompt: { kind: 'dataset', path: jsonl } }));
+      await runWorkload(endpoint, defaultWorkload({ requests: 3, warmup: 0, maxTokens: 2, prompt: { kind: 'file', path: yml }, prefixCache: 'warm' }));
+      await runWorkload(endpoint, defaultWorkload({ requests: 1, warmup: 0, prompt: { kind: 'dataset', path: jsonl }, prefixCache: 'warm' }));
       const texts = s.log.map((l) => (l.body.messages as { content: string }[] | undefined)?.[0]?.content ?? String(l.body.prompt));
       assert.deepEqual(texts, ['Q: one', 'Q: two', 'Q: one', 'from the dataset']);
       const bad = join(dir, 'bad.prompty');

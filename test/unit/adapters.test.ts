@@ -112,7 +112,7 @@ test('openai-chat: several choices in one chunk count as several tokens; llama.c
   assert.equal(info.content, 'ab');
   assert.equal(info.tokens, 2);
   const final = adapterFor('openai-chat').interpret({ choices: [{ finish_reason: 'stop', index: 0, delta: {} }], id: 'chatcmpl-l', timings: { prompt_n: 10, prompt_ms: 21.5, predicted_n: 3, predicted_ms: 30.2, predicted_per_second: 99 } });
-  assert.deepEqual(final.serverTimings, { promptTokens: 10, promptMs: 21.5, predictedTokens: 3, predictedMs: 30.2 });
+  assert.deepEqual(final.serverTimings, { source: 'llamacpp', promptTokens: 10, promptMs: 21.5, predictedTokens: 3, predictedMs: 30.2, serverTtftMs: 21.5 });
   assert.match(adapterFor('openai-chat').interpret({ error: { message: 'out of memory', type: 'InternalServerError', code: 500 } }).error!, /out of memory \(500\)/);
   assert.equal(adapterFor('openai-chat').interpret({ object: 'error', message: 'bad request', type: 'BadRequestError', code: 400 }).error, 'bad request');
   assert.deepEqual(adapterFor('openai-chat').interpret('just a string'), {});
@@ -161,7 +161,7 @@ test('ollama: request options, NDJSON stream with thinking and the final object 
   assert.deepEqual(infos[1], { content: 'Hello' });
   assert.equal(infos[2]!.done, true);
   assert.deepEqual(infos[2]!.usage, { promptTokens: 26, completionTokens: 290 });
-  assert.deepEqual(infos[2]!.serverTimings, { promptTokens: 26, promptMs: 325.953, predictedTokens: 290, predictedMs: 4709.213, loadMs: 5.025959, totalMs: 5043.500667 });
+  assert.deepEqual(infos[2]!.serverTimings, { source: 'ollama', promptTokens: 26, promptMs: 325.953, predictedTokens: 290, predictedMs: 4709.213, loadMs: 5.025959, totalMs: 5043.500667, serverTtftMs: 5.025959 + 325.953 });
   assert.equal(adapterFor('ollama').interpret({ error: 'model "nope" not found, try pulling it first' }).error, 'model "nope" not found, try pulling it first');
 });
 
@@ -187,7 +187,31 @@ test('llamacpp: /completion request, token arrays, the final event with timings'
   assert.deepEqual(infos[1], { content: ' cat sat', tokens: 2 });
   assert.equal(infos[2]!.done, true);
   assert.deepEqual(infos[2]!.usage, { promptTokens: 6, completionTokens: 3 });
-  assert.deepEqual(infos[2]!.serverTimings, { promptTokens: 6, promptMs: 12.5, predictedTokens: 3, predictedMs: 40.1 });
+  assert.deepEqual(infos[2]!.serverTimings, { source: 'llamacpp', promptTokens: 6, promptMs: 12.5, predictedTokens: 3, predictedMs: 40.1, serverTtftMs: 12.5 });
+});
+
+test('server timings: vLLM per-request metrics, cached tokens, llama.cpp cache_n, kept as given', () => {
+  const chat = adapterFor('openai-chat');
+  const last = chat.interpret({ id: 'v', choices: [], usage: { prompt_tokens: 900, completion_tokens: 20, prompt_tokens_details: { cached_tokens: 512 } }, metrics: { queue_time_ms: 12.345, time_to_first_token_ms: 58.75, generation_time_ms: 301.5, mean_itl_ms: 15.1 } });
+  assert.deepEqual(last.serverTimings, { source: 'vllm', queueMs: 12.345, promptMs: 58.75, serverTtftMs: 12.345 + 58.75, predictedMs: 301.5, meanItlMs: 15.1, cachedTokens: 512 });
+  assert.equal(last.ignoredTimings, undefined);
+  const llama = chat.interpret({ choices: [], timings: { prompt_n: 4, prompt_ms: 3.25, predicted_n: 8, predicted_ms: 80, cache_n: 120 } });
+  assert.equal(llama.serverTimings!.cachedTokens, 120);
+  // completions read the same
+  assert.equal(adapterFor('openai-completions').interpret({ choices: [], metrics: { queue_time_ms: 1 } }).serverTimings!.queueMs, 1);
+});
+
+test('server timings of the wrong type, negative or absurd are ignored, each with a note', () => {
+  const info = adapterFor('openai-chat').interpret({
+    choices: [],
+    timings: { prompt_n: -3, prompt_ms: 'fast', predicted_n: 5, predicted_ms: 1e12, cache_n: 2.5 },
+    metrics: { queue_time_ms: -1, time_to_first_token_ms: { ms: 3 }, mean_itl_ms: 14 },
+  });
+  assert.deepEqual(info.serverTimings, { source: 'vllm', predictedTokens: 5, meanItlMs: 14 });
+  assert.deepEqual(info.ignoredTimings, ['timings.prompt_n: -3', 'timings.prompt_ms: "fast"', 'timings.predicted_ms: 1000000000000', 'timings.cache_n: 2.5', 'metrics.queue_time_ms: -1', 'metrics.time_to_first_token_ms: an object']);
+  const ollama = adapterFor('ollama').interpret({ done: true, prompt_eval_duration: -5, eval_count: 3 });
+  assert.deepEqual(ollama.ignoredTimings, ['final.prompt_eval_duration: -5']);
+  assert.deepEqual(ollama.serverTimings, { source: 'ollama', predictedTokens: 3 });
 });
 
 test('adapterFor rejects an unknown API by name', () => {

@@ -110,3 +110,11 @@ test('apiKeyHeader: a header name is kept (and not mistaken for a secret), anyth
   const bad = validateEndpoint({ name: 'x', url: 'http://127.0.0.1:1', apiKeyHeader: 'api-key: sk-123' }, 'user');
   assert.ok(bad.errors.some((e) => /"apiKeyHeader" must be a header name/.test(e)), bad.errors.join('; '));
 });
+
+test('workload.prefixCache: cold by default, warm when set, a bad value reported and cold kept', () => {
+  assert.equal(buildConfig({ values: {}, endpoints: {} }, parseSlo).config.prefixCache, 'cold');
+  assert.equal(buildConfig({ values: { 'workload.prefixCache': 'warm' }, endpoints: {} }, parseSlo).config.prefixCache, 'warm');
+  const bad = buildConfig({ values: { 'workload.prefixCache': 'lukewarm' }, endpoints: {} }, parseSlo);
+  assert.equal(bad.config.prefixCache, 'cold');
+  assert.ok(bad.problems.some((p) => p.setting === 'llmProfiler.workload.prefixCache'), JSON.stringify(bad.problems));
+});

@@ -496,13 +496,17 @@ const llamacppEventArb = partial({
 });
 const anyEventArb = fc.oneof(openaiEventArb, ollamaEventArb, llamacppEventArb, oddArb, fc.anything({ maxDepth: 3 }));
 
-const INFO_KEYS = new Set(['content', 'reasoning', 'tokens', 'usage', 'responseId', 'serverTimings', 'done', 'error']);
+const INFO_KEYS = new Set(['content', 'reasoning', 'tokens', 'usage', 'responseId', 'serverTimings', 'ignoredTimings', 'done', 'error']);
 const USAGE_KEYS = new Set(['promptTokens', 'completionTokens', 'reasoningTokens']);
-const TIMING_KEYS = new Set(['promptTokens', 'promptMs', 'predictedTokens', 'predictedMs', 'loadMs', 'totalMs']);
+const TIMING_KEYS = new Set(['promptTokens', 'promptMs', 'predictedTokens', 'predictedMs', 'loadMs', 'totalMs', 'queueMs', 'serverTtftMs', 'cachedTokens', 'meanItlMs']);
 
 function assertFiniteFields(value: unknown, keys: ReadonlySet<string>, what: string): void {
   assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `${what} is an object`);
   for (const [k, v] of Object.entries(value)) {
+    if (k === 'source' && what === 'serverTimings') {
+      assert.ok(['llamacpp', 'vllm', 'ollama', 'tgi'].includes(v as string), `${what}.source ${String(v)}`);
+      continue;
+    }
     assert.ok(keys.has(k), `${what}.${k} is a known field`);
     if (v !== undefined) assert.ok(typeof v === 'number' && Number.isFinite(v), `${what}.${k} is a finite number, got ${String(v)}`);
   }
@@ -519,6 +523,7 @@ function assertEventInfo(info: EventInfo): void {
   if (info.done !== undefined) assert.equal(typeof info.done, 'boolean', 'done');
   if (info.usage !== undefined) assertFiniteFields(info.usage, USAGE_KEYS, 'usage');
   if (info.serverTimings !== undefined) assertFiniteFields(info.serverTimings, TIMING_KEYS, 'serverTimings');
+  if (info.ignoredTimings !== undefined) for (const n of info.ignoredTimings) assert.equal(typeof n, 'string', 'ignoredTimings');
   assert.doesNotThrow(() => JSON.stringify(info));
 }
 

@@ -22,7 +22,7 @@ test('a gap over factor × the stream median and over the floor is a stall, with
   const r = stream(7, [20, 20, 20, 200, 20, 20], 5_000);
   const s = findStalls(r, 3, 50);
   assert.equal(s.length, 1);
-  assert.deepEqual(s[0], { requestIndex: 7, startMs: 260, startAt: 5_260, gapMs: 200, medianItlMs: 20 });
+  assert.deepEqual(s[0], { requestIndex: 7, startMs: 260, startAt: 5_260, gapMs: 200, medianItlMs: 20, atChunk: 4 });
 });
 
 test('the floor keeps fast-stream jitter out; the factor keeps slow streams out', () => {
@@ -41,7 +41,7 @@ test('summary: count, total, share of decode time and the worst first', () => {
   const a = stream(0, [10, 10, 10, 100, 10]); // decode 140, stall 100
   const b = stream(1, [10, 300, 10, 10, 80]); // decode 410, stalls 300 and 80
   const c = stream(2, [10, 10, 10]); // decode 30, none
-  const s = summarizeStalls([a, b, c], 3, 50, 2);
+  const s = summarizeStalls([a, b, c], 3, 50, { worstCount: 2 });
   assert.equal(s.count, 3);
   assert.equal(s.totalMs, 480);
   assert.ok(Math.abs(s.shareOfDecode - 480 / 580) < 1e-12);

@@ -31,6 +31,8 @@ export interface EventInfo {
   readonly usage?: UsageInfo;
   readonly responseId?: string;
   readonly serverTimings?: ServerTimings;
+  /** Server timing fields that were present but unusable (wrong type, negative, absurd), as "timings.prompt_ms: -5". */
+  readonly ignoredTimings?: readonly string[];
   /** The server says the stream is complete (Ollama `done`, llama.cpp `stop`). */
   readonly done?: boolean;
   /** An error object inside the stream. */
@@ -146,19 +148,131 @@ export function openaiUsage(value: unknown): UsageInfo | undefined {
   return usage;
 }
 
-/** llama.cpp's `timings` object (also sent by its OpenAI-compatible endpoints). */
-export function llamaTimings(value: unknown): ServerTimings | undefined {
+/** A server-reported duration longer than this (a day) is not a timing but a bug or a unit mix-up. */
+export const MAX_SERVER_MS = 86_400_000;
+
+type MutableTimings = { -readonly [K in keyof ServerTimings]: ServerTimings[K] };
+
+/**
+ * Reads the fields of one server timing object, keeping what is valid under our names and a note for
+ * each field that was present but unusable (wrong type, negative, absurd): the note goes into the
+ * request's `ignoredServerFields`, the value nowhere.
+ */
+export class TimingReader {
+  readonly timings: MutableTimings = {};
+  readonly notes: string[] = [];
+  readonly #obj: Record<string, unknown>;
+  readonly #where: string;
+
+  constructor(obj: Record<string, unknown>, where: string, source?: ServerTimings['source']) {
+    this.#obj = obj;
+    this.#where = where;
+    if (source !== undefined) this.timings.source = source;
+  }
+
+  /** A duration field, scaled to ms (`perMs`: units per ms, e.g. 1e6 for ns). */
+  ms(field: string, key: 'queueMs' | 'serverTtftMs' | 'promptMs' | 'predictedMs' | 'meanItlMs' | 'loadMs' | 'totalMs', perMs = 1): number | undefined {
+    const raw = this.#obj[field];
+    if (raw === undefined || raw === null) return undefined;
+    const d = duration(raw);
+    if (d === undefined || d / perMs > MAX_SERVER_MS) {
+      this.#note(field, raw);
+      return undefined;
+    }
+    const v = d / perMs;
+    this.timings[key] = v;
+    return v;
+  }
+
+  count(field: string, key: 'promptTokens' | 'predictedTokens' | 'cachedTokens'): number | undefined {
+    const raw = this.#obj[field];
+    if (raw === undefined || raw === null) return undefined;
+    const c = count(raw);
+    if (c === undefined) {
+      this.#note(field, raw);
+      return undefined;
+    }
+    this.timings[key] = c;
+    return c;
+  }
+
+  #note(field: string, raw: unknown): void {
+    const shown = typeof raw === 'string' ? JSON.stringify(raw.slice(0, 40)) : typeof raw === 'object' ? (Array.isArray(raw) ? 'a list' : 'an object') : String(raw);
+    this.notes.push(`${this.#where}.${field}: ${shown}`);
+  }
+
+  /** True when any of our fields was read (the source alone is not a timing). */
+  get any(): boolean {
+    return Object.keys(this.timings).some((k) => k !== 'source');
+  }
+}
+
+/** What one event's timing objects gave: the timings (when any) and the notes on fields ignored. */
+export interface TimingResult {
+  readonly timings?: ServerTimings;
+  readonly notes?: readonly string[];
+}
+
+function resultOf(reader: TimingReader): TimingResult {
+  return {
+    ...(reader.any ? { timings: { ...reader.timings } } : {}),
+    ...(reader.notes.length > 0 ? { notes: reader.notes } : {}),
+  };
+}
+
+/**
+ * llama.cpp's `timings` object (also sent by its OpenAI-compatible endpoints): prompt_n (prompt
+ * tokens evaluated, the cached ones not counted), prompt_ms (the prefill), predicted_n/_ms (the
+ * decode) and cache_n (prompt tokens reused from the cache). llama.cpp does not report a queue, so
+ * its own TTFT is the prompt's time.
+ */
+export function llamaTimings(value: unknown): TimingResult | undefined {
   if (!isObject(value)) return undefined;
-  const t: { promptTokens?: number; promptMs?: number; predictedTokens?: number; predictedMs?: number } = {};
-  const pn = count(value.prompt_n);
-  const pm = duration(value.prompt_ms);
-  const dn = count(value.predicted_n);
-  const dm = duration(value.predicted_ms);
-  if (pn !== undefined) t.promptTokens = pn;
-  if (pm !== undefined) t.promptMs = pm;
-  if (dn !== undefined) t.predictedTokens = dn;
-  if (dm !== undefined) t.predictedMs = dm;
-  return t;
+  const r = new TimingReader(value, 'timings', 'llamacpp');
+  r.count('prompt_n', 'promptTokens');
+  const prompt = r.ms('prompt_ms', 'promptMs');
+  r.count('predicted_n', 'predictedTokens');
+  r.ms('predicted_ms', 'predictedMs');
+  r.count('cache_n', 'cachedTokens');
+  if (prompt !== undefined) r.timings.serverTtftMs = prompt;
+  return resultOf(r);
+}
+
+/**
+ * vLLM's per-request metrics (`--enable-per-request-metrics`): a `metrics` object in the last streamed
+ * chunk or the body, with queue_time_ms (queued → scheduled), time_to_first_token_ms (scheduled →
+ * first token: the prefill path, the queue NOT in it; vllm/entrypoints `build_per_request_timing_metrics`),
+ * generation_time_ms (first → last token) and mean_itl_ms. Our serverTtftMs is from arrival, so it
+ * is queue + that; promptMs is that.
+ */
+export function vllmMetrics(value: unknown): TimingResult | undefined {
+  if (!isObject(value)) return undefined;
+  const r = new TimingReader(value, 'metrics', 'vllm');
+  const queue = r.ms('queue_time_ms', 'queueMs');
+  const scheduledToFirst = r.ms('time_to_first_token_ms', 'promptMs');
+  r.ms('generation_time_ms', 'predictedMs');
+  r.ms('mean_itl_ms', 'meanItlMs');
+  if (scheduledToFirst !== undefined) r.timings.serverTtftMs = (queue ?? 0) + scheduledToFirst;
+  return r.any ? resultOf(r) : r.notes.length > 0 ? { notes: r.notes } : undefined;
+}
+
+/** OpenAI's (and vLLM's) `usage.prompt_tokens_details.cached_tokens`: prompt tokens served from the prefix cache. */
+export function openaiCachedTokens(usage: unknown): TimingResult | undefined {
+  if (!isObject(usage) || !isObject(usage.prompt_tokens_details)) return undefined;
+  const r = new TimingReader(usage.prompt_tokens_details, 'usage.prompt_tokens_details');
+  r.count('cached_tokens', 'cachedTokens');
+  return r.any || r.notes.length > 0 ? resultOf(r) : undefined;
+}
+
+/** Several timing results of one event, merged (later ones win field by field). */
+export function mergeTimings(...parts: (TimingResult | undefined)[]): TimingResult {
+  let timings: MutableTimings | undefined;
+  const notes: string[] = [];
+  for (const p of parts) {
+    if (p?.timings) timings = { ...timings, ...p.timings };
+    if (p?.notes) notes.push(...p.notes);
+  }
+  return { ...(timings ? { timings } : {}), ...(notes.length > 0 ? { notes } : {}) };
 }
 
 /** Fields common to the OpenAI request bodies. `ignore_eos` only when asked: OpenAI itself rejects it. */

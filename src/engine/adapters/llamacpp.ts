@@ -7,6 +7,7 @@ import type { EndpointSpec, RequestSpec, ServerTimings } from '../types';
 import type { BuiltRequest, EndpointAdapter, EventInfo, UsageInfo } from './adapter';
 import { count, isObject, str } from '../json';
 import { joinPath, jsonHeaders, llamaTimings, maxTokensOf, promptText, streamError } from './adapter';
+import { sentPrompt } from './cacheBust';
 
 export const llamacppAdapter: EndpointAdapter = {
   api: 'llamacpp',
@@ -16,10 +17,12 @@ export const llamacppAdapter: EndpointAdapter = {
   buildRequest(spec: RequestSpec, endpoint: EndpointSpec): BuiltRequest {
     const body: Record<string, unknown> = {};
     if (endpoint.model !== undefined) body.model = endpoint.model;
-    body.prompt = promptText(spec.prompt);
+    body.prompt = promptText(sentPrompt(spec));
     body.stream = true;
     body.n_predict = maxTokensOf(spec);
     body.return_tokens = true;
+    // a cold request: the slot's cached prefix is not reused (llama-server's default is to reuse it)
+    if (spec.cacheBust === 'cache_prompt') body.cache_prompt = false;
     const temperature = spec.temperature ?? spec.prompt.temperature;
     if (temperature !== undefined) body.temperature = temperature;
     if (spec.seed !== undefined) body.seed = spec.seed;
@@ -31,7 +34,7 @@ export const llamacppAdapter: EndpointAdapter = {
     if (!isObject(event)) return {};
     const error = streamError(event);
     if (error !== undefined) return { error };
-    const info: { content?: string; tokens?: number; usage?: UsageInfo; serverTimings?: ServerTimings; done?: boolean } = {};
+    const info: { content?: string; tokens?: number; usage?: UsageInfo; serverTimings?: ServerTimings; ignoredTimings?: readonly string[]; done?: boolean } = {};
     const content = str(event.content);
     if (content) info.content = content;
     if (Array.isArray(event.tokens) && event.tokens.length > 0 && content) info.tokens = event.tokens.length;
@@ -44,7 +47,8 @@ export const llamacppAdapter: EndpointAdapter = {
       if (evaluated !== undefined) usage.promptTokens = evaluated;
       if (predicted !== undefined || evaluated !== undefined) info.usage = usage;
       const timings = llamaTimings(event.timings);
-      if (timings) info.serverTimings = timings;
+      if (timings?.timings) info.serverTimings = timings.timings;
+      if (timings?.notes) info.ignoredTimings = timings.notes;
     }
     return info;
   },

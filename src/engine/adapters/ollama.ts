@@ -4,8 +4,9 @@
 // ignore_eos; max tokens, temperature and seed go in `options`.
 import type { EndpointSpec, RequestSpec, ServerTimings } from '../types';
 import type { BuiltRequest, EndpointAdapter, EventInfo, UsageInfo } from './adapter';
-import { count, duration, isObject, str } from '../json';
-import { joinPath, jsonHeaders, maxTokensOf, streamError } from './adapter';
+import { count, isObject, str } from '../json';
+import { joinPath, jsonHeaders, maxTokensOf, streamError, TimingReader } from './adapter';
+import { sentPrompt } from './cacheBust';
 
 const NS_PER_MS = 1e6;
 
@@ -21,7 +22,7 @@ export const ollamaAdapter: EndpointAdapter = {
     if (spec.seed !== undefined) options.seed = spec.seed;
     const body: Record<string, unknown> = {};
     if (endpoint.model !== undefined) body.model = endpoint.model;
-    body.messages = spec.prompt.messages.map((m) => ({ role: m.role, content: m.content }));
+    body.messages = sentPrompt(spec).messages.map((m) => ({ role: m.role, content: m.content }));
     body.stream = true;
     body.options = options;
     return { method: 'POST', path: joinPath(endpoint, '/api/chat'), headers: jsonHeaders(endpoint, 'application/x-ndjson'), body: JSON.stringify(body) };
@@ -31,7 +32,7 @@ export const ollamaAdapter: EndpointAdapter = {
     if (!isObject(event)) return {};
     const error = streamError(event);
     if (error !== undefined) return { error };
-    const info: { content?: string; reasoning?: string; usage?: UsageInfo; serverTimings?: ServerTimings; done?: boolean } = {};
+    const info: { content?: string; reasoning?: string; usage?: UsageInfo; serverTimings?: ServerTimings; ignoredTimings?: readonly string[]; done?: boolean } = {};
     if (isObject(event.message)) {
       const c = str(event.message.content);
       const r = str(event.message.thinking);
@@ -46,22 +47,17 @@ export const ollamaAdapter: EndpointAdapter = {
       if (promptTokens !== undefined) usage.promptTokens = promptTokens;
       if (evalCount !== undefined) usage.completionTokens = evalCount;
       if (promptTokens !== undefined || evalCount !== undefined) info.usage = usage;
-      const t: { promptTokens?: number; promptMs?: number; predictedTokens?: number; predictedMs?: number; loadMs?: number; totalMs?: number } = {};
-      const ms = (v: unknown) => {
-        const n = duration(v);
-        return n === undefined ? undefined : n / NS_PER_MS;
-      };
-      const promptMs = ms(event.prompt_eval_duration);
-      const predictedMs = ms(event.eval_duration);
-      const loadMs = ms(event.load_duration);
-      const totalMs = ms(event.total_duration);
-      if (promptTokens !== undefined) t.promptTokens = promptTokens;
-      if (promptMs !== undefined) t.promptMs = promptMs;
-      if (evalCount !== undefined) t.predictedTokens = evalCount;
-      if (predictedMs !== undefined) t.predictedMs = predictedMs;
-      if (loadMs !== undefined) t.loadMs = loadMs;
-      if (totalMs !== undefined) t.totalMs = totalMs;
-      if (Object.keys(t).length > 0) info.serverTimings = t;
+      // Durations in ns. Ollama's own TTFT: loading the model, then the prompt (no queue is reported).
+      const t = new TimingReader(event, 'final', 'ollama');
+      t.count('prompt_eval_count', 'promptTokens');
+      const prompt = t.ms('prompt_eval_duration', 'promptMs', NS_PER_MS);
+      t.count('eval_count', 'predictedTokens');
+      t.ms('eval_duration', 'predictedMs', NS_PER_MS);
+      const load = t.ms('load_duration', 'loadMs', NS_PER_MS);
+      t.ms('total_duration', 'totalMs', NS_PER_MS);
+      if (prompt !== undefined) t.timings.serverTtftMs = (load ?? 0) + prompt;
+      if (t.any) info.serverTimings = { ...t.timings };
+      if (t.notes.length > 0) info.ignoredTimings = t.notes;
     }
     return info;
   },

@@ -2,10 +2,11 @@
 // server and Ollama's /v1 speak it. vLLM sends a role-only first chunk (not a token), puts reasoning
 // in `reasoning_content` (older) or `reasoning` (newer), and with `stream_options.include_usage` ends
 // with a chunk whose `choices` is empty and whose `usage` holds the counts.
-import type { EndpointSpec, RequestSpec } from '../types';
+import type { EndpointSpec, RequestSpec, ServerTimings } from '../types';
 import type { BuiltRequest, EndpointAdapter, EventInfo } from './adapter';
 import { isObject, str } from '../json';
-import { commonSampling, joinPath, jsonHeaders, llamaTimings, maxTokensOf, openaiUsage, streamError } from './adapter';
+import { commonSampling, joinPath, jsonHeaders, llamaTimings, maxTokensOf, mergeTimings, openaiCachedTokens, openaiUsage, streamError, vllmMetrics } from './adapter';
+import { sentPrompt } from './cacheBust';
 
 export const openaiChatAdapter: EndpointAdapter = {
   api: 'openai-chat',
@@ -15,7 +16,7 @@ export const openaiChatAdapter: EndpointAdapter = {
   buildRequest(spec: RequestSpec, endpoint: EndpointSpec): BuiltRequest {
     const body: Record<string, unknown> = {};
     if (endpoint.model !== undefined) body.model = endpoint.model;
-    body.messages = spec.prompt.messages.map((m) => ({ role: m.role, content: m.content }));
+    body.messages = sentPrompt(spec).messages.map((m) => ({ role: m.role, content: m.content }));
     body.stream = true;
     body.stream_options = { include_usage: true };
     body.max_tokens = maxTokensOf(spec);
@@ -35,7 +36,7 @@ export function interpretOpenAi(event: unknown, kind: 'chat' | 'completions'): E
   if (error !== undefined) return { error };
   const info: {
     content?: string; reasoning?: string; tokens?: number; usage?: ReturnType<typeof openaiUsage>;
-    responseId?: string; serverTimings?: ReturnType<typeof llamaTimings>;
+    responseId?: string; serverTimings?: ServerTimings; ignoredTimings?: readonly string[];
   } = {};
   const id = str(event.id);
   if (id) info.responseId = id;
@@ -69,7 +70,9 @@ export function interpretOpenAi(event: unknown, kind: 'chat' | 'completions'): E
   }
   const usage = openaiUsage(event.usage);
   if (usage) info.usage = usage;
-  const timings = llamaTimings(event.timings);
-  if (timings) info.serverTimings = timings;
+  // llama.cpp's `timings`, vLLM's per-request `metrics`, OpenAI's cached prompt tokens: whichever the server sends.
+  const timings = mergeTimings(llamaTimings(event.timings), vllmMetrics(event.metrics), openaiCachedTokens(event.usage));
+  if (timings.timings) info.serverTimings = timings.timings;
+  if (timings.notes) info.ignoredTimings = timings.notes;
   return info;
 }

@@ -3,6 +3,7 @@
 import type { EndpointSpec, RequestSpec } from '../types';
 import type { BuiltRequest, EndpointAdapter, EventInfo } from './adapter';
 import { commonSampling, joinPath, jsonHeaders, maxTokensOf, promptText } from './adapter';
+import { sentPrompt } from './cacheBust';
 import { interpretOpenAi } from './openaiChat';
 
 export const openaiCompletionsAdapter: EndpointAdapter = {
@@ -13,7 +14,7 @@ export const openaiCompletionsAdapter: EndpointAdapter = {
   buildRequest(spec: RequestSpec, endpoint: EndpointSpec): BuiltRequest {
     const body: Record<string, unknown> = {};
     if (endpoint.model !== undefined) body.model = endpoint.model;
-    body.prompt = promptText(spec.prompt);
+    body.prompt = promptText(sentPrompt(spec));
     body.stream = true;
     body.stream_options = { include_usage: true };
     body.max_tokens = maxTokensOf(spec);

@@ -1,4 +1,5 @@
-// Profile endpoint, the prompt CodeLens' ▶ Profile / Profile with…, and Compare prefill chunk sizes:
+// Profile endpoint (the Prefix cache check among its workloads), the prompt CodeLens' ▶ Profile /
+// Profile with… / Prefix cache check, and Compare prefill chunk sizes:
 // each picks what to run, builds the job from the same option values the CLI uses, and hands it to
 // the job runner.
 import * as vscode from 'vscode';
@@ -59,6 +60,10 @@ interface PromptExtras {
 /** The option values of a preset's workload, as the CLI's flags would give them. */
 function workloadValues(s: Services, preset: PresetId, input: WorkloadInput | undefined, prompt: PromptExtras | undefined): Record<string, OptionValue | undefined> {
   const w = presetWorkload(preset, s.config.current.workload, input);
+  if (preset === 'cache-check') {
+    // the check sets its own load; the prompt is this one, or a synthetic one of the check's length
+    return { ...(prompt ? { promptFile: prompt.ref.file } : { promptTokens: w.promptTokens }), maxTokens: w.maxTokens, timeout: w.timeoutMs / 1000 };
+  }
   const sweep = preset === 'sweep';
   return {
     ...(sweep
@@ -73,6 +78,7 @@ function workloadValues(s: Services, preset: PresetId, input: WorkloadInput | un
     maxTokens: w.maxTokens,
     ...(prompt ? { promptFile: prompt.ref.file } : { promptTokens: w.promptTokens }),
     timeout: w.timeoutMs / 1000,
+    prefixCache: s.config.current.prefixCache,
   };
 }
 
@@ -80,6 +86,7 @@ async function profile(s: Services, choice: Choice, preset: PresetId, input: Wor
   const resolved = await s.targets.resolve(choice);
   if (!resolved) return undefined;
   const sweep = preset === 'sweep';
+  const check = preset === 'cache-check';
   const ctx: BuildContext = {
     target: resolved.target,
     ...(prompt ? { prompts: [prompt.prompt] } : {}),
@@ -87,12 +94,13 @@ async function profile(s: Services, choice: Choice, preset: PresetId, input: Wor
   };
   const request: JobRequest = {
     label: resolved.label,
-    title: `${sweep ? 'Sweeping' : 'Profiling'} ${resolved.label}`,
+    title: `${check ? 'Checking the prefix cache of' : sweep ? 'Sweeping' : 'Profiling'} ${resolved.label}`,
     ...(resolved.apiKey !== undefined ? { apiKey: resolved.apiKey } : {}),
     ...(prompt ? { extras: { [PROMPT_REF_KEY]: prompt.ref } } : {}),
-    live: !sweep,
+    live: !sweep && !check,
     build: async (engine) => {
       const values = OptionValues.of(workloadValues(s, preset, input, prompt), 'the workload:');
+      if (check) return engine.buildCacheCheckJob(values, ctx);
       return sweep ? engine.buildSweepJob(values, ctx) : engine.buildRunJob(values, ctx);
     },
   };

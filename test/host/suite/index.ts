@@ -267,11 +267,14 @@ hostTest('CodeLens above each prompt of each prompt-file kind, at the parser\'s 
     const uri = vscode.Uri.joinPath(wsFolder(), 'prompts', name);
     const doc = await vscode.workspace.openTextDocument(uri);
     const lenses = await until(`lenses in ${name}`, async () => { const l = await lensesOf(uri); return l.length ? l : undefined; });
-    const play = lenses.filter((l) => l.command?.command === 'llmProfiler.profilePrompt');
+    const play = lenses.filter((l) => l.command?.command === 'llmProfiler.profilePrompt' && l.command.arguments?.length === 2);
     const withL = lenses.filter((l) => l.command?.command === 'llmProfiler.profilePromptWith');
+    const cacheL = lenses.filter((l) => l.command?.command === 'llmProfiler.profilePrompt' && l.command.arguments?.[2]?.preset === 'cache-check');
     assert.deepEqual(play.map((l) => l.range.start.line), lines, `${name}: ▶ Profile lines`);
     assert.deepEqual(withL.map((l) => l.range.start.line), lines, `${name}: Profile with… lines`);
+    assert.deepEqual(cacheL.map((l) => l.range.start.line), lines, `${name}: Prefix cache check lines`);
     assert.ok(play.every((l) => l.command!.title === '▶ Profile'));
+    assert.ok(cacheL.every((l) => l.command!.title === 'Prefix cache check'));
     // The same ranges as the engine's parser (which test/unit checks line by line).
     const parsed = parsePromptFile(name, doc.getText());
     assert.deepEqual(play.map((l) => [l.range.start.line, l.range.end.line]), parsed.prompts.map((p) => [p.range.startLine, p.range.endLine]));
@@ -290,7 +293,7 @@ hostTest('CodeLens above each prompt of each prompt-file kind, at the parser\'s 
   await cfg().update('codeLens.extraGlobs', ['**/extra/*.md'], vscode.ConfigurationTarget.Global);
   try {
     const el = await until('lenses in the extra file', async () => { const l = await lensesOf(extra); return l.length ? l : undefined; });
-    assert.deepEqual(el.filter((l) => l.command?.command === 'llmProfiler.profilePrompt').map((l) => l.range.start.line), [0]);
+    assert.deepEqual(el.filter((l) => l.command?.command === 'llmProfiler.profilePromptWith').map((l) => l.range.start.line), [0]);
     await cfg().update('codeLens.enabled', false, vscode.ConfigurationTarget.Global);
     await until('no lenses when switched off', async () => (await lensesOf(vscode.Uri.joinPath(wsFolder(), 'prompts', 'greet.prompt.md'))).length === 0);
   } finally {
@@ -374,6 +377,30 @@ hostTest('a Sweep over concurrency stores one run: a point per concurrency, the 
     await until('the sweep listed', () => api.test!.runs.runs.some((r) => r.id === outcome.runId));
   } finally {
     await cfg().update('slo', undefined, vscode.ConfigurationTarget.Global);
+    await cm.close();
+    await setEndpoints(vscode.ConfigurationTarget.Global, [{ name: 'host-scripted', url: server.url, api: 'auto', model: 'scripted-model' }]);
+  }
+});
+
+hostTest('the Prefix cache check workload runs from the command, and its run opens with the verdict', async () => {
+  // a server that caches prompts and says so (vLLM's cached_tokens): prefill costs 0.1 ms per uncached token
+  const cm = await startCostModelServer({ baseMs: 4, kMs: 1, prefillMsPerToken: 0.1, prefixCache: true, timings: 'vllm', model: 'cost-model' });
+  const posted = api.test!.webviewPosts as unknown[];
+  const from = posted.length;
+  try {
+    await setEndpoints(vscode.ConfigurationTarget.Global, [
+      { name: 'host-scripted', url: server.url, api: 'auto', model: 'scripted-model' },
+      { name: 'cost-cache', url: cm.url, api: 'openai-chat', model: 'cost-model' },
+    ], 'cost-cache');
+    const outcome = await vscode.commands.executeCommand<RunOutcome | undefined>('llmProfiler.profileEndpoint', { endpoint: 'cost-cache', preset: 'cache-check', workload: { promptTokens: 200 } });
+    assert.ok(outcome && !outcome.cancelled, 'the check finished');
+    const run = await readRunFile(outcome.path);
+    assert.ok(run.prefixCache, 'the run holds the check\'s verdict');
+    assert.equal(run.prefixCache.hit, true, run.prefixCache.message);
+    assert.equal(run.prefixCache.cachedTokens, 200, 'all but one of the 200 words and the lead, as the server counted');
+    assert.equal(cm.requests, 10, 'a warmup and three rounds of cold, again, variant');
+    await until('the report got the check', () => posted.slice(from).some((m) => JSON.stringify(m).includes(run.id) && JSON.stringify(m).includes('the server caches prompts')), 15_000);
+  } finally {
     await cm.close();
     await setEndpoints(vscode.ConfigurationTarget.Global, [{ name: 'host-scripted', url: server.url, api: 'auto', model: 'scripted-model' }]);
   }

@@ -1,0 +1,105 @@
+// "Where the time went" in words, for every surface: the CLI's block after the result table and the
+// report panel's section say the same things in the same words. Pure, browser-safe.
+import type { RequestRecord, RunFile, Stall, Stats, Summary } from '../engine/types';
+import { phaseBands, phasesOf } from '../engine/phases';
+import type { RequestPhases } from '../engine/phases';
+import { DASH, formatInt, formatMs } from './units';
+
+/** "stalled 482 ms by #17's 2,048-token prefill", "… buffered between the server and you", "… cause unknown". */
+export function stallPhrase(stall: Stall, run?: Pick<RunFile, 'requests'>): string {
+  const head = `stalled ${formatMs(stall.gapMs)}`;
+  switch (stall.cause) {
+    case 'buffering':
+      return `${head}: buffered between the server and you`;
+    case 'prefill': {
+      const tokensOf = (c: { index: number; promptTokens?: number }): number | undefined => c.promptTokens ?? run?.requests.find((r) => r.index === c.index)?.promptTokens;
+      // the largest prefill first: it is the one that made the step long
+      const culprits = [...(stall.culprits ?? [])].sort((a, b) => (tokensOf(b) ?? -1) - (tokensOf(a) ?? -1));
+      const named = culprits.slice(0, 3).map((c) => {
+        const tokens = tokensOf(c);
+        return tokens !== undefined ? `#${c.index}'s ${formatInt(tokens)}-token prefill` : `#${c.index}'s prefill`;
+      });
+      const more = culprits.length > 3 ? ` and ${culprits.length - 3} more` : '';
+      return `${head} by ${named.join(', ')}${more}`;
+    }
+    case 'unknown':
+      return `${head}: cause unknown (no prefill of this run in that step)`;
+    default:
+      return head;
+  }
+}
+
+const p = (s: Stats | undefined, k: 'p50' | 'p99'): string => (s && s.count > 0 ? formatMs(s[k] ?? s.max) : DASH);
+
+/** The client's TTFT beside the server's own, and the parts the server reports, at p50 and p99. */
+export function timingTable(s: Summary): { header: readonly string[]; rows: readonly (readonly string[])[] } | undefined {
+  const sv = s.server;
+  if (sv === undefined) return undefined;
+  // the same requests on every row: those that carried server timings
+  const rows: string[][] = [['TTFT (client)', p(sv.ttftClientMs, 'p50'), p(sv.ttftClientMs, 'p99')]];
+  if (sv.ttftServerMs) rows.push(['TTFT (server)', p(sv.ttftServerMs, 'p50'), p(sv.ttftServerMs, 'p99')]);
+  if (sv.queueMs) rows.push(['queue (server)', p(sv.queueMs, 'p50'), p(sv.queueMs, 'p99')]);
+  if (sv.promptMs) rows.push(['prefill (server)', p(sv.promptMs, 'p50'), p(sv.promptMs, 'p99')]);
+  if (sv.transportMs) rows.push([sv.queueMs ? 'transport (client − server)' : 'queue + transport (client − server)', p(sv.transportMs, 'p50'), p(sv.transportMs, 'p99')]);
+  return { header: ['', 'p50', 'p99'], rows };
+}
+
+/** The buffering verdict in plain words for a header, or undefined when the stream is not buffered. */
+export function bufferingSentence(s: Summary): string | undefined {
+  const b = s.buffering;
+  if (!b?.detected) return undefined;
+  const inflation = b.inflationMs !== undefined ? `: TTFT inflated by about ${formatMs(b.inflationMs)}` : '';
+  const period = b.periodMs !== undefined ? `, flushed every ~${formatMs(b.periodMs)}` : '';
+  return `The stream is buffered between the server and you (${b.bufferedStreams} of ${b.streams} streams arrive in bursts${period})${inflation}. ITL and TPOT measure the buffer, not the server.`;
+}
+
+/** ITL and TPOT from a buffered stream measure the proxy, not the server. */
+export function measuresProxy(s: Summary): boolean {
+  return s.buffering?.detected === true;
+}
+
+export function verdictLines(s: Summary): string[] {
+  return (s.verdicts ?? []).map((v) => v.message);
+}
+
+/** One request's phases as "queue 3 ms → prefill 40 ms → transport 2 ms → decode 310 ms". */
+export function phasesLine(ph: RequestPhases): string {
+  return ph.segments.map((seg) => `${seg.short} ${formatMs(seg.ms)}`).join(' → ');
+}
+
+/** The CLI's block: per-band phases, client vs server, stalls by cause, buffering, the verdicts. */
+export function whereTimeLines(run: Pick<RunFile, 'requests' | 'summary'>): string[] {
+  const s = run.summary;
+  const measured = run.requests.filter((r: RequestRecord) => !r.warmup && r.error === undefined);
+  if (measured.length === 0) return [];
+  const out: string[] = ['Where the time went:'];
+  const bands = phaseBands(measured);
+  const evidence = measured.some((r) => phasesOf(r)?.evidence === 'server') ? 'server timings' : "the client's clock only (no server timings: queue and prefill not told apart)";
+  out.push(`  by TTFT band (from ${evidence}):`);
+  for (const b of bands) out.push(`    ${b.label.padEnd(9)} ${String(b.count).padStart(5)} req  ${phasesLine(b.phases)}`);
+  const table = timingTable(s);
+  if (table) {
+    const width = Math.max(...table.rows.map((r) => r[0]!.length));
+    out.push(`  client vs server (${s.server!.sources.join(', ') || 'server'} timings, ${s.server!.requests} requests):`);
+    out.push(`    ${''.padEnd(width)}  ${'p50'.padStart(9)}  ${'p99'.padStart(9)}`);
+    for (const r of table.rows) out.push(`    ${r[0]!.padEnd(width)}  ${r[1]!.padStart(9)}  ${r[2]!.padStart(9)}`);
+    if (s.server!.cachedTokens > 0) out.push(`    cached prompt tokens: ${formatInt(s.server!.cachedTokens)} over ${s.server!.cachedRequests} requests`);
+  }
+  if (s.stalls.byCause && s.stalls.count > 0) {
+    out.push('  worst stalls:');
+    for (const st of s.stalls.worst.slice(0, 3)) out.push(`    #${st.requestIndex} ${stallPhrase(st, run)}`);
+  }
+  const buffered = bufferingSentence(s);
+  if (buffered) {
+    out.push(`  ${buffered}`);
+    for (const e of s.buffering!.evidence) out.push(`    evidence: ${e}`);
+  } else if (s.buffering && s.buffering.evidence.length > 0) {
+    out.push(`  Not buffered: the stream passes through (${s.buffering.evidence.join('; ')})`);
+  }
+  const verdicts = verdictLines(s);
+  if (verdicts.length > 0) {
+    out.push('Verdicts:');
+    for (const v of verdicts) out.push(`  - ${v}`);
+  }
+  return out;
+}
