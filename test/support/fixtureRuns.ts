@@ -4,7 +4,11 @@
 // is computed here the way the engine defines it (linear percentiles), so the panel's table can be
 // checked against `run.summary` exactly.
 import { Rng } from '../../src/engine/random';
-import type { ErrorKind, RequestRecord, RunFile, SloSpec, Stall, Stats, Summary, WorkloadSpec } from '../../src/engine/types';
+import type {
+  BufferingVerdict, ErrorKind, HistogramDelta, PrefixCacheSummary, RequestRecord, RequestStall, RunFile, ServerMetrics, ServerSideSummary,
+  SloSpec, Stall, StallCause, Stats, Summary, Verdict, WorkloadSpec,
+} from '../../src/engine/types';
+import { formatInt, formatMs, formatPercent } from '../../src/present/units';
 
 export interface FixtureOptions {
   readonly seed?: number;
@@ -21,6 +25,12 @@ export interface FixtureOptions {
   readonly slo?: SloSpec;
   readonly id?: string;
   readonly startedAt?: string;
+  /**
+   * "warm": prompts repeat in threes (index % 3 = 1 and 2 resend the prompt of index % 3 = 0) and a
+   * repeat's prefill is mostly served from the prefix cache (a tenth of it is left). Absent: every
+   * prompt is new, as before (the random draws are the same, so existing seeds give the same runs).
+   */
+  readonly prefixCache?: 'cold' | 'warm';
 }
 
 /** A deterministic uniform [0, 1) source from a seed (the engine's Rng). */
@@ -48,6 +58,11 @@ export function statsOf(values: readonly number[], percentiles: readonly number[
 }
 
 export function fixtureRun(options: FixtureOptions = {}): RunFile {
+  return buildFixture(options).run;
+}
+
+/** The run, and its global stall windows [start, end) in ms since the run's start (for fixtureWhereRun). */
+function buildFixture(options: FixtureOptions): { run: RunFile; stallWindows: readonly (readonly [number, number])[] } {
   const seed = options.seed ?? 1;
   const rand = rng(seed);
   const measured = options.requests ?? 40;
@@ -87,7 +102,10 @@ export function fixtureRun(options: FixtureOptions = {}): RunFile {
     const wait = rand() < 0.1 ? 5 + 40 * rand() : 0.2 + 1.5 * rand();
     const sentAt = scheduledAt + wait;
     const isWarmup = index < warmup;
-    const promptTokens = 64 + Math.floor(rand() * 960);
+    const drawnTokens = 64 + Math.floor(rand() * 960);
+    const repeatOf = options.prefixCache === 'warm' && !isWarmup && (index - warmup) % 3 !== 0 ? index - ((index - warmup) % 3) : undefined;
+    const promptTokens = repeatOf === undefined ? drawnTokens : requests[repeatOf]!.promptTokens!;
+    const prefillShare = repeatOf === undefined ? 1 : 0.1;
     const fail = !isWarmup && rand() < errorRate ? kinds[Math.floor(rand() * kinds.length)]! : undefined;
     const chunkTimesMs: number[] = [];
     let ttft: number | undefined;
@@ -101,7 +119,7 @@ export function fixtureRun(options: FixtureOptions = {}): RunFile {
       lastByte = e2e;
       error = { kind: 'http', status: 429, message: 'HTTP 429 Too Many Requests', body: '{"error":"rate limited"}' };
     } else {
-      ttft = 80 + promptTokens * 0.15 + Math.abs(normal()) * 40 + (isWarmup ? 300 : 0);
+      ttft = 80 * (repeatOf === undefined ? 1 : 0.5) + promptTokens * 0.15 * prefillShare + Math.abs(normal()) * 40 + (isWarmup ? 300 : 0);
       let t = sentAt + ttft;
       t = pushOut(t);
       const n = fail === 'reset' ? Math.max(1, Math.floor(perReq * rand())) : perReq;
@@ -138,6 +156,7 @@ export function fixtureRun(options: FixtureOptions = {}): RunFile {
       chunkTimesMs,
       httpStatus,
       ...(error ? { error } : {}),
+      ...(repeatOf === undefined ? {} : { repeatOf }),
     };
     requests.push(rec);
     slots[slot] = sentAt + Math.max(e2e, lastByte ?? 0) + 0.5 + rand() * 2;
@@ -157,10 +176,11 @@ export function fixtureRun(options: FixtureOptions = {}): RunFile {
     percentiles: [50, 90, 95, 99],
     stallFactor: 5,
     stallFloorMs: 100,
+    ...(options.prefixCache ? { prefixCache: options.prefixCache } : {}),
   };
   const summary = summarizeFixture(requests, workload);
   const last = Math.max(...requests.map((r) => r.sentAt + Math.max(r.e2eMs ?? 0, r.lastByteMs ?? 0)));
-  return {
+  const run: RunFile = {
     format: 'llm-profiler.run',
     version: 1,
     id: options.id ?? `fixture-${seed}-${measured}x${perReq}`,
@@ -173,6 +193,7 @@ export function fixtureRun(options: FixtureOptions = {}): RunFile {
     requests,
     summary,
   };
+  return { run, stallWindows: stalls };
 }
 
 /** The engine's definitions, for fixtures only (the real ones live in src/engine/metrics.ts). */
@@ -305,4 +326,339 @@ export function fixtureSweepRun(seed = 31): RunFile {
     summary: summarizeFixture(requests, workload),
     sweep: { dimension: 'concurrency', points, fit: { baseMs: 20, kMs: 1, ceilingTokensPerSecond: 1000, r2: 0.97 } },
   };
+}
+
+// ---- "Where the time went": a run as the engine writes it once it explains itself ----
+
+export interface WhereFixtureOptions extends FixtureOptions {
+  /**
+   * A proxy between the server and the client holds the stream and flushes it every `bufferPeriodMs`
+   * (250 ms): chunks arrive in bunches, TTFT grows by up to a period, every flush gap is a stall
+   * caused by buffering, ITL and TPOT measure the proxy. Its global prefill stalls are off unless asked for.
+   */
+  readonly buffered?: boolean;
+  readonly bufferPeriodMs?: number;
+  /** The server's Prometheus /metrics (histogram deltas, counters, gauges about once a second); default true. */
+  readonly serverMetrics?: boolean;
+}
+
+interface FoundGap { readonly atChunk: number; readonly startMs: number; readonly gapMs: number; readonly medianItlMs: number }
+
+/** The stall rule of summarizeFixture (and of src/engine/stalls.ts): a gap above max(factor × median ITL, floor). */
+function gapsAboveRule(r: RequestRecord, workload: WorkloadSpec): FoundGap[] {
+  const c = r.chunkTimesMs;
+  const gaps: number[] = [];
+  for (let i = 1; i < c.length; i++) gaps.push(c[i]! - c[i - 1]!);
+  const med = percentileOf(gaps.slice().sort((a, b) => a - b), 50);
+  const threshold = Math.max(workload.stallFactor * med, workload.stallFloorMs);
+  const out: FoundGap[] = [];
+  for (let i = 1; i < c.length; i++) {
+    const g = c[i]! - c[i - 1]!;
+    if (g > threshold) out.push({ atChunk: i, startMs: c[i - 1]!, gapMs: g, medianItlMs: med });
+  }
+  return out;
+}
+
+/** Epoch [start, end] of a request's prefill as the panel draws it: sentAt + TTFT − (server prompt time ?? TTFT) → first token. */
+export function prefillSpanOf(r: RequestRecord): [number, number] | undefined {
+  if (r.ttftMs === undefined) return undefined;
+  const end = r.sentAt + r.ttftMs;
+  return [end - (r.serverTimings?.promptMs ?? r.ttftMs), end];
+}
+
+const BUCKETS_MS = [1, 5, 10, 20, 40, 60, 80, 100, 250, 500, 750, 1000, 2500, 5000, 7500, 10_000, 20_000, 40_000, 80_000];
+
+function histogram(metric: string, values: readonly number[]): HistogramDelta | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = values.slice().sort((a, b) => a - b);
+  const sumMs = sorted.reduce((a, b) => a + b, 0);
+  const bucket = (v: number) => BUCKETS_MS.find((b) => b >= v) ?? Infinity;
+  return { metric, count: sorted.length, sumMs, meanMs: sumMs / sorted.length, p50Ms: bucket(percentileOf(sorted, 50)), p99Ms: bucket(percentileOf(sorted, 99)) };
+}
+
+/**
+ * A run with everything the engine now writes to explain where each request's time went, filled in
+ * consistently with its own requests: vLLM-style server timings (queue, prefill, decode; the client's
+ * TTFT = the server's + transport), each stream's stalls with their cause (a stall is "prefill" when
+ * another request's prefill, as the panel draws it, covers most of the gap; those requests are the
+ * culprits), the buffering verdict (detected only with `buffered`), the client-vs-server summary, the
+ * cold/warm TTFT split (`prefixCache: 'warm'` repeats prompts), verdicts in words, and /metrics.
+ * Each global stall window of fixtureRun becomes a long prompt (1,024 to 4,096 tokens) whose prefill
+ * runs over it: these requests come after the closed loop's in `index`.
+ */
+export function fixtureWhereRun(options: WhereFixtureOptions = {}): RunFile {
+  const seed = options.seed ?? 1;
+  const buffered = options.buffered ?? false;
+  const period = options.bufferPeriodMs ?? 250;
+  const built = buildFixture({
+    ...options,
+    ...(buffered && options.stallEveryMs === undefined ? { stallEveryMs: 0 } : {}),
+    id: options.id ?? `fixture-where-${seed}${buffered ? '-buffered' : ''}${options.prefixCache === 'warm' ? '-warm' : ''}`,
+  });
+  const rand = rng(seed * 7919 + 17);
+  const t0 = runStartOf(built.run.requests);
+  const warm = options.prefixCache === 'warm';
+
+  // 0. each global stall window of the closed loop becomes what it stands for: a long prompt that
+  // arrives, waits briefly in the queue, and whose prefill runs exactly over the window (every stream
+  // decoding then waits for it); then it decodes a few tokens itself
+  const windows = built.stallWindows.map(([a, b]) => [t0 + a, t0 + b] as const);
+  const pushOut = (t: number) => { for (const [a, b] of windows) if (a <= t && t < b) return b; return t; };
+  const measuredBase = built.run.requests.filter((r) => !r.warmup);
+  const spanStart = runStartOf(measuredBase);
+  const spanEnd = Math.max(...measuredBase.map((r) => r.sentAt + (r.e2eMs ?? 0)));
+  const extras: RequestRecord[] = [];
+  let nextIndex = built.run.requests.length;
+  for (const [a, b] of windows) {
+    if (a < spanStart || b > spanEnd) continue;
+    if (rand() < 0.2) continue; // a pause nobody explains (its stalls stay "unknown")
+    const queueMs = 4 + 12 * rand();
+    const transport = 2 + 3 * rand();
+    const promptTokens = [1024, 2048, 3072, 4096][Math.floor(rand() * 4)]!;
+    const sentAt = a - queueMs - transport / 2;
+    const ttftMs = b + transport / 2 - sentAt;
+    const chunkTimesMs: number[] = [];
+    let t = sentAt + ttftMs;
+    const n = 8 + Math.floor(rand() * 24);
+    for (let i = 0; i < n; i++) {
+      if (i > 0) t = pushOut(t + 20 + 4 * rand());
+      chunkTimesMs.push(Math.round((t - sentAt) * 1000) / 1000);
+    }
+    const e2eMs = chunkTimesMs[n - 1]!;
+    const index = nextIndex++;
+    extras.push({
+      index, responseId: `chatcmpl-${seed}-${index.toString(16).padStart(6, '0')}`, warmup: false, scheduledAt: sentAt, sentAt,
+      headersMs: 1 + rand() * 2, firstChunkMs: chunkTimesMs[0], ttftMs: chunkTimesMs[0], ttfoMs: chunkTimesMs[0],
+      tpotMs: (e2eMs - chunkTimesMs[0]!) / (n - 1), e2eMs, lastByteMs: Math.round((e2eMs + 0.4) * 1000) / 1000,
+      promptTokens, outputTokens: n, tokenSource: 'usage', chunkTimesMs, httpStatus: 200,
+      serverTimings: {
+        source: 'vllm', queueMs, serverTtftMs: queueMs + (b - a), promptTokens, promptMs: b - a,
+        predictedTokens: n, predictedMs: e2eMs - chunkTimesMs[0]!, cachedTokens: 0, meanItlMs: (e2eMs - chunkTimesMs[0]!) / (n - 1),
+      },
+      transportMs: chunkTimesMs[0]! - (queueMs + (b - a)),
+    });
+  }
+  const base: RunFile = {
+    ...built.run,
+    workload: { ...built.run.workload, requests: (built.run.workload.requests ?? 0) + extras.length },
+    requests: [...built.run.requests, ...extras],
+  };
+
+  // 1. the server's own view of each request that got an answer, then (buffered) what the proxy made of it
+  const timed: RequestRecord[] = base.requests.map((r) => {
+    if (r.ttftMs === undefined || r.error) return { ...r, ...(warm ? {} : { cacheBust: 'nonce' as const }) };
+    const transport = r.transportMs ?? 2 + rand() * 4;
+    const serverTtft = r.serverTimings?.serverTtftMs ?? r.ttftMs - transport;
+    const queueMs = r.serverTimings?.queueMs ?? serverTtft * (0.05 + 0.25 * rand());
+    const promptMs = r.serverTimings?.promptMs ?? serverTtft - queueMs;
+    const cachedTokens = r.repeatOf !== undefined ? Math.floor((r.promptTokens ?? 0) * 0.9) : 0;
+    let chunkTimesMs = r.chunkTimesMs;
+    let e2eMs = r.e2eMs!;
+    if (buffered) {
+      let lastFlush = -1;
+      let j = 0;
+      chunkTimesMs = r.chunkTimesMs.map((c) => {
+        const flush = Math.ceil((r.sentAt + c - t0) / period) * period;
+        j = flush === lastFlush ? j + 1 : 0;
+        lastFlush = flush;
+        return Math.round((t0 + flush + j * 0.05 - r.sentAt) * 1000) / 1000;
+      });
+      e2eMs = chunkTimesMs[chunkTimesMs.length - 1]!;
+    }
+    const ttftMs = chunkTimesMs[0]!;
+    const n = chunkTimesMs.length;
+    return {
+      ...r,
+      firstChunkMs: ttftMs,
+      ttftMs,
+      ttfoMs: ttftMs,
+      tpotMs: n > 1 ? (e2eMs - ttftMs) / (n - 1) : undefined,
+      e2eMs,
+      lastByteMs: Math.round((e2eMs + 0.4) * 1000) / 1000,
+      chunkTimesMs,
+      serverTimings: {
+        source: 'vllm',
+        queueMs,
+        serverTtftMs: serverTtft,
+        promptTokens: r.promptTokens,
+        promptMs,
+        predictedTokens: r.outputTokens,
+        predictedMs: r.e2eMs! - r.ttftMs,
+        cachedTokens,
+        ...(r.tpotMs === undefined ? {} : { meanItlMs: r.tpotMs }),
+      },
+      transportMs: ttftMs - serverTtft,
+      ...(buffered ? { intermediaries: { via: '1.1 corp-proxy', 'x-accel-buffering': 'yes' } } : {}),
+      ...(warm ? {} : { cacheBust: 'nonce' as const }),
+    };
+  });
+
+  // 2. each stream's stalls, with the engine's cause and culprits
+  const spans = timed.map((r) => [r, prefillSpanOf(r)] as const).filter((x): x is readonly [RequestRecord, [number, number]] => x[1] !== undefined);
+  const found = new Map<number, FoundGap[]>();
+  const requests: RequestRecord[] = timed.map((r) => {
+    const gaps = gapsAboveRule(r, base.workload);
+    found.set(r.index, gaps);
+    if (gaps.length === 0) return r;
+    const stalls: RequestStall[] = gaps.map((g) => {
+      const a = r.sentAt + g.startMs;
+      const b = a + g.gapMs;
+      const culprits = buffered ? [] : spans
+        .filter(([q]) => q.index !== r.index)
+        // its prefill ran in the gap and the stream resumed when it ended
+        .map(([q, [s, e]]) => ({ index: q.index, overlap: Math.min(b, e) - Math.max(a, s), endsAt: e }))
+        .filter((x) => x.overlap > 0 && Math.abs(x.endsAt - b) <= Math.max(5, 0.02 * g.gapMs))
+        .sort((x, y) => y.overlap - x.overlap)
+        .slice(0, 2)
+        .map((x) => x.index);
+      const cause: StallCause = culprits.length ? 'prefill' : buffered ? 'buffering' : 'unknown';
+      return { atChunk: g.atChunk, gapMs: g.gapMs, cause, culprits };
+    });
+    return { ...r, stalls };
+  });
+
+  // 3. the summary, as the engine would extend it
+  const s0 = summarizeFixture(requests, base.workload);
+  const byIndex = new Map(requests.map((r) => [r.index, r] as const));
+  const worst: Stall[] = s0.stalls.worst.map((w) => {
+    const r = byIndex.get(w.requestIndex)!;
+    const k = found.get(r.index)!.findIndex((g) => g.startMs === w.startMs);
+    const st = r.stalls![k]!;
+    return { ...w, atChunk: st.atChunk, cause: st.cause, culprits: st.culprits.map((i) => ({ index: i, promptTokens: byIndex.get(i)?.promptTokens })) };
+  });
+  const byCause = { prefill: 0, buffering: 0, unknown: 0 };
+  const msByCause = { prefill: 0, buffering: 0, unknown: 0 };
+  for (const r of requests) {
+    if (r.warmup) continue;
+    for (const st of r.stalls ?? []) { byCause[st.cause]++; msByCause[st.cause] += st.gapMs; }
+  }
+  const pct = base.workload.percentiles;
+  const ok = requests.filter((r) => !r.warmup && !r.error && r.ttftMs !== undefined);
+  const withServer = ok.filter((r) => r.serverTimings);
+  const pickS = (f: (r: RequestRecord) => number | undefined) => statsOf(withServer.map(f).filter((v): v is number => v !== undefined), pct);
+  const server: ServerSideSummary = {
+    sources: ['vllm'],
+    requests: withServer.length,
+    ttftClientMs: statsOf(ok.map((r) => r.ttftMs!), pct),
+    ttftServerMs: pickS((r) => r.serverTimings!.serverTtftMs),
+    queueMs: pickS((r) => r.serverTimings!.queueMs),
+    promptMs: pickS((r) => r.serverTimings!.promptMs),
+    transportMs: pickS((r) => r.transportMs),
+    cachedTokens: withServer.reduce((a, r) => a + (r.serverTimings!.cachedTokens ?? 0), 0),
+    cachedRequests: withServer.filter((r) => (r.serverTimings!.cachedTokens ?? 0) > 0).length,
+  };
+  const inflation = percentileOf(ok.map((r) => r.transportMs!).sort((a, b) => a - b), 50);
+  const bufferingVerdict: BufferingVerdict = buffered
+    ? {
+      detected: true,
+      evidence: [`chunks arrive in bursts every ~${period} ms`, 'a via: 1.1 corp-proxy header', `client TTFT is ${formatMs(inflation)} above the server's (p50)`],
+      inflationMs: inflation,
+      bufferedStreams: ok.length,
+      streams: ok.length,
+      periodMs: period,
+    }
+    : { detected: false, evidence: [], bufferedStreams: 0, streams: ok.length };
+  const cold = ok.filter((r) => (r.serverTimings?.cachedTokens ?? 0) === 0);
+  const hot = ok.filter((r) => (r.serverTimings?.cachedTokens ?? 0) > 0);
+  const prefixCache: PrefixCacheSummary = {
+    mode: warm ? 'warm' : 'cold',
+    coldRequests: cold.length,
+    warmRequests: hot.length,
+    ...(cold.length ? { coldTtftMs: statsOf(cold.map((r) => r.ttftMs!), pct) } : {}),
+    ...(hot.length ? { warmTtftMs: statsOf(hot.map((r) => r.ttftMs!), pct) } : {}),
+    cachedTokens: server.cachedTokens,
+  };
+  const verdicts: Verdict[] = [];
+  if (buffered) {
+    verdicts.push({ kind: 'buffering', value: inflation,
+      message: `The stream is buffered between the server and you: TTFT inflated by about ${formatMs(inflation)}; ITL and TPOT measure the proxy, not the server.` });
+  }
+  if (s0.stalls.count > 0) {
+    verdicts.push({ kind: 'stalls', value: s0.stalls.shareOfDecode,
+      message: `${formatInt(s0.stalls.count)} stalls cost ${formatMs(s0.stalls.totalMs)} (${formatPercent(s0.stalls.shareOfDecode)} of decode): ${formatInt(byCause.prefill)} during another request's prefill, ${formatInt(byCause.buffering)} buffered, ${formatInt(byCause.unknown)} unexplained.` });
+  }
+  if (hot.length) {
+    verdicts.push({ kind: 'prefix-cache', value: hot.length,
+      message: `${formatInt(hot.length)} of ${formatInt(ok.length)} requests reused the prefix cache: TTFT p50 ${formatMs(prefixCache.warmTtftMs!.p50)} warm against ${formatMs(prefixCache.coldTtftMs?.p50)} cold.` });
+  }
+  verdicts.push({ kind: 'queue', value: server.queueMs!.p50!, message: `Requests waited ${formatMs(server.queueMs!.p50)} (p50) in the server's queue before their prefill.` });
+  const summary: Summary = {
+    ...s0,
+    stalls: { ...s0.stalls, worst, byCause, msByCause },
+    buffering: bufferingVerdict,
+    server,
+    prefixCache,
+    verdicts,
+  };
+
+  // 4. the server's /metrics
+  let serverMetrics: ServerMetrics | undefined;
+  if (options.serverMetrics ?? true) {
+    const measured = requests.filter((r) => !r.warmup);
+    const mStart = runStartOf(measured);
+    const mEnd = Math.max(...measured.map((r) => r.sentAt + Math.max(r.e2eMs ?? 0, r.lastByteMs ?? 0)));
+    const atMs: number[] = [];
+    const running: (number | null)[] = [];
+    const waiting: (number | null)[] = [];
+    const kv: (number | null)[] = [];
+    for (let t = 0; t <= mEnd - mStart + 1000; t += 1000) {
+      const at = t + Math.round(rand() * 30);
+      const e = mStart + at;
+      let run = 0;
+      let wait = 0;
+      let tokens = 0;
+      for (const r of measured) {
+        const st = r.serverTimings;
+        if (!st) continue;
+        const admitted = r.sentAt + (st.queueMs ?? 0);
+        const end = r.sentAt + r.e2eMs!;
+        if (e >= r.sentAt && e < admitted) wait++;
+        else if (e >= admitted && e < end) {
+          run++;
+          tokens += (r.promptTokens ?? 0) + r.chunkTimesMs.filter((c) => r.sentAt + c <= e).length;
+        }
+      }
+      atMs.push(at);
+      // a scrape that timed out leaves a hole
+      const hole = atMs.length === 3;
+      running.push(hole ? null : run);
+      waiting.push(hole ? null : wait);
+      kv.push(hole ? null : Math.min(1, tokens / 8192));
+    }
+    const mOk = measured.filter((r) => r.serverTimings && !r.error);
+    const itlCount = mOk.reduce((a, r) => a + Math.max(0, r.outputTokens - 1), 0);
+    const decodeSum = mOk.reduce((a, r) => a + r.serverTimings!.predictedMs!, 0);
+    const queries = mOk.reduce((a, r) => a + (r.promptTokens ?? 0), 0);
+    const hits = mOk.reduce((a, r) => a + (r.serverTimings!.cachedTokens ?? 0), 0);
+    const hist = (metric: string, f: (r: RequestRecord) => number) => histogram(metric, mOk.map(f));
+    serverMetrics = {
+      url: `${base.endpoint.url}/metrics`,
+      family: 'vllm',
+      histograms: {
+        ttft: hist('vllm:time_to_first_token_seconds', (r) => r.serverTimings!.serverTtftMs!),
+        queue: hist('vllm:request_queue_time_seconds', (r) => r.serverTimings!.queueMs!),
+        prefill: hist('vllm:request_prefill_time_seconds', (r) => r.serverTimings!.promptMs!),
+        decode: hist('vllm:request_decode_time_seconds', (r) => r.serverTimings!.predictedMs!),
+        e2e: hist('vllm:e2e_request_latency_seconds', (r) => r.serverTimings!.serverTtftMs! + r.serverTimings!.predictedMs!),
+        itl: { metric: 'vllm:time_per_output_token_seconds', count: itlCount, sumMs: decodeSum, meanMs: itlCount ? decodeSum / itlCount : undefined },
+      },
+      // under the engine's names (src/engine/serverMetrics.ts), not the server's
+      counters: {
+        promptTokens: queries,
+        generationTokens: mOk.reduce((a, r) => a + r.outputTokens, 0),
+        prefixCacheQueries: queries,
+        prefixCacheHits: hits,
+      },
+      ...(queries > 0 ? { prefixCacheHitRate: hits / queries } : {}),
+      samples: { atMs, running, waiting, kvCacheUsage: kv },
+      notes: [],
+    };
+  }
+  return { ...base, requests, summary, ...(serverMetrics ? { serverMetrics } : {}) };
+}
+
+function runStartOf(requests: readonly RequestRecord[]): number {
+  let t = Infinity;
+  for (const r of requests) t = Math.min(t, r.scheduledAt, r.sentAt);
+  return t;
 }

@@ -6,10 +6,13 @@ import { buildCdf } from '../../webview/report/cdf';
 import { perSecond } from '../../webview/report/series';
 import { niceTicks } from '../../webview/report/ticks';
 import { formatDelta, formatMs, formatNumber, formatPercent } from '../../src/present/units';
-import { buildLanes, itlSamples, stallWindow } from '../../webview/report/lanes';
+import { buildLanes, CAUSE_RULE, itlSamples, prefillSpan, stallCulprits, stallRuleOf, stallWindow, STALL_KINDS } from '../../webview/report/lanes';
+import { BAND_THRESHOLD, barText, whereBars } from '../../webview/report/whereView';
 import { runProblem } from '../../webview/report/validate';
 import { applyLive } from '../../webview/report/liveState';
-import { fixtureRun, unknownVersionRun } from '../support/fixtureRuns';
+import { fixtureRun, fixtureWhereRun, prefillSpanOf, unknownVersionRun } from '../support/fixtureRuns';
+import { runFileProblem } from '../../src/engine/runSchema';
+import { phasesOf } from '../../src/engine/phases';
 
 test('CDF: y is the share of samples at or below x, ties collapsed, ends kept', () => {
   assert.deepEqual(buildCdf([3, 1, 2, 2]), [{ x: 1, y: 0.25 }, { x: 2, y: 0.75 }, { x: 3, y: 1 }]);
@@ -112,4 +115,110 @@ test('lanes list every gap above twice the median ITL, longest first (the zoomed
     }
     assert.deepEqual(listed.sort((a, b) => a - b), expected);
   }
+});
+
+test('lanes take the engine\'s stalls, with their cause, when the run has them; old files keep the rule', () => {
+  const run = fixtureWhereRun({ seed: 9, requests: 30 });
+  assert.equal(stallRuleOf(run).fromRecords, true);
+  const m = buildLanes(run);
+  let n = 0;
+  for (const l of m.lanes) {
+    const own = l.request.stalls ?? [];
+    assert.equal(l.stalls.length / 2, own.length, `request ${l.request.index}: exactly the engine's stalls`);
+    own.forEach((st, k) => {
+      assert.equal(STALL_KINDS[l.stallKinds[k]!], st.cause);
+      assert.deepEqual(l.stallCulprits[k], st.culprits);
+      // the gap ends at the chunk atChunk
+      assert.ok(Math.abs(l.stalls[2 * k]! + l.stalls[2 * k + 1]! - l.chunks[st.atChunk]!) < 1e-6);
+      n++;
+    });
+  }
+  assert.ok(n > 0);
+  assert.deepEqual(m.stallKinds.map((k) => STALL_KINDS[k]).sort(), [...new Set(run.requests.flatMap((r) => (r.stalls ?? []).map((s) => s.cause)))].sort());
+  // an old file: no stalls on its records, no causes in its summary: found by the rule, kind "rule"
+  const old = fixtureRun({ seed: 9, requests: 30 });
+  assert.equal(stallRuleOf(old).fromRecords, false);
+  const mo = buildLanes(old);
+  assert.ok(mo.lanes.some((l) => l.stalls.length > 0));
+  for (const l of mo.lanes) for (const k of l.stallKinds) assert.equal(k, CAUSE_RULE);
+  // a run the engine judged: a record without stalls had none, even with a gap the rule would call one
+  const judged = { ...old, summary: { ...old.summary, stalls: { ...old.summary.stalls, byCause: { prefill: 0, buffering: 0, unknown: 0 } } } };
+  assert.ok(buildLanes(judged).lanes.every((l) => l.stalls.length === 0));
+});
+
+test('a stall\'s culprits: their lanes and prefill spans (first token back by the server\'s prompt time)', () => {
+  const run = fixtureWhereRun({ seed: 10, requests: 40 });
+  const m = buildLanes(run);
+  const worst = run.summary.stalls.worst.filter((w) => w.cause === 'prefill');
+  assert.ok(worst.length > 0);
+  for (const w of worst) {
+    const cs = stallCulprits(m, w);
+    assert.deepEqual(cs.map((c) => c.index), w.culprits!.map((c) => c.index));
+    for (const c of cs) {
+      const r = run.requests.find((q) => q.index === c.index)!;
+      const [s, e] = prefillSpanOf(r)!;
+      assert.ok(Math.abs(c.start - (s - m.t0)) < 1e-3 && Math.abs(c.end - (e - m.t0)) < 1e-3);
+      assert.equal(m.lanes[c.lane]!.request.index, c.index);
+      // the culprit's prefill ran in the gap and ended with it
+      const g = stallWindow(m, w)!;
+      assert.ok(c.start < g.end && c.end > g.start, 'overlaps the stall');
+    }
+    // without culprits in the summary entry, the record's own stall names them
+    const bare = { ...w, culprits: undefined };
+    assert.deepEqual(stallCulprits(m, bare).map((c) => c.index), w.culprits!.map((c) => c.index));
+  }
+  // a request without server timings: its whole TTFT
+  const old = buildLanes(fixtureRun({ seed: 10, requests: 5 }));
+  const l = old.lanes.find((x) => x.firstToken !== undefined)!;
+  assert.deepEqual(prefillSpan(l), { start: l.sent, end: l.firstToken });
+});
+
+test('where the time went: a bar per request in start order up to the threshold, then four TTFT bands', () => {
+  const run = fixtureWhereRun({ seed: 12, requests: 40 });
+  const m = buildLanes(run);
+  const { bars, banded } = whereBars(m);
+  assert.equal(banded, false);
+  const ok = m.lanes.map((l) => l.request).filter((r) => !r.warmup && !r.error && r.ttftMs !== undefined);
+  assert.deepEqual(bars.map((b) => b.index), ok.map((r) => r.index));
+  for (const b of bars) {
+    const sum = b.phases.segments.reduce((a, s) => a + s.ms, 0);
+    assert.ok(Math.abs(sum - b.phases.e2eMs) < 1e-6, 'segments add up to E2E');
+    assert.match(barText(b), /^Request #\d+ \(server's timings\): /);
+    assert.doesNotMatch(barText(b, true), /decode/);
+  }
+  const big = fixtureRun({ seed: 12, requests: BAND_THRESHOLD + 30, chunksPerRequest: 8, errorRate: 0 });
+  const bb = whereBars(buildLanes(big));
+  assert.equal(bb.banded, true);
+  assert.deepEqual(bb.bars.map((b) => b.label), ['TTFT p0–p50', 'TTFT p50–p90', 'TTFT p90–p99', 'TTFT p99–p100']);
+  assert.equal(bb.bars.reduce((a, b) => a + b.count, 0), BAND_THRESHOLD + 30);
+  assert.ok(bb.bars.every((b) => b.phases.evidence === 'client'), 'an old file: the client\'s inference');
+  assert.match(barText(bb.bars[0]!), /^TTFT p0–p50 \(\d+ requests, mean\) \(client's inference\)/);
+});
+
+test('the "where" fixtures are valid run files and consistent with themselves', () => {
+  for (const run of [fixtureWhereRun({ seed: 13 }), fixtureWhereRun({ seed: 14, buffered: true }), fixtureWhereRun({ seed: 15, prefixCache: 'warm' })]) {
+    assert.equal(runFileProblem(JSON.parse(JSON.stringify(run))), undefined, run.id);
+    for (const r of run.requests) {
+      const st = r.serverTimings;
+      if (!st) continue;
+      // client TTFT = server TTFT + transport; the server's TTFT = queue + prefill
+      assert.ok(Math.abs(r.ttftMs! - st.serverTtftMs! - r.transportMs!) < 1e-6);
+      assert.ok(Math.abs(st.serverTtftMs! - st.queueMs! - st.promptMs!) < 1e-6);
+      assert.equal(phasesOf(r)!.evidence, 'server');
+    }
+    const s = run.summary;
+    assert.equal(s.stalls.byCause!.prefill + s.stalls.byCause!.buffering + s.stalls.byCause!.unknown, s.stalls.count);
+    for (const w of s.stalls.worst) {
+      const own = run.requests.find((r) => r.index === w.requestIndex)!.stalls!.find((x) => x.atChunk === w.atChunk)!;
+      assert.equal(own.cause, w.cause);
+      assert.deepEqual(own.culprits, w.culprits!.map((c) => c.index));
+    }
+    const m = run.serverMetrics!;
+    assert.equal(m.samples.running.length, m.samples.atMs.length);
+    assert.equal(m.samples.kvCacheUsage.length, m.samples.atMs.length);
+  }
+  assert.equal(fixtureWhereRun({ seed: 14, buffered: true }).summary.buffering!.detected, true);
+  assert.equal(fixtureWhereRun({ seed: 13 }).summary.buffering!.detected, false);
+  const warm = fixtureWhereRun({ seed: 15, prefixCache: 'warm' }).summary.prefixCache!;
+  assert.ok(warm.warmRequests > 0 && warm.warmTtftMs!.p50! < warm.coldTtftMs!.p50!);
 });

@@ -4,18 +4,19 @@ import type { Chart } from 'chart.js';
 import type { RequestRecord, RunFile, Stall } from '../../src/engine/types';
 import type { ReportHostMessage } from '../../src/shared/protocol';
 import { buildCdf } from './cdf';
-import { applyTheme, cdfChart, itlChart, setChartTheme, throughputChart, type CdfSeries, type ScatterPoint } from './charts';
+import { applyTheme, cdfChart, gaugeChart, itlChart, setChartTheme, throughputChart, type CdfSeries, type ScatterPoint } from './charts';
 import { h } from './dom';
 import { formatInt, formatMs, formatNumber } from '../../src/present/units';
-import { addToLanes, buildLanes, itlSamples, runStart, seriesRequests, stallRuleOf, stallWindow, type LaneModel } from './lanes';
+import { addToLanes, buildLanes, itlSamples, runStart, seriesRequests, stallCulprits, stallRuleOf, stallWindow, STALL_KINDS, type LaneModel } from './lanes';
 import { applyLive, type LiveMessage, type LiveState } from './liveState';
 import { perSecond } from './series';
 import { readTheme, watchTheme, type Theme } from './theme';
 import { Timeline } from './timeline';
 import { SWEEP_POINT_SELECTED, hasSweepView, renderSweep, type SweepPointSelectedDetail } from './sweepView';
 import { asRun } from './validate';
-import { compareTable, errorView, headerView, headlineView, percentileTable, runTitle, stallsList } from './views';
+import { compareTable, errorView, headerView, headlineView, percentileTable, prefixCacheCheckView, runTitle, stallsList } from './views';
 import { post, setPanelState } from './vscodeApi';
+import { whereSection } from './whereView';
 
 type Mode = 'empty' | 'run' | 'compare' | 'live' | 'error';
 
@@ -93,6 +94,7 @@ export class ReportApp {
     document.body.dataset.view = mode;
     delete document.body.dataset.rendered;
     delete document.body.dataset.timelineDrawn;
+    delete document.body.dataset.stallCulprits;
   }
 
   #setTheme(t: Theme): void {
@@ -111,6 +113,8 @@ export class ReportApp {
     const started = performance.now();
     const model = buildLanes(run);
     this.#root.append(headerView(run, this.#exportButtons(run)), headlineView(run));
+    const cacheCheck = prefixCacheCheckView(run); // a cache-check run's verdict, under the headline
+    if (cacheCheck) this.#root.append(cacheCheck);
     // a sweep's trade-off curve comes first: it is what a sweep run is for (webview/report/sweepView.ts)
     const sweepBox = hasSweepView(run) ? h('div', { class: 'sweep-container' }) : undefined;
     if (sweepBox) {
@@ -119,8 +123,13 @@ export class ReportApp {
     }
     this.#root.append(section('Percentiles', 'percentiles', percentileTable(run)));
     const tl = this.#timelineSection(model, run, 'Timeline');
+    const causes = run.summary.stalls.byCause !== undefined;
     this.#root.append(section('Stalls', 'stalls', stallsList(run, (s) => this.#selectStall(tl, model, s), model.t0),
-      'The worst gaps between chunks; Enter or click shows one on the timeline.'));
+      `The worst gaps between chunks${causes ? ', with their cause' : ''}; Enter or click shows one on the timeline${causes ? ' and outlines the prefill that caused it' : ''}.`));
+    // after the stalls, which it explains with the rest of each request's time; filled a task later
+    // with the charts (it is below the fold); a bar shows its request on the timeline
+    const whereBox = h('div', { class: 'where-box' });
+    this.#root.append(section('Where the time went', 'where', whereBox));
     const dist = h('div', { class: 'charts' });
     this.#root.append(section('Distributions', 'distributions', dist));
     tl.attach();
@@ -135,6 +144,12 @@ export class ReportApp {
     const gen = this.#generation;
     setTimeout(() => {
       if (gen !== this.#generation) return;
+      const where = whereSection(run, model, (index) => {
+        this.#showRequests(tl, model, [index]);
+        tl.canvas.focus();
+      });
+      whereBox.replaceWith(where.body);
+      if (where.gaugeCanvas && run.serverMetrics) this.#charts.push(gaugeChart(where.gaugeCanvas, this.#theme, run.serverMetrics.samples));
       this.#distributions(dist, run, model);
       document.body.dataset.rendered = String(performance.now() - started);
     }, 0);
@@ -189,8 +204,13 @@ export class ReportApp {
       btn('−', 'Zoom out', () => tl.zoomBy(1 / 0.6)),
       btn('Reset', 'Show the whole run', () => tl.reset()),
       png, status);
+    // stalls by cause when the engine judged them; a file written before that has one kind of stall
+    const kinds = model.stallKinds.map((k) => STALL_KINDS[k]!);
+    const stallItems: [string, string][] = kinds.some((k) => k !== 'rule')
+      ? [['stall', "stall: another request's prefill"], ['stall-buffering', 'stall: buffered'], ['stall-unknown', 'stall: cause unknown'], ['culprit', "the culprit's prefill (selected stall)"]]
+      : [['stall', 'stall']];
     const legend = h('ul', { class: 'legend', 'aria-label': 'Legend' },
-      ...[['wait', 'client wait'], ['ttft', 'waiting for first token'], ['decode', 'decoding (tick per chunk when zoomed)'], ['stall', 'stall'], ['error', 'error']]
+      ...[['wait', 'client wait'], ['ttft', 'waiting for first token'], ['decode', 'decoding (tick per chunk when zoomed)'], ...stallItems, ['error', 'error']]
         .map(([k, l]) => h('li', {}, h('span', { class: `swatch sw-${k}` }), l!)));
     const sub = timelineSubtitle(model);
     this.#root.append(section(title, slot === 0 ? 'timeline' : `timeline-${slot}`, h('div', {}, toolbar, legend, tl.element), sub));
@@ -216,8 +236,11 @@ export class ReportApp {
   #selectStall(tl: Timeline, model: LaneModel, s: Stall): void {
     const w = stallWindow(model, s);
     if (!w) return;
-    tl.select(w.lane, w.start, w.end);
+    const culprits = s.cause === undefined || s.cause === 'prefill' ? stallCulprits(model, s) : [];
+    tl.select(w.lane, w.start, w.end, culprits);
     document.body.dataset.selectedStall = `${s.requestIndex}:${s.startMs}`;
+    if (culprits.length) document.body.dataset.stallCulprits = culprits.map((c) => c.index).join(',');
+    else delete document.body.dataset.stallCulprits;
   }
 
   #exportButtons(run: RunFile): HTMLElement {
@@ -236,7 +259,7 @@ export class ReportApp {
     const side = (run: RunFile, tag: string) => {
       const head = headerView(run, this.#exportButtons(run));
       head.querySelector('h1')!.textContent = `${tag}: ${runTitle(run)}`;
-      return h('div', { class: 'side', 'data-side': tag }, head, headlineView(run));
+      return h('div', { class: 'side', 'data-side': tag }, head, headlineView(run), prefixCacheCheckView(run));
     };
     this.#root.append(h('div', { class: 'sides' }, side(a, 'A'), side(b, 'B')));
     this.#root.append(section('Differences', 'differences', compareTable(a, b)));

@@ -196,13 +196,49 @@ export function throughputChart(canvas: HTMLCanvasElement, t: Theme, seconds: nu
   });
 }
 
+/** A dataset that names its theme colour, so that applyTheme can find it again. */
+type ThemeColour = 'blue' | 'orange' | 'green' | 'purple' | 'red' | 'yellow';
+
+/** The server's gauges over the run (its /metrics, about once a second): running and waiting requests, and KV-cache use (right axis, %). A null sample is a gap. */
+export function gaugeChart(canvas: HTMLCanvasElement, t: Theme, samples: { readonly atMs: readonly number[]; readonly running: readonly (number | null)[]; readonly waiting: readonly (number | null)[]; readonly kvCacheUsage: readonly (number | null)[] }): Chart {
+  const series = (ys: readonly (number | null)[], scale = 1) => samples.atMs.map((x, i) => ({ x: x / 1000, y: ys[i] === null || ys[i] === undefined ? null : ys[i]! * scale }));
+  const hasKv = samples.kvCacheUsage.some((v) => v !== null);
+  const options: ChartOptions<'line'> = {
+    animation: false,
+    responsive: true,
+    maintainAspectRatio: false,
+    interaction: { mode: 'index', intersect: false },
+    scales: {
+      x: { type: 'linear', title: { display: true, text: 'time since start (s)', color: t.muted }, ...axisStyle(t) },
+      y: { type: 'linear', beginAtZero: true, position: 'left', title: { display: true, text: 'requests', color: t.muted }, ...axisStyle(t), ticks: { color: t.muted, precision: 0 } },
+      ...(hasKv ? { y1: { type: 'linear' as const, min: 0, max: 100, position: 'right' as const, title: { display: true, text: 'KV cache %', color: t.muted },
+        ...axisStyle(t), grid: { drawOnChartArea: false, color: t.lines } } } : {}),
+    },
+    plugins: {
+      legend: { display: true, labels: { color: t.foreground, boxWidth: 14 } },
+      tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${c.dataset.yAxisID === 'y1' ? `${formatNumber(c.parsed.y ?? undefined)} %` : formatNumber(c.parsed.y ?? undefined)}` } },
+    },
+  };
+  const line = (label: string, colour: ThemeColour, data: { x: number; y: number | null }[], yAxisID: string, dash: number[] = []) =>
+    ({ label, data, borderColor: t[colour], backgroundColor: t[colour], pointRadius: 0, borderWidth: 2, borderDash: dash,
+      stepped: 'before' as const, spanGaps: false, yAxisID, parsing: false as const, themeColour: colour });
+  const datasets = [
+    line('running', 'blue', series(samples.running), 'y'),
+    line('waiting', 'orange', series(samples.waiting), 'y'),
+    ...(hasKv ? [line('KV cache use', 'purple', series(samples.kvCacheUsage, 100), 'y1', [4, 3])] : []),
+  ];
+  return new Chart(canvas, { type: 'line', data: { datasets: datasets as ChartDataset<'line'>[] }, options });
+}
+
 /** Re-colours a chart for a new theme without rebuilding it. */
 export function applyTheme(chart: Chart, t: Theme): void {
   const slotColours = [t.blue, t.orange, t.green, t.purple];
   chart.data.datasets.forEach((d, i) => {
     const kind = (chart.config as { type?: string }).type;
+    const named = (d as { themeColour?: ThemeColour }).themeColour;
     let c: string;
-    if (kind === 'scatter') c = i === 0 ? t.blue : t.red;
+    if (named) c = t[named];
+    else if (kind === 'scatter') c = i === 0 ? t.blue : t.red;
     else if (chart.options.scales && 'y1' in chart.options.scales) c = i === 0 ? t.green : t.orange;
     else c = slotColours[i % 4]!;
     (d as { borderColor?: string }).borderColor = c;

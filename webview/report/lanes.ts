@@ -1,6 +1,8 @@
 // The timeline's model of a run: one lane per request in start order, every time in ms since the
-// run's start, chunk arrivals as typed arrays (a million of them stay cheap), stalls found per lane.
-import type { RequestRecord, RunFile, Stall } from '../../src/engine/types';
+// run's start, chunk arrivals as typed arrays (a million of them stay cheap), stalls per lane: the
+// engine's own (`requests[].stalls`, with their cause) when the run file has them, else found here by
+// the run's stall rule (files written before the engine attributed stalls).
+import type { RequestRecord, RunFile, Stall, StallCause } from '../../src/engine/types';
 import type { SeriesRequest } from './series';
 
 export interface Lane {
@@ -18,6 +20,10 @@ export interface Lane {
   readonly stallThresholdMs: number;
   /** [start, length] pairs of this lane's stalls, ms since run start. */
   readonly stalls: Float64Array;
+  /** One per stall: its cause as a STALL_KIND (CAUSE_RULE when found by the rule, not judged by the engine). */
+  readonly stallKinds: Uint8Array;
+  /** Per stall: the requests the engine blamed (their `index`); empty (or missing: stalls found by the rule) when none. */
+  readonly stallCulprits: readonly (readonly number[])[];
   /** Gaps longer than this are listed in bigGaps (2 × the stream's median ITL). */
   readonly bigGapMs: number;
   /** [start, length] pairs of every gap longer than bigGapMs, longest first. */
@@ -33,6 +39,8 @@ export interface LaneModel {
   readonly chunkCount: number;
   /** Lane index by request index. */
   readonly laneOf: Map<number, number>;
+  /** The stall kinds (indexes into STALL_KINDS) that occur, ascending: for the legend and the draw passes. */
+  readonly stallKinds: readonly number[];
 }
 
 function median(sorted: Float64Array): number {
@@ -43,13 +51,26 @@ function median(sorted: Float64Array): number {
   return sorted[lo]! + (sorted[Math.ceil(m)]! - sorted[lo]!) * (m - lo);
 }
 
-export interface StallRule { readonly factor: number; readonly floorMs: number }
+/** Stall kinds on a lane: the engine's causes, then one for a stall found by the rule alone. */
+export const STALL_KINDS = ['prefill', 'buffering', 'unknown', 'rule'] as const satisfies readonly (StallCause | 'rule')[];
+export type StallKind = (typeof STALL_KINDS)[number];
+export const CAUSE_RULE = 3;
+const kindOf: Record<StallCause, number> = { prefill: 0, buffering: 1, unknown: 2 };
+const NO_CULPRITS: readonly (readonly number[])[] = Object.freeze([]);
 
-export function stallRuleOf(run: Pick<RunFile, 'summary' | 'workload'>): StallRule {
+export interface StallRule {
+  readonly factor: number;
+  readonly floorMs: number;
+  /** The engine judged this run's stalls: a record without `stalls` had none (never re-found by the rule). */
+  readonly fromRecords?: boolean;
+}
+
+export function stallRuleOf(run: Pick<RunFile, 'summary' | 'workload'> & { readonly requests?: readonly RequestRecord[] }): StallRule {
   const s = run.summary?.stalls;
   return {
     factor: s?.factor ?? run.workload?.stallFactor ?? 5,
     floorMs: s?.floorMs ?? run.workload?.stallFloorMs ?? 100,
+    fromRecords: s?.byCause !== undefined || (run.requests ?? []).some((r) => r.stalls !== undefined),
   };
 }
 
@@ -64,16 +85,37 @@ export function buildLane(r: RequestRecord, t0: number, rule: StallRule): Lane {
   const big: number[] = [];
   let threshold = Infinity;
   let bigGapMs = Infinity;
+  const engine = r.stalls !== undefined || rule.fromRecords === true;
   if (gaps.length > 0) {
     const sortedGaps = gaps.slice().sort();
     const med = median(sortedGaps);
     threshold = Math.max(rule.factor * med, rule.floorMs);
     bigGapMs = 2 * med;
+    // the engine's verdict replaces the rule: no gap is a stall by the rule then
+    const ruleMs = engine ? Infinity : threshold;
     for (let i = 0; i < gaps.length; i++) {
-      if (gaps[i]! > threshold) stallsList.push(chunks[i]!, gaps[i]!);
+      if (gaps[i]! > ruleMs) stallsList.push(chunks[i]!, gaps[i]!);
       if (gaps[i]! > bigGapMs) big.push(i);
     }
     big.sort((a, b) => gaps[b]! - gaps[a]!);
+  }
+  let kinds: Uint8Array;
+  let culprits: readonly (readonly number[])[] = NO_CULPRITS;
+  if (engine) {
+    const ks: number[] = [];
+    const cs: (readonly number[])[] = [];
+    for (const st of r.stalls ?? []) {
+      // the gap ends at the chunk `atChunk` and lasted gapMs
+      const end = chunks[st.atChunk];
+      if (end === undefined || !(st.gapMs >= 0)) continue;
+      stallsList.push(end - st.gapMs, st.gapMs);
+      ks.push(kindOf[st.cause] ?? kindOf.unknown);
+      cs.push(st.culprits ?? []);
+    }
+    kinds = Uint8Array.from(ks);
+    culprits = cs;
+  } else {
+    kinds = new Uint8Array(stallsList.length / 2).fill(CAUSE_RULE);
   }
   const bigGaps = new Float64Array(big.length * 2);
   big.forEach((i, k) => { bigGaps[2 * k] = chunks[i]!; bigGaps[2 * k + 1] = gaps[i]!; });
@@ -88,6 +130,8 @@ export function buildLane(r: RequestRecord, t0: number, rule: StallRule): Lane {
     chunks,
     stallThresholdMs: threshold,
     stalls: Float64Array.from(stallsList),
+    stallKinds: kinds,
+    stallCulprits: culprits,
     bigGapMs,
     bigGaps,
   };
@@ -126,12 +170,17 @@ function finish(t0: number, lanes: Lane[]): LaneModel {
   let endMs = 0;
   let chunkCount = 0;
   const laneOf = new Map<number, number>();
+  let kinds = 0; // a bit per kind
   lanes.forEach((l, i) => {
     endMs = Math.max(endMs, l.end);
     chunkCount += l.chunks.length;
     laneOf.set(l.request.index, i);
+    const k = l.stallKinds;
+    for (let j = 0; j < k.length; j++) kinds |= 1 << k[j]!;
   });
-  return { t0, lanes, endMs, chunkCount, laneOf };
+  const stallKinds: number[] = [];
+  for (let k = 0; k < STALL_KINDS.length; k++) if (kinds & (1 << k)) stallKinds.push(k);
+  return { t0, lanes, endMs, chunkCount, laneOf, stallKinds };
 }
 
 /** The window [start, end] (ms since t0) of an engine-reported stall, for selecting it on the timeline. */
@@ -141,6 +190,32 @@ export function stallWindow(model: LaneModel, stall: Stall): { lane: number; sta
   const l = model.lanes[lane]!;
   const start = l.sent + stall.startMs;
   return { lane, start, end: start + stall.gapMs };
+}
+
+/** Where a request's prefill ran, ms since t0: from its first token back by the server's prompt time (else its whole TTFT). */
+export function prefillSpan(lane: Lane): { start: number; end: number } | undefined {
+  if (lane.firstToken === undefined) return undefined;
+  const r = lane.request;
+  const ms = r.serverTimings?.promptMs ?? r.ttftMs ?? lane.firstToken - lane.sent;
+  return { start: lane.firstToken - Math.max(0, ms), end: lane.firstToken };
+}
+
+/** The culprits of an engine-reported stall that have a lane, with their prefill spans (the `index`es from the stall, else from the record's own stall). */
+export function stallCulprits(model: LaneModel, stall: Stall): { index: number; lane: number; start: number; end: number }[] {
+  let indexes: readonly number[] | undefined = stall.culprits?.map((c) => c.index);
+  if (!indexes && stall.atChunk !== undefined) {
+    // a summary entry without culprits: the record's own stall at the same chunk may name them
+    const lane = model.laneOf.get(stall.requestIndex);
+    indexes = lane === undefined ? undefined : model.lanes[lane]!.request.stalls?.find((x) => x.atChunk === stall.atChunk)?.culprits;
+  }
+  const out: { index: number; lane: number; start: number; end: number }[] = [];
+  for (const index of indexes ?? []) {
+    const lane = model.laneOf.get(index);
+    if (lane === undefined) continue;
+    const span = prefillSpan(model.lanes[lane]!);
+    if (span) out.push({ index, lane, ...span });
+  }
+  return out;
 }
 
 export function seriesRequests(model: LaneModel): SeriesRequest[] {

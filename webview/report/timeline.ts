@@ -2,11 +2,13 @@
 // and a million of them take seconds to build, where this draws a frame in milliseconds. Each lane
 // is one request in start order: the client-side wait, the wait for the first token, then decode
 // with a tick per chunk. Per pixel only the largest gap is kept (downsample.ts), so no gap is hidden.
+// Stalls are coloured by cause (another request's prefill, buffering, unknown); a selected stall's
+// culprits have their prefill outlined on their own lanes.
 // Wheel zooms time (Shift+wheel: lanes), dragging pans, double-click or 0 resets, +/- and arrows work
 // from the keyboard.
 import { largestGapPerBucket, lowerBound, type GapBuckets } from './downsample';
 import { formatAt, formatAxisMs, formatInt, formatMs } from '../../src/present/units';
-import type { Lane, LaneModel } from './lanes';
+import { CAUSE_RULE, STALL_KINDS, type Lane, type LaneModel } from './lanes';
 import type { Theme } from './theme';
 import { niceTicks } from './ticks';
 
@@ -18,6 +20,8 @@ export interface TimelineView {
 }
 
 interface Selection { readonly lane: number; readonly start: number; readonly end: number }
+/** A request blamed for the selected stall: its lane and where its prefill ran. */
+export interface CulpritSpan { readonly index: number; readonly lane: number; readonly start: number; readonly end: number }
 
 const GUTTER = 44;
 const AXIS = 22;
@@ -33,6 +37,9 @@ export class Timeline {
   #theme: Theme;
   #view: TimelineView;
   #selection: Selection | undefined;
+  #culprits: readonly CulpritSpan[] = [];
+  /** The stall kinds the model has: a frame draws one pass per kind present. */
+  #kinds: readonly number[] = [];
   #width = 0;
   #height = 0;
   #dpr = 1;
@@ -46,6 +53,7 @@ export class Timeline {
 
   constructor(model: LaneModel, theme: Theme, label: string) {
     this.#model = model;
+    this.#kinds = model.stallKinds;
     this.#theme = theme;
     this.#label = label;
     this.#view = this.#fullView();
@@ -83,6 +91,7 @@ export class Timeline {
   setModel(model: LaneModel, keepView = false): void {
     const wasFull = this.#isFull();
     this.#model = model;
+    this.#kinds = model.stallKinds;
     if (!keepView || wasFull) this.#view = this.#fullView();
     this.#layout();
   }
@@ -122,16 +131,39 @@ export class Timeline {
     this.setView({ xStart: v.xStart + dx, xEnd: v.xEnd + dx, yStart: v.yStart + dy, yEnd: v.yEnd + dy });
   }
 
-  /** Shows a window (a stall) on a lane, with context around it, outlined. */
-  select(lane: number, start: number, end: number): void {
+  /**
+   * Shows a window (a stall) on a lane, with context around it, outlined; `culprits` (the requests
+   * whose prefill caused it) get their prefill outlined on their lanes, and are brought into view
+   * with it when they are near enough.
+   */
+  select(lane: number, start: number, end: number, culprits: readonly CulpritSpan[] = []): void {
     this.#selection = { lane, start, end };
-    const len = Math.max(end - start, 1);
-    const pad = Math.max(len * 1.5, 250);
+    this.#culprits = culprits;
     const lanesShown = Math.min(this.#model.lanes.length, 24);
-    let y0 = lane - lanesShown / 2 + 0.5;
+    let lo = lane;
+    let hi = lane;
+    let t0 = start;
+    let t1 = end;
+    for (const c of culprits) {
+      if (Math.max(hi, c.lane) - Math.min(lo, c.lane) >= lanesShown) continue;
+      lo = Math.min(lo, c.lane);
+      hi = Math.max(hi, c.lane);
+      t0 = Math.min(t0, c.start);
+      t1 = Math.max(t1, c.end);
+    }
+    const len = Math.max(t1 - t0, 1);
+    const pad = Math.max(len * (culprits.length ? 0.5 : 1.5), 250);
+    let y0 = (lo + hi + 1) / 2 - lanesShown / 2;
     y0 = Math.max(0, Math.min(this.#model.lanes.length - lanesShown, y0));
-    this.setView({ xStart: start - pad, xEnd: end + pad, yStart: y0, yEnd: y0 + lanesShown });
+    this.setView({ xStart: t0 - pad, xEnd: t1 + pad, yStart: y0, yEnd: y0 + lanesShown });
+    this.canvas.dataset.culpritLanes = culprits.map((c) => c.lane).join(',');
     this.canvas.focus();
+  }
+
+  #clearSelection(): void {
+    this.#selection = undefined;
+    this.#culprits = [];
+    delete this.canvas.dataset.culpritLanes;
   }
 
   #fullView(): TimelineView {
@@ -257,26 +289,33 @@ export class Timeline {
       const l = lanes[i]!;
       if (l.request.error) ctx.fillRect(X(l.end) - 1, yOf(i) - 1, 3, barH + 2);
     }
-    // stalls: over everything, at least 2 px wide so a short one still shows
+    // stalls: over everything, at least 2 px wide so a short one still shows; one colour per cause
     let stallRects = 0;
     const under = Math.max(1, barH * 0.2);
-    for (const pass of [0, 1]) {
-      ctx.globalAlpha = pass === 0 ? 0.35 : 1;
-      for (const i of visible) {
-        const l = lanes[i]!;
-        const y = yOf(i);
-        for (let k = 0; k < l.stalls.length; k += 2) {
-          const s0 = l.stalls[k]!;
-          const e0 = s0 + l.stalls[k + 1]!;
-          if (e0 < v.xStart || s0 > v.xEnd) continue;
-          const x0 = X(s0);
-          const x1 = Math.max(X(e0), x0 + 2);
-          if (pass === 0) ctx.fillRect(x0, y - 1, x1 - x0, barH + 2);
-          else { ctx.fillRect(x0, y + barH - under, x1 - x0, under); stallRects++; }
+    const kindsDrawn = new Set<string>();
+    for (const kind of this.#kinds) {
+      const colour = stallColour(th, kind);
+      for (const pass of [0, 1]) {
+        ctx.globalAlpha = pass === 0 ? 0.35 : 1;
+        ctx.fillStyle = colour;
+        for (const i of visible) {
+          const l = lanes[i]!;
+          const y = yOf(i);
+          for (let k = 0; k < l.stalls.length; k += 2) {
+            if (l.stallKinds[k >> 1] !== kind) continue;
+            const s0 = l.stalls[k]!;
+            const e0 = s0 + l.stalls[k + 1]!;
+            if (e0 < v.xStart || s0 > v.xEnd) continue;
+            const x0 = X(s0);
+            const x1 = Math.max(X(e0), x0 + 2);
+            if (pass === 0) ctx.fillRect(x0, y - 1, x1 - x0, barH + 2);
+            else { ctx.fillRect(x0, y + barH - under, x1 - x0, under); stallRects++; kindsDrawn.add(STALL_KINDS[kind]!); }
+          }
         }
       }
     }
     ctx.globalAlpha = 1;
+    // the selected stall, then its culprits over it
     const sel = this.#selection;
     if (sel && sel.lane >= first && sel.lane < last) {
       const y = (sel.lane - v.yStart) * laneH;
@@ -284,6 +323,26 @@ export class Timeline {
       ctx.lineWidth = 2;
       const x0 = X(sel.start);
       ctx.strokeRect(x0 - 2, y - 2, Math.max(X(sel.end) - x0, 2) + 4, laneH + 4);
+    }
+    // the selected stall's culprits: their prefill, filled faintly and outlined dashed on their lanes
+    let prefillDrawn = 0;
+    if (this.#culprits.length) {
+      ctx.strokeStyle = th.red;
+      ctx.fillStyle = th.red;
+      ctx.lineWidth = 2;
+      ctx.setLineDash([5, 3]);
+      for (const c of this.#culprits) {
+        if (c.lane < first || c.lane >= last || c.end < v.xStart || c.start > v.xEnd) continue;
+        const y = (c.lane - v.yStart) * laneH;
+        const x0 = X(c.start);
+        const w = Math.max(X(c.end) - x0, 2);
+        ctx.globalAlpha = 0.3;
+        ctx.fillRect(x0, y + 1, w, laneH - 2);
+        ctx.globalAlpha = 1;
+        ctx.strokeRect(x0 + 1, y + 2, w - 2, laneH - 4);
+        prefillDrawn++;
+      }
+      ctx.setLineDash([]);
     }
     ctx.restore();
 
@@ -296,6 +355,8 @@ export class Timeline {
     this.canvas.dataset.laneEnd = String(v.yEnd);
     this.canvas.dataset.frames = String(Number(this.canvas.dataset.frames ?? 0) + 1);
     this.canvas.dataset.stallsDrawn = String(stallRects);
+    this.canvas.dataset.stallKindsDrawn = [...kindsDrawn].sort().join(',');
+    this.canvas.dataset.prefillDrawn = String(prefillDrawn);
     this.canvas.setAttribute('aria-label', `${this.#label}: ${formatInt(lanes.length)} requests, ${formatInt(this.#model.chunkCount)} chunks; showing ${formatAxisMs(v.xStart, 1)} to ${formatAxisMs(v.xEnd, 1)}. Use plus and minus to zoom, arrows to pan, 0 to reset.`);
   }
 
@@ -423,7 +484,7 @@ export class Timeline {
     c.addEventListener('pointerup', end);
     c.addEventListener('pointercancel', end);
     c.addEventListener('pointerleave', () => { this.#tooltip.hidden = true; });
-    c.addEventListener('dblclick', () => { this.#selection = undefined; this.reset(); });
+    c.addEventListener('dblclick', () => { this.#clearSelection(); this.reset(); });
     c.addEventListener('keydown', (e) => {
       const k = e.key;
       if (k === '+' || k === '=') this.zoomBy(0.8);
@@ -432,7 +493,7 @@ export class Timeline {
       else if (k === 'ArrowRight') this.panBy(0.15, 0);
       else if (k === 'ArrowUp') this.panBy(0, -0.15);
       else if (k === 'ArrowDown') this.panBy(0, 0.15);
-      else if (k === '0' || k === 'Home') { this.#selection = undefined; this.reset(); }
+      else if (k === '0' || k === 'Home') { this.#clearSelection(); this.reset(); }
       else if (k === 'Escape') { this.#tooltip.hidden = true; return; }
       else return;
       e.preventDefault();
@@ -469,7 +530,7 @@ export class Timeline {
       const s = lane.stalls[k]!;
       const g = lane.stalls[k + 1]!;
       const slack = 4 / ((this.#width - GUTTER) / (this.#view.xEnd - this.#view.xStart));
-      if (t >= s - slack && t <= s + g + slack) lines.push(['Stall', `${formatMs(g)} at ${formatAt(s)}`]);
+      if (t >= s - slack && t <= s + g + slack) lines.push(['Stall', `${formatMs(g)} at ${formatAt(s)}${stallWhy(lane.stallKinds[k >> 1]!, lane.stallCulprits[k >> 1] ?? [])}`]);
     }
     if (r.error) lines.push(['Error', `${r.error.kind}${r.error.status ? ` ${r.error.status}` : ''}: ${r.error.message}`]);
     const tip = this.#tooltip;
@@ -490,6 +551,23 @@ export class Timeline {
     tip.style.left = `${left}px`;
     tip.style.top = `${Math.max(0, Math.min(py + 10, this.#height - tip.offsetHeight))}px`;
   }
+}
+
+/** A stall's colour by kind: another request's prefill red (as every stall was before causes), buffering orange, unknown the chart text colour. */
+function stallColour(th: Theme, kind: number): string {
+  switch (STALL_KINDS[kind]) {
+    case 'buffering': return th.orange;
+    case 'unknown': return th.foreground;
+    default: return th.red;
+  }
+}
+
+function stallWhy(kind: number, culprits: readonly number[]): string {
+  if (kind === CAUSE_RULE) return '';
+  const k = STALL_KINDS[kind];
+  if (k === 'prefill') return culprits.length ? `: prefill of ${culprits.map((i) => `#${i}`).join(', ')}` : ': another request\'s prefill';
+  if (k === 'buffering') return ': buffered between the server and you';
+  return ': cause unknown';
 }
 
 function fillSpan(ctx: CanvasRenderingContext2D, x0: number, x1: number, y: number, h: number, W: number): void {

@@ -1,9 +1,16 @@
 // The report's DOM parts: the header with the headline figures, the percentile table, the compare
-// table and the stalls list. Figures are the engine's summary values, formatted here and nowhere else.
+// table and the stalls list. Figures are the engine's summary values, formatted here and nowhere else;
+// sentences about them (buffering, the prefix cache, a stall's cause) come from src/present/whereText.ts.
+import { prefixCacheSplitLine } from '../../src/present/cacheCheckText';
 import type { RunFile, SloSpec, Stall, Stats, Summary } from '../../src/engine/types';
 import { h } from './dom';
 import { overlongLine } from '../../src/present/runText';
 import { formatAt, formatDelta, formatInt, formatMs, formatNumber, formatPercent } from '../../src/present/units';
+import { bufferingSentence, measuresProxy, stallPhrase } from '../../src/present/whereText';
+
+/** The metrics a buffer between the server and the client distorts: with a buffer they time the proxy's flushes. */
+const PROXY_METRICS: ReadonlySet<MetricKey> = new Set(['tpotMs', 'itlMs']);
+const PROXY_NOTE = 'measures the proxy, not the server';
 
 export type MetricKey = 'ttftMs' | 'tpotMs' | 'itlMs' | 'e2eMs';
 export const METRICS: readonly { key: MetricKey; label: string; title: string }[] = [
@@ -49,17 +56,21 @@ export function headerView(run: RunFile, actions: HTMLElement): HTMLElement {
   const overlong = overlongLine(run);
   if (overlong) flags.push(overlong);
   if (run.sweep) flags.push(`sweep over ${run.sweep.dimension} (${run.sweep.points.length} points)`);
+  const buffered = bufferingSentence(run.summary);
+  const evidence = run.summary.buffering?.evidence ?? [];
   return h('header', { class: 'run-header' },
     h('div', { class: 'titles' },
       h('h1', { text: runTitle(run) }),
       h('p', { class: 'meta', text: meta }),
       flags.length ? h('p', { class: 'flags', text: flags.join(' · ') }) : undefined,
+      buffered ? h('p', { class: 'buffering', role: 'note', title: evidence.length ? `Evidence: ${evidence.join('; ')}` : undefined },
+        h('span', { class: 'icon', 'aria-hidden': 'true', text: '⚠ ' }), buffered) : undefined,
     ),
     actions,
   );
 }
 
-interface Figure { readonly id: string; readonly label: string; readonly value: string; readonly raw?: number; readonly slo?: keyof SloSpec; readonly sloValue?: number; readonly bad?: boolean; readonly note?: string }
+interface Figure { readonly id: string; readonly label: string; readonly value: string; readonly raw?: number; readonly slo?: keyof SloSpec; readonly sloValue?: number; readonly bad?: boolean; readonly note?: string; readonly proxy?: boolean }
 
 export function headlineView(run: RunFile): HTMLElement {
   const s = run.summary;
@@ -79,6 +90,18 @@ export function headlineView(run: RunFile): HTMLElement {
     f.push({ id: 'goodput', label: 'Goodput', value: `${formatNumber(s.goodput)} req/s`, raw: s.goodput,
       note: s.requestsPerSecond > 0 ? `${formatPercent(s.goodput / s.requestsPerSecond)} of requests meet the SLOs` : undefined });
   }
+  const pc = s.prefixCache;
+  if (pc && pc.warmRequests > 0) {
+    // beside TTFT: a warm run against a cold one is otherwise a silent "+1,728 %"
+    f.splice(2, 0, { id: 'ttft-cache', label: 'TTFT p50 cold / warm', value: `${formatMs(pc.coldTtftMs?.p50)} / ${formatMs(pc.warmTtftMs?.p50)}`,
+      raw: pc.warmTtftMs?.p50, note: prefixCacheSplitLine(s.prefixCache) ?? `${formatInt(pc.warmRequests)} warm, ${formatInt(pc.coldRequests)} cold; ${formatInt(pc.cachedTokens)} cached prompt tokens` });
+  }
+  if (measuresProxy(s)) {
+    for (let i = 0; i < f.length; i++) {
+      const x = f[i]!;
+      if (/^(tpot|itl)-/.test(x.id)) f[i] = { ...x, proxy: true, note: x.note ? `${x.note}; ${PROXY_NOTE}` : PROXY_NOTE };
+    }
+  }
   const kinds = Object.entries(s.errorsByKind ?? {}).map(([k, n]) => `${k} ${n}`).join(', ');
   f.push({ id: 'errors', label: 'Errors', value: `${formatInt(s.failed)} of ${formatInt(s.completed + s.failed)}`, raw: s.failed, bad: s.failed > 0, note: kinds || undefined });
   f.push({ id: 'stalls', label: 'Stalls', value: formatInt(s.stalls.count), raw: s.stalls.count, bad: s.stalls.count > 0,
@@ -86,7 +109,7 @@ export function headlineView(run: RunFile): HTMLElement {
   return h('section', { class: 'headline', 'aria-label': 'Headline figures' }, ...f.map((x) => {
     const isMissed = x.slo !== undefined && missed.has(x.slo);
     const sloText = x.slo && x.sloValue !== undefined ? `${isMissed ? '✗ misses' : '✓ meets'} SLO ${formatMs(x.sloValue)}` : undefined;
-    return h('div', { class: `figure${isMissed || x.bad ? ' bad' : ''}${isMissed ? ' missed' : ''}`, 'data-figure': x.id, 'data-value': x.raw },
+    return h('div', { class: `figure${isMissed || x.bad ? ' bad' : ''}${isMissed ? ' missed' : ''}${x.proxy ? ' proxy' : ''}`, 'data-figure': x.id, 'data-value': x.raw, 'data-proxy': x.proxy ? 'true' : undefined },
       h('span', { class: 'label', text: x.label }),
       h('span', { class: 'value', text: x.value }),
       sloText ? h('span', { class: `slo${isMissed ? ' missed' : ''}`, text: sloText }) : undefined,
@@ -103,12 +126,15 @@ export function percentileTable(run: RunFile): HTMLElement {
   const cols = ['mean', ...ps, 'max'];
   const head = h('tr', {}, h('th', { scope: 'col', text: 'Metric' }), h('th', { scope: 'col', class: 'num', text: 'n' }),
     ...cols.map((c) => h('th', { scope: 'col', class: 'num', text: c })), h('th', { scope: 'col', text: 'SLO' }));
+  const proxy = measuresProxy(s);
   const rows = METRICS.map((m) => {
     const st = (s as Summary)[m.key];
     const sloV = slo[m.key];
     const isMissed = missed.has(m.key);
-    return h('tr', { 'data-metric': m.key },
-      h('th', { scope: 'row', title: m.title, text: m.label }),
+    const flagged = proxy && PROXY_METRICS.has(m.key);
+    return h('tr', { 'data-metric': m.key, 'data-proxy': flagged ? 'true' : undefined },
+      h('th', { scope: 'row', title: flagged ? `${m.title}: ${PROXY_NOTE} (the stream is buffered)` : m.title },
+        m.label, flagged ? h('span', { class: 'proxy-flag', text: ` ⚠ ${PROXY_NOTE}` }) : undefined),
       h('td', { class: 'num', 'data-stat': 'count', 'data-value': st?.count, text: formatInt(st?.count) }),
       ...cols.map((c) => {
         const v = stat(st, c);
@@ -119,7 +145,7 @@ export function percentileTable(run: RunFile): HTMLElement {
     );
   });
   return h('table', { class: 'percentiles' },
-    h('caption', { text: 'Latency percentiles over measured requests (SLOs judged on p99)' }),
+    h('caption', { text: `Latency percentiles over measured requests (SLOs judged on p99)${proxy ? '. The stream is buffered between the server and you: TPOT and ITL time the buffer\'s flushes' : ''}` }),
     h('thead', {}, head), h('tbody', {}, ...rows));
 }
 
@@ -141,9 +167,27 @@ export function compareTable(a: RunFile, b: RunFile): HTMLElement {
   const tput = h('tr', { 'data-metric': 'outputTokensPerSecond' }, h('th', { scope: 'row', text: 'Output tok/s' }),
     h('td', { class: 'num', colspan: 3, text: `${formatNumber(a.summary.outputTokensPerSecond)} → ${formatNumber(b.summary.outputTokensPerSecond)}` }),
     h('td', { class: 'num', colspan: 3, text: `req/s ${formatNumber(a.summary.requestsPerSecond)} → ${formatNumber(b.summary.requestsPerSecond)}` }));
-  return h('table', { class: 'compare' },
+  const table = h('table', { class: 'compare' },
     h('caption', { text: 'B against A: positive Δ means B is slower' }),
     h('thead', {}, head), h('tbody', {}, ...rows, tput));
+  const caveats = compareCaveats(a, b);
+  if (caveats.length === 0) return table;
+  return h('div', { class: 'compare-wrap' }, table,
+    h('ul', { class: 'compare-caveats', 'aria-label': 'Read the differences with care' }, ...caveats.map(([kind, text]) => h('li', { 'data-caveat': kind, text }))));
+}
+
+/** What makes a difference in the compare table not what it seems: a warm cache on one side, a buffered stream. */
+function compareCaveats(a: RunFile, b: RunFile): [string, string][] {
+  const out: [string, string][] = [];
+  const warm = (r: RunFile) => (r.summary.prefixCache?.warmRequests ?? 0) > 0;
+  if (warm(a) || warm(b)) {
+    const side = (tag: string, r: RunFile) => `${tag}: ${warm(r) ? (prefixCacheSplitLine(r.summary.prefixCache) ?? `${formatInt(r.summary.prefixCache!.warmRequests)} warm requests`) : 'no request served from the prefix cache'}`;
+    out.push(['prefix-cache', `TTFT: the prefix cache served ${warm(a) && warm(b) ? 'both runs' : warm(a) ? 'A, not B' : 'B, not A'}, so the TTFT difference is largely the cache. ${side('A', a)}. ${side('B', b)}.`]);
+  }
+  const pa = measuresProxy(a.summary);
+  const pb = measuresProxy(b.summary);
+  if (pa || pb) out.push(['buffering', `TPOT and ITL of ${pa && pb ? 'both runs' : pa ? 'A' : 'B'} ${PROXY_NOTE} (the stream is buffered between the server and the client).`]);
+  return out;
 }
 
 export function stallsList(run: RunFile, onSelect: (s: Stall) => void, t0: number): HTMLElement {
@@ -154,11 +198,15 @@ export function stallsList(run: RunFile, onSelect: (s: Stall) => void, t0: numbe
   const list = h('ol', { class: 'stalls-list' });
   for (const s of worst) {
     const at = s.startAt - t0;
-    const btn = h('button', { type: 'button', class: 'stall', 'data-request': s.requestIndex, 'data-start': s.startMs },
+    const culprits = s.culprits?.map((c) => c.index).join(',');
+    const btn = h('button', { type: 'button', class: `stall${s.cause ? ` cause-${s.cause}` : ''}`, 'data-request': s.requestIndex, 'data-start': s.startMs,
+      'data-cause': s.cause, 'data-culprits': culprits || undefined },
       h('span', { class: 'req', text: `Request #${s.requestIndex}` }),
       h('span', { class: 'at', text: `at ${formatAt(at)}` }),
       h('span', { class: 'gap', text: formatMs(s.gapMs) }),
       h('span', { class: 'ratio', text: s.medianItlMs > 0 ? `${formatNumber(s.gapMs / s.medianItlMs)}× median ITL` : '' }),
+      // the engine's verdict on the cause, when the file has one
+      s.cause ? h('span', { class: 'why', text: stallPhrase(s, run) }) : undefined,
     );
     btn.addEventListener('click', () => onSelect(s));
     list.append(h('li', {}, btn));
@@ -172,4 +220,28 @@ export function errorView(message: string, path?: string): HTMLElement {
     h('p', { class: 'message', text: message }),
     path ? h('p', { class: 'path', text: path }) : undefined,
     h('p', { class: 'hint', text: 'Nothing was changed. Open another run file, or run the profile again.' }));
+}
+
+/**
+ * A cache-check run's verdict (`run.prefixCache`): TTFT cold, warm and for a variant, the cached
+ * tokens the server reported, and the check's own sentence. Undefined for any other run.
+ */
+export function prefixCacheCheckView(run: RunFile): HTMLElement | undefined {
+  const c = run.prefixCache;
+  if (!c) return undefined;
+  const share = (v: number) => (c.coldTtftMs > 0 ? `${formatPercent(v / c.coldTtftMs)} of cold` : undefined);
+  const figures: { id: string; label: string; value: string; raw?: number; note?: string; bad?: boolean }[] = [
+    { id: 'cache-verdict', label: 'Prefix cache', value: c.hit ? 'caches prompts' : 'none seen', note: `median of ${formatInt(c.rounds)} round${c.rounds === 1 ? '' : 's'}` },
+    { id: 'cache-cold', label: 'TTFT cold', value: formatMs(c.coldTtftMs), raw: c.coldTtftMs, note: 'a new unique prefix' },
+    { id: 'cache-warm', label: 'TTFT warm', value: formatMs(c.warmTtftMs), raw: c.warmTtftMs, note: share(c.warmTtftMs) },
+  ];
+  if (c.variantTtftMs !== undefined) figures.push({ id: 'cache-variant', label: 'TTFT variant', value: formatMs(c.variantTtftMs), raw: c.variantTtftMs, note: 'the last words changed' });
+  figures.push({ id: 'cache-tokens', label: 'Cached tokens', value: c.cachedTokens === undefined ? '–' : formatInt(c.cachedTokens), raw: c.cachedTokens,
+    note: c.cachedTokens === undefined ? 'not reported by the server' : 'reported on the warm request' });
+  return h('section', { class: 'prefix-cache-check', 'aria-label': 'Prefix cache check', 'data-hit': String(c.hit) },
+    h('div', { class: 'headline' }, ...figures.map((x) => h('div', { class: `figure${x.bad ? ' bad' : ''}`, 'data-figure': x.id, 'data-value': x.raw },
+      h('span', { class: 'label', text: x.label }),
+      h('span', { class: 'value', text: x.value }),
+      x.note ? h('span', { class: 'note', text: x.note }) : undefined))),
+    h('p', { class: 'cache-message', role: 'note', text: c.message }));
 }
