@@ -19,13 +19,15 @@
 // prefill; and the client's clock sees arrivals, so a gap under the stall floor is not judged at all.
 import { judgeBuffering } from './buffering';
 import type { BufferingAnalysis } from './buffering';
-import { transportOf } from './phases';
+import { prefillStartMs, transportOf } from './phases';
 import { findStalls } from './stalls';
-import type { RequestRecord, RequestStall, StallCause, WorkloadSpec } from './types';
+import type { RequestRecord, RequestStall, Stall, StallCause, WorkloadSpec } from './types';
 
 export interface TimingAnalysis {
   /** Stalls by request index (requests without stalls are absent). */
   readonly stalls: ReadonlyMap<number, readonly RequestStall[]>;
+  /** The same stalls as stalls.ts found them (start, median ITL), in the same order: the summary's, without finding them again. */
+  readonly found: ReadonlyMap<number, readonly Stall[]>;
   readonly buffering: BufferingAnalysis;
 }
 
@@ -47,9 +49,8 @@ function firstTokens(records: readonly RequestRecord[]): FirstToken[] {
   for (const r of records) {
     if (r.ttftMs === undefined) continue;
     const at = r.sentAt + r.ttftMs;
-    const promptMs = r.serverTimings?.promptMs;
-    // A prefill cannot have begun before the request was sent: a server's claim beyond that is not believed.
-    out.push(promptMs !== undefined && promptMs > 0 ? { at, index: r.index, sentAt: r.sentAt, prefillFrom: Math.max(at - promptMs, r.sentAt) } : { at, index: r.index, sentAt: r.sentAt });
+    const from = prefillStartMs(r);
+    out.push(from !== undefined ? { at, index: r.index, sentAt: r.sentAt, prefillFrom: r.sentAt + from } : { at, index: r.index, sentAt: r.sentAt });
   }
   return out.sort((a, b) => a.at - b.at);
 }
@@ -105,9 +106,11 @@ export function analyzeTiming(records: readonly RequestRecord[], workload: Pick<
   let longestPrefillMs = 0;
   for (const t of tokens) if (t.prefillFrom !== undefined) longestPrefillMs = Math.max(longestPrefillMs, t.at - t.prefillFrom);
   const stalls = new Map<number, RequestStall[]>();
+  const foundBy = new Map<number, Stall[]>();
   for (const r of ok) {
     const found = findStalls(r, workload.stallFactor, workload.stallFloorMs);
     if (found.length === 0) continue;
+    foundBy.set(r.index, found);
     // Behind a buffer every gap ends at a flush, where other requests' first tokens land too: no gap of a buffered run is blamed on a prefill.
     const buffered = buffering.verdict.detected;
     const list: RequestStall[] = [];
@@ -125,7 +128,7 @@ export function analyzeTiming(records: readonly RequestRecord[], workload: Pick<
     }
     stalls.set(r.index, list);
   }
-  return { stalls, buffering };
+  return { stalls, found: foundBy, buffering };
 }
 
 /**

@@ -361,7 +361,7 @@ class StreamState implements Dispatcher.DispatchHandler {
       else if (name === 'content-type') this.#contentType = this.#said(value(), 100).toLowerCase();
       else if (name === 'content-encoding') this.#contentEncoding = this.#said(value(), 100).toLowerCase();
       else if (name === 'location') this.#location = this.#said(displayUrl(value()), 300);
-      else if (name.startsWith('x-') && TGI_HEADERS.has(name)) this.#tgiHeader(name, value());
+      else if (TGI_HEADERS.has(name)) this.#tgiHeader(name, value());
       if (INTERMEDIARY_HEADERS.has(name)) (this.#intermediaries ??= {})[name] = this.#said(value(), 200);
     }
     const contentType = this.#contentType;

@@ -142,7 +142,7 @@ export function summarize(requests: readonly RequestRecord[], workload: Workload
   const byIndex = new Map<number, RequestRecord>();
   for (const r of options.culprits ?? []) byIndex.set(r.index, r);
   for (const r of requests) byIndex.set(r.index, r);
-  const stalls = summarizeStalls(ok, workload.stallFactor, workload.stallFloorMs, { attributed: analysis.stalls, promptTokens: (i) => byIndex.get(i)?.promptTokens });
+  const stalls = summarizeStalls(ok, workload.stallFactor, workload.stallFloorMs, { attributed: analysis.stalls, found: analysis.found, promptTokens: (i) => byIndex.get(i)?.promptTokens });
   // For each prefill stall, its largest culprit's prompt: "all from prefills of prompts ≥ N tokens".
   const culpritPromptTokens: number[] = [];
   for (const r of ok) {

@@ -29,6 +29,17 @@ export interface RequestPhases {
   readonly e2eMs: number;
 }
 
+/**
+ * Where the server says the request's prefill began, ms after sentAt: its prompt time back from the
+ * first token, but never before the request was sent (a server's claim beyond that is not believed).
+ * Undefined without a first token or a reported prompt time.
+ */
+export function prefillStartMs(r: RequestRecord): number | undefined {
+  const promptMs = r.serverTimings?.promptMs;
+  if (r.ttftMs === undefined || promptMs === undefined || !(promptMs > 0)) return undefined;
+  return Math.max(0, r.ttftMs - promptMs);
+}
+
 /** Client TTFT − server TTFT, or undefined when either is missing. Can be slightly negative (two clocks): kept as measured. */
 export function transportOf(r: RequestRecord): number | undefined {
   const server = r.serverTimings?.serverTtftMs;

@@ -36,6 +36,8 @@ export function findStalls(record: RequestRecord, factor: number, floorMs: numbe
 export interface StallSummaryOptions {
   /** Each stall's cause and culprits (attribution.ts), by request index. */
   readonly attributed?: ReadonlyMap<number, readonly RequestStall[]>;
+  /** The stalls `attributed` judged, as findStalls gave them, in the same order: not found a second time. */
+  readonly found?: ReadonlyMap<number, readonly Stall[]>;
   /** A culprit's prompt tokens, to name them in the list. */
   readonly promptTokens?: (index: number) => number | undefined;
   readonly worstCount?: number;
@@ -51,7 +53,7 @@ export function summarizeStalls(
   floorMs: number,
   options: StallSummaryOptions = {},
 ): StallSummary {
-  const { attributed, promptTokens, worstCount = WORST_STALLS } = options;
+  const { attributed, found, promptTokens, worstCount = WORST_STALLS } = options;
   const all: Stall[] = [];
   let decodeMs = 0;
   const byCause: Record<StallCause, number> = { prefill: 0, buffering: 0, unknown: 0 };
@@ -60,8 +62,11 @@ export function summarizeStalls(
     const t = r.chunkTimesMs;
     if (t.length >= 2) decodeMs += t[t.length - 1]! - t[0]!;
     const verdicts = attributed?.get(r.index);
-    for (const s of findStalls(r, factor, floorMs)) {
-      const v = verdicts?.find((x) => x.atChunk === s.atChunk);
+    const stalls = found !== undefined ? (found.get(r.index) ?? []) : findStalls(r, factor, floorMs);
+    for (let j = 0; j < stalls.length; j++) {
+      const s = stalls[j]!;
+      // found with the verdicts: the same list, the same order; else matched by the chunk that ended the gap
+      const v = found !== undefined ? verdicts?.[j] : verdicts?.find((x) => x.atChunk === s.atChunk);
       if (v === undefined) {
         all.push(s);
         if (attributed !== undefined) {

@@ -6,7 +6,7 @@ import type { Browser } from 'playwright-core';
 import type { RunFile } from '../../src/engine/types';
 import { formatInt, formatMs } from '../../src/present/units';
 import { fixtureRun } from '../support/fixtureRuns';
-import { launchChromium, openReport, startReportServer, type ReportServer } from '../support/reportHarness';
+import { launchChromium, openReport, rendered, startReportServer, type ReportServer } from '../support/reportHarness';
 
 let server: ReportServer;
 let browser: Browser;
@@ -25,7 +25,7 @@ test('a cache-check run shows its verdict: TTFT cold, warm and variant, the cach
   const run: RunFile = { ...fixtureRun({ seed: 5, requests: 9 }), prefixCache: { coldTtftMs: 44.2, warmTtftMs: 6.9, variantTtftMs: 8.1, cachedTokens: 1023, hit: true, rounds: 3, message } };
   const { context, page, problems } = await openReport(browser, server.page({ kind: 'run', run }));
   try {
-    await page.waitForSelector('body[data-rendered]', { timeout: 30_000 });
+    await rendered(page);
     const section = page.locator('section.prefix-cache-check');
     assert.equal(await section.getAttribute('data-hit'), 'true');
     assert.equal(await section.locator('[data-figure="cache-cold"] .value').textContent(), formatMs(44.2));
@@ -41,7 +41,7 @@ test('a cache-check run shows its verdict: TTFT cold, warm and variant, the cach
   // any other run: no such section
   const plain = await openReport(browser, server.page({ kind: 'run', run: fixtureRun({ seed: 6, requests: 5 }) }));
   try {
-    await plain.page.waitForSelector('body[data-rendered]', { timeout: 30_000 });
+    await rendered(plain.page);
     assert.equal(await plain.page.locator('section.prefix-cache-check').count(), 0);
   } finally {
     await plain.context.close();

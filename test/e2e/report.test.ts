@@ -8,7 +8,7 @@ import type { Browser, Page } from 'playwright-core';
 import type { RunFile } from '../../src/engine/types';
 import { formatMs } from '../../src/present/units';
 import { fixtureRun, fixtureSweepRun, truncatedRunText, unknownVersionRun } from '../support/fixtureRuns';
-import { launchChromium, openReport, sendToPage, startReportServer, switchTheme, THEMES, type ReportServer, type ThemeName } from '../support/reportHarness';
+import { launchChromium, openReport, rendered, sendToPage, startReportServer, switchTheme, THEMES, type ReportServer, type ThemeName } from '../support/reportHarness';
 
 const artifacts = join(__dirname, '..', '..', 'test-artifacts');
 let server: ReportServer;
@@ -24,9 +24,6 @@ after(async () => {
   await server?.close();
 });
 
-async function rendered(page: Page): Promise<void> {
-  await page.waitForSelector('body[data-rendered]', { timeout: 30_000 });
-}
 
 /** Pixels of a canvas that differ from the given background colour (#rrggbb). */
 async function inkPixels(page: Page, selector: string, bg: string): Promise<number> {

@@ -13,7 +13,7 @@ import { formatMs } from '../../src/present/units';
 import { buildLanes } from '../../webview/report/lanes';
 import { BAND_THRESHOLD } from '../../webview/report/whereView';
 import { fixtureRun, fixtureWhereRun } from '../support/fixtureRuns';
-import { launchChromium, openReport, startReportServer, switchTheme, THEMES, type ReportServer } from '../support/reportHarness';
+import { launchChromium, openReport, rendered, startReportServer, switchTheme, THEMES, type ReportServer } from '../support/reportHarness';
 
 const artifacts = join(__dirname, '..', '..', 'test-artifacts');
 let server: ReportServer;
@@ -29,9 +29,6 @@ after(async () => {
   await server?.close();
 });
 
-async function rendered(page: Page): Promise<void> {
-  await page.waitForSelector('body[data-rendered]', { timeout: 30_000 });
-}
 
 /** The measured, successful requests that got a first token: one bar each below the band threshold. */
 function barredRequests(run: RunFile) {

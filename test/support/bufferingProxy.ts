@@ -11,9 +11,9 @@
 // as a proxy that compresses an event stream does. Plain node:http both ways; the request (method,
 // path, headers, body) is forwarded as it came, the response headers (bar hop-by-hop ones) as they
 // came plus `headers`.
+import { listenOnLoopback } from './listen';
 import { Agent, createServer, request as httpRequest } from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { constants as zlibConstants, createGzip } from 'node:zlib';
 import type { Gzip } from 'node:zlib';
 
@@ -120,7 +120,6 @@ export async function startBufferingProxy(options: BufferingProxyOptions): Promi
   const target = new URL(options.target);
   const agent = new Agent({ keepAlive: true });
   const log: Entry[] = [];
-  const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   const upstreams = new Set<ReturnType<typeof httpRequest>>();
   /** One per exchange not yet closed: close() waits for them, so the log is final when it resolves. */
@@ -270,19 +269,11 @@ export async function startBufferingProxy(options: BufferingProxyOptions): Promi
     req.on('data', (b: Buffer) => parts.push(b));
     req.on('end', () => handle(req, res, Buffer.concat(parts), entry));
   });
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const { url, sockets } = await listenOnLoopback(server);
   // a second server.close() would wait for a 'close' event that has already gone
   let closing: Promise<void> | undefined;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     log,
     close() {
       closing ??= (async () => {

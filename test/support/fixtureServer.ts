@@ -3,10 +3,10 @@
 // real client against what vLLM, TGI, llama.cpp or Ollama send. Every POST gets the fixture; the GETs
 // a client probes first (/health, /v1/models, /api/tags) get a plausible answer. See the folder's
 // README.md for where each fixture's shape comes from.
+import { listenOnLoopback } from './listen';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
 
 export const FIXTURE_DIR = join(__dirname, '../fixtures/streams');
@@ -88,7 +88,6 @@ export async function startFixtureServer(options: FixtureServerOptions): Promise
   const firstDelayMs = options.firstDelayMs ?? delayMs;
   const model = options.model ?? 'fixture-model';
   const seen: { method: string; path: string; headers: IncomingHttpHeaders; body: string }[] = [];
-  const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   const later = (ms: number, fn: () => void): void => {
     const t = setTimeout(() => {
@@ -129,18 +128,10 @@ export async function startFixtureServer(options: FixtureServerOptions): Promise
       else later(firstDelayMs, () => next(0));
     });
   });
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const { url, sockets } = await listenOnLoopback(server);
   let closing: Promise<void> | undefined;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     fixture,
     seen,
     close() {

@@ -5,9 +5,9 @@
  * of every request it received (method, URL with its query, all headers), so a test can assert what
  * reached it (a key, a query) against its own record, not against what the client says it sent.
  */
+import { listenOnLoopback } from './listen';
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import type { ApiKind } from '../../src/engine/types';
 
 export interface Seen {
@@ -33,7 +33,6 @@ export type Handler = (req: IncomingMessage, res: ServerResponse, seen: Seen) =>
 
 export async function startTruthServer(handler: Handler): Promise<TruthServer> {
   const seen: Seen[] = [];
-  const sockets = new Set<Socket>();
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -51,14 +50,9 @@ export async function startTruthServer(handler: Handler): Promise<TruthServer> {
       }
     });
   });
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { url, sockets } = await listenOnLoopback(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     seen,
     carried: (text) => seen.some((s) => s.url.includes(text) || s.body.includes(text) || Object.values(s.headers).some((v) => (Array.isArray(v) ? v.join(',') : v ?? '').includes(text))),
     close: () => new Promise<void>((resolve) => {

@@ -169,6 +169,11 @@ export interface OpenedReport {
   readonly problems: string[];
 }
 
+/** Waits until the report has drawn a run (app.ts sets `data-rendered` on the body). */
+export async function rendered(page: Page): Promise<void> {
+  await page.waitForSelector('body[data-rendered]', { timeout: 30_000 });
+}
+
 export async function openReport(browser: Browser, url: string, options: { theme?: ThemeName; width?: number; height?: number } = {}): Promise<OpenedReport> {
   const context = await browser.newContext({ viewport: { width: options.width ?? 1100, height: options.height ?? 900 }, deviceScaleFactor: 1 });
   const page = await context.newPage();

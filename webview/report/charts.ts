@@ -16,6 +16,7 @@ import {
   type ChartDataset,
   type ChartOptions,
   type Plugin,
+  type TooltipItem,
 } from 'chart.js';
 import zoomPlugin from 'chartjs-plugin-zoom';
 import type { CdfPoint } from './cdf';
@@ -165,23 +166,37 @@ export function itlChart(canvas: HTMLCanvasElement, t: Theme, normal: ScatterPoi
   });
 }
 
-export function throughputChart(canvas: HTMLCanvasElement, t: Theme, seconds: number[], tps: number[], inFlight: number[]): Chart {
-  const options: ChartOptions<'line'> = {
+/**
+ * A line chart over the run's seconds with a left axis and, when given, a right one (its grid not
+ * drawn over the plot): the throughput and the server-gauge charts.
+ */
+function overTimeOptions(
+  t: Theme,
+  left: { readonly text: string; readonly precision?: number },
+  right: { readonly text: string; readonly max?: number } | undefined,
+  label: (c: TooltipItem<'line'>) => string,
+): ChartOptions<'line'> {
+  return {
     animation: false,
     responsive: true,
     maintainAspectRatio: false,
     interaction: { mode: 'index', intersect: false },
     scales: {
       x: { type: 'linear', title: { display: true, text: 'time since start (s)', color: t.muted }, ...axisStyle(t) },
-      y: { type: 'linear', beginAtZero: true, position: 'left', title: { display: true, text: 'output tokens/s', color: t.muted }, ...axisStyle(t) },
-      y1: { type: 'linear', beginAtZero: true, position: 'right', title: { display: true, text: 'in flight', color: t.muted },
-        ...axisStyle(t), grid: { drawOnChartArea: false, color: t.lines } },
+      y: { type: 'linear', beginAtZero: true, position: 'left', title: { display: true, text: left.text, color: t.muted }, ...axisStyle(t),
+        ...(left.precision !== undefined ? { ticks: { color: t.muted, precision: left.precision } } : {}) },
+      ...(right ? { y1: { type: 'linear' as const, beginAtZero: true, ...(right.max !== undefined ? { min: 0, max: right.max } : {}), position: 'right' as const,
+        title: { display: true, text: right.text, color: t.muted }, ...axisStyle(t), grid: { drawOnChartArea: false, color: t.lines } } } : {}),
     },
     plugins: {
       legend: { display: true, labels: { color: t.foreground, boxWidth: 14 } },
-      tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${formatNumber(c.parsed.y ?? undefined)}` } },
+      tooltip: { callbacks: { label } },
     },
   };
+}
+
+export function throughputChart(canvas: HTMLCanvasElement, t: Theme, seconds: number[], tps: number[], inFlight: number[]): Chart {
+  const options = overTimeOptions(t, { text: 'output tokens/s' }, { text: 'in flight' }, (c) => `${c.dataset.label}: ${formatNumber(c.parsed.y ?? undefined)}`);
   return new Chart(canvas, {
     type: 'line',
     data: {
@@ -203,22 +218,8 @@ type ThemeColour = 'blue' | 'orange' | 'green' | 'purple' | 'red' | 'yellow';
 export function gaugeChart(canvas: HTMLCanvasElement, t: Theme, samples: { readonly atMs: readonly number[]; readonly running: readonly (number | null)[]; readonly waiting: readonly (number | null)[]; readonly kvCacheUsage: readonly (number | null)[] }): Chart {
   const series = (ys: readonly (number | null)[], scale = 1) => samples.atMs.map((x, i) => ({ x: x / 1000, y: ys[i] === null || ys[i] === undefined ? null : ys[i]! * scale }));
   const hasKv = samples.kvCacheUsage.some((v) => v !== null);
-  const options: ChartOptions<'line'> = {
-    animation: false,
-    responsive: true,
-    maintainAspectRatio: false,
-    interaction: { mode: 'index', intersect: false },
-    scales: {
-      x: { type: 'linear', title: { display: true, text: 'time since start (s)', color: t.muted }, ...axisStyle(t) },
-      y: { type: 'linear', beginAtZero: true, position: 'left', title: { display: true, text: 'requests', color: t.muted }, ...axisStyle(t), ticks: { color: t.muted, precision: 0 } },
-      ...(hasKv ? { y1: { type: 'linear' as const, min: 0, max: 100, position: 'right' as const, title: { display: true, text: 'KV cache %', color: t.muted },
-        ...axisStyle(t), grid: { drawOnChartArea: false, color: t.lines } } } : {}),
-    },
-    plugins: {
-      legend: { display: true, labels: { color: t.foreground, boxWidth: 14 } },
-      tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${c.dataset.yAxisID === 'y1' ? `${formatNumber(c.parsed.y ?? undefined)} %` : formatNumber(c.parsed.y ?? undefined)}` } },
-    },
-  };
+  const options = overTimeOptions(t, { text: 'requests', precision: 0 }, hasKv ? { text: 'KV cache %', max: 100 } : undefined,
+    (c) => `${c.dataset.label}: ${c.dataset.yAxisID === 'y1' ? `${formatNumber(c.parsed.y ?? undefined)} %` : formatNumber(c.parsed.y ?? undefined)}`);
   const line = (label: string, colour: ThemeColour, data: { x: number; y: number | null }[], yAxisID: string, dash: number[] = []) =>
     ({ label, data, borderColor: t[colour], backgroundColor: t[colour], pointRadius: 0, borderWidth: 2, borderDash: dash,
       stepped: 'before' as const, spanGaps: false, yAxisID, parsing: false as const, themeColour: colour });

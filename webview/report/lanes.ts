@@ -3,6 +3,7 @@
 // engine's own (`requests[].stalls`, with their cause) when the run file has them, else found here by
 // the run's stall rule (files written before the engine attributed stalls).
 import type { RequestRecord, RunFile, Stall, StallCause } from '../../src/engine/types';
+import { prefillStartMs } from '../../src/engine/phases';
 import type { SeriesRequest } from './series';
 
 export interface Lane {
@@ -192,12 +193,10 @@ export function stallWindow(model: LaneModel, stall: Stall): { lane: number; sta
   return { lane, start, end: start + stall.gapMs };
 }
 
-/** Where a request's prefill ran, ms since t0: from its first token back by the server's prompt time (else its whole TTFT). */
+/** Where a request's prefill ran, ms since t0: as the engine places it from the server's prompt time (else its whole TTFT). */
 export function prefillSpan(lane: Lane): { start: number; end: number } | undefined {
   if (lane.firstToken === undefined) return undefined;
-  const r = lane.request;
-  const ms = r.serverTimings?.promptMs ?? r.ttftMs ?? lane.firstToken - lane.sent;
-  return { start: lane.firstToken - Math.max(0, ms), end: lane.firstToken };
+  return { start: lane.sent + (prefillStartMs(lane.request) ?? 0), end: lane.firstToken };
 }
 
 /** The culprits of an engine-reported stall that have a lane, with their prefill spans (the `index`es from the stall, else from the record's own stall). */

@@ -38,8 +38,6 @@ export class Timeline {
   #view: TimelineView;
   #selection: Selection | undefined;
   #culprits: readonly CulpritSpan[] = [];
-  /** The stall kinds the model has: a frame draws one pass per kind present. */
-  #kinds: readonly number[] = [];
   #width = 0;
   #height = 0;
   #dpr = 1;
@@ -53,7 +51,6 @@ export class Timeline {
 
   constructor(model: LaneModel, theme: Theme, label: string) {
     this.#model = model;
-    this.#kinds = model.stallKinds;
     this.#theme = theme;
     this.#label = label;
     this.#view = this.#fullView();
@@ -91,7 +88,6 @@ export class Timeline {
   setModel(model: LaneModel, keepView = false): void {
     const wasFull = this.#isFull();
     this.#model = model;
-    this.#kinds = model.stallKinds;
     if (!keepView || wasFull) this.#view = this.#fullView();
     this.#layout();
   }
@@ -292,24 +288,29 @@ export class Timeline {
     // stalls: over everything, at least 2 px wide so a short one still shows; one colour per cause
     let stallRects = 0;
     const under = Math.max(1, barH * 0.2);
-    const kindsDrawn = new Set<string>();
-    for (const kind of this.#kinds) {
-      const colour = stallColour(th, kind);
+    // one traversal per layer (the tint, then the underline); the colour follows each stall's cause
+    const colours = STALL_KINDS.map((_, kind) => stallColour(th, kind));
+    let kindsDrawn = 0; // a bit per kind
+    if (this.#model.stallKinds.length > 0) {
       for (const pass of [0, 1]) {
         ctx.globalAlpha = pass === 0 ? 0.35 : 1;
-        ctx.fillStyle = colour;
+        let current = -1;
         for (const i of visible) {
           const l = lanes[i]!;
           const y = yOf(i);
           for (let k = 0; k < l.stalls.length; k += 2) {
-            if (l.stallKinds[k >> 1] !== kind) continue;
             const s0 = l.stalls[k]!;
             const e0 = s0 + l.stalls[k + 1]!;
             if (e0 < v.xStart || s0 > v.xEnd) continue;
+            const kind = l.stallKinds[k >> 1]!;
+            if (kind !== current) {
+              ctx.fillStyle = colours[kind]!;
+              current = kind;
+            }
             const x0 = X(s0);
             const x1 = Math.max(X(e0), x0 + 2);
             if (pass === 0) ctx.fillRect(x0, y - 1, x1 - x0, barH + 2);
-            else { ctx.fillRect(x0, y + barH - under, x1 - x0, under); stallRects++; kindsDrawn.add(STALL_KINDS[kind]!); }
+            else { ctx.fillRect(x0, y + barH - under, x1 - x0, under); stallRects++; kindsDrawn |= 1 << kind; }
           }
         }
       }
@@ -355,7 +356,7 @@ export class Timeline {
     this.canvas.dataset.laneEnd = String(v.yEnd);
     this.canvas.dataset.frames = String(Number(this.canvas.dataset.frames ?? 0) + 1);
     this.canvas.dataset.stallsDrawn = String(stallRects);
-    this.canvas.dataset.stallKindsDrawn = [...kindsDrawn].sort().join(',');
+    this.canvas.dataset.stallKindsDrawn = STALL_KINDS.filter((_, kind) => kindsDrawn & (1 << kind)).sort().join(',');
     this.canvas.dataset.prefillDrawn = String(prefillDrawn);
     this.canvas.setAttribute('aria-label', `${this.#label}: ${formatInt(lanes.length)} requests, ${formatInt(this.#model.chunkCount)} chunks; showing ${formatAxisMs(v.xStart, 1)} to ${formatAxisMs(v.xEnd, 1)}. Use plus and minus to zoom, arrows to pan, 0 to reset.`);
   }
