@@ -4,7 +4,9 @@ import { lstat, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { printable, Scrubber, secretsOf } from '../engine/redact';
 import { TOOL_VERSION, writeRunFile } from '../engine/runFile';
-import type { RunFile } from '../engine/types';
+import type { NetworkSpec, RunFile } from '../engine/types';
+import { insecureWarning, proxyFor, shownProxy } from '../engine/network';
+import { buildNetwork } from '../jobs/network';
 import { buildCacheCheckJob, buildDialJob, buildRunJob, buildSweepJob } from '../jobs/build';
 import { UsageError } from '../jobs/errors';
 import { executeJob, sloFailure } from '../jobs/execute';
@@ -118,9 +120,26 @@ class LiveLine {
   }
 }
 
-function hooksFor(live: LiveLine, printer: Printer, local: boolean, apiKey: string | undefined, signal: AbortSignal): JobHooks {
+/** The proxy and trust settings from --proxy, --no-proxy, --ca-file, --insecure and the environment (HTTPS_PROXY, NO_PROXY, NODE_EXTRA_CA_CERTS…). */
+function networkFrom(v: OptionValues, io: CliIo): NetworkSpec | undefined {
+  const proxy = v.str('proxy');
+  return buildNetwork(
+    v.str('url'),
+    {
+      ...(proxy !== undefined ? { proxy, proxySource: '--proxy' } : {}),
+      ...(v.flag('noProxy') ? { direct: true } : {}),
+      caFiles: v.strs('caFile'),
+      ...(v.flag('insecure') ? { insecure: true } : {}),
+    },
+    io.env,
+    io.cwd,
+  );
+}
+
+function hooksFor(live: LiveLine, printer: Printer, local: boolean, apiKey: string | undefined, network: NetworkSpec | undefined, signal: AbortSignal): JobHooks {
   return {
     ...(apiKey !== undefined ? { apiKey } : {}),
+    ...(network !== undefined ? { network } : {}),
     signal,
     onStart: ({ endpoint }) => {
       if (local) printer.err(`llm-profiler: local server ${endpoint.url} (model ${endpoint.model ?? '?'})\n`);
@@ -196,14 +215,22 @@ export async function jobCommand(command: JobCommandName, argv: readonly string[
   process.on('SIGINT', onSigint);
   try {
     const apiKey = apiKeyFrom(values, io);
-    printer.know(secretsOf({ url: values.str('url') }, apiKey));
+    const network = networkFrom(values, io);
+    printer.know([...secretsOf({ url: values.str('url') }, apiKey), ...secretsOf({ url: network?.proxy }), ...(network?.proxyAuthorization ? [network.proxyAuthorization] : [])]);
+    const url = values.str('url');
+    if (url !== undefined) {
+      const via = proxyFor(url, network);
+      if (via !== undefined) err(`via proxy ${shownProxy(via)} (from ${network?.proxySource ?? 'the environment'}): connecting and the tunnel are timed apart from TTFT, but every byte passes the proxy`);
+      const insecure = insecureWarning(url, network);
+      if (insecure !== undefined) err(`warning: ${insecure}`);
+    }
     const out = values.str('out');
     if (out !== undefined) await checkOut(out, io);
     const { job, warnings } = await build(command, values, io);
     for (const w of warnings) err(`warning: ${w}`);
     const local = job.kind === 'dial' || job.target.kind === 'local';
     if (local && job.kind !== 'dial') err('no --url: starting the bundled llama.cpp server on 127.0.0.1 (synthetic model, CPU)');
-    const run = await executeJob(job, hooksFor(live, printer, local, apiKey, ac.signal));
+    const run = await executeJob(job, hooksFor(live, printer, local, apiKey, network, ac.signal));
     live.stop();
     printer.out(values.flag('json') ? `${JSON.stringify(jsonOf(command, run), null, 2)}\n` : textOf(command, run));
     // one order for every command: interrupted, then failed requests, then a missed SLO

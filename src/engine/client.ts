@@ -9,26 +9,30 @@
 // Node drains microtasks after each socket's callback, so stream 2 would be stamped after stream 1's
 // parse.) Times are kept as performance.now() values and turned into epoch ms with
 // performance.timeOrigin only when a record is built: the same clock, read once.
-import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import type {
   ClientOptions,
   ConnectionInfo,
   EndpointClient,
   EndpointSpec,
+  Handshake,
+  NetworkSpec,
   RequestError,
   RequestRecord,
   RequestSpec,
   ServerTimings,
   StreamObserver,
 } from './types';
-import { MAX_SERVER_MS, maxTokensOf, requestPath, splitBaseUrl } from './adapters/adapter';
+import { MAX_SERVER_MS, maxTokensOf, requestPath, splitBaseUrl, withDefaultHeaders } from './adapters/adapter';
 import { adapterFor } from './adapters/registry';
 import type { EndpointAdapter, EventInfo, SplitUrl } from './adapters/adapter';
 import { INTERMEDIARY_HEADERS } from './buffering';
+import { connectionFailure, createDispatcher } from './network';
 import { createJsonStreamParser } from './streamParsers';
 import type { Framing, JsonStreamParser } from './streamParsers';
 import { PreflightError } from './detect';
+import { retryAfterSeconds, sendWithRetries } from './retry';
+import type { Attempt, RetryAfterHeaders } from './retry';
 import { tpotOf } from './metrics';
 import { authHeaders, displayUrl, fromServer, Scrubber, secretsOf } from './redact';
 
@@ -48,6 +52,9 @@ export function chunkCapFor(maxTokens: number): number {
 export function overMaxTokens(outputTokens: number, maxTokens: number): boolean {
   return outputTokens > Math.ceil(1.5 * maxTokens) + 16;
 }
+
+/** Connections opened after warming whose set-up is kept in the run file. */
+const MAX_REOPENED = 1000;
 
 /** How long warming may wait for its GETs when the run's own --timeout is longer (or off). */
 const WARM_TIMEOUT_MS = 30_000;
@@ -160,6 +167,8 @@ class StreamState implements Dispatcher.DispatchHandler {
   readonly #scrubber: Scrubber;
   readonly #maxTokens: number;
   readonly #chunkCap: number;
+  readonly #endpointUrl: string;
+  readonly #network: NetworkSpec | undefined;
 
   readonly #dispatchPerf: number;
   #sentPerf: number | undefined;
@@ -174,6 +183,8 @@ class StreamState implements Dispatcher.DispatchHandler {
   #headersMs: number | undefined;
   #headerRequestId: string | undefined;
   #location: string | undefined;
+  #retryAfter: { -readonly [K in keyof RetryAfterHeaders]: RetryAfterHeaders[K] } | undefined; // an error's Retry-After (and Date)
+  #responseStarted = false;
   #contentType = '';
   #contentEncoding = '';
   #overlong = false;
@@ -209,6 +220,7 @@ class StreamState implements Dispatcher.DispatchHandler {
     aborts: AbortFanout,
     options: ClientOptions,
     scrubber: Scrubber,
+    endpointUrl: string,
     resolve: (r: RequestRecord) => void,
   ) {
     this.#spec = spec;
@@ -221,6 +233,8 @@ class StreamState implements Dispatcher.DispatchHandler {
     this.#timeoutMs = options.timeoutMs;
     this.#idleTimeoutMs = options.idleTimeoutMs;
     this.#scrubber = scrubber;
+    this.#endpointUrl = endpointUrl;
+    this.#network = options.network;
     this.#maxTokens = maxTokensOf(spec);
     this.#chunkCap = chunkCapFor(this.#maxTokens);
     this.#dispatchPerf = performance.now();
@@ -241,6 +255,17 @@ class StreamState implements Dispatcher.DispatchHandler {
     // undici calls this once the request (headers and body) has been written to the socket.
     this.#sentPerf = performance.now();
     this.#lastActivity = this.#sentPerf;
+  }
+
+  onResponseStarted(): void {
+    // undici calls this at the first byte of the response (llhttp's message begin), before its headers
+    // are whole: from here on the request is the server's to answer, and is never sent again (retry.ts).
+    this.#responseStarted = true;
+  }
+
+  /** Whether any byte of the response arrived. */
+  get responseStarted(): boolean {
+    return this.#responseStarted;
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[], _resume: () => void, _statusText: string): boolean {
@@ -361,6 +386,7 @@ class StreamState implements Dispatcher.DispatchHandler {
       else if (name === 'content-type') this.#contentType = this.#said(value(), 100).toLowerCase();
       else if (name === 'content-encoding') this.#contentEncoding = this.#said(value(), 100).toLowerCase();
       else if (name === 'location') this.#location = this.#said(displayUrl(value()), 300);
+      else if ((name === 'retry-after' || name === 'retry-after-ms' || name === 'date') && (this.#status ?? 0) >= 400) this.#keepRetryAfter(name, value());
       else if (TGI_HEADERS.has(name)) this.#tgiHeader(name, value());
       if (INTERMEDIARY_HEADERS.has(name)) (this.#intermediaries ??= {})[name] = this.#said(value(), 200);
     }
@@ -420,6 +446,14 @@ class StreamState implements Dispatcher.DispatchHandler {
     else if (name === 'x-prompt-tokens') t.promptTokens = n;
     else if (name === 'x-generated-tokens') t.predictedTokens = n;
     this.#serverTimings = t;
+  }
+
+  #keepRetryAfter(name: string, value: string): void {
+    const h = (this.#retryAfter ??= {});
+    const v = value.slice(0, 100);
+    if (name === 'retry-after') h.retryAfter = v;
+    else if (name === 'retry-after-ms') h.retryAfterMs = v;
+    else h.date = v;
   }
 
   #ignore(note: string): void {
@@ -498,7 +532,8 @@ class StreamState implements Dispatcher.DispatchHandler {
     if (this.#errorBody !== undefined) {
       const body = this.#said(Buffer.concat(this.#errorBody).toString('utf8'), ERROR_BODY_BYTES, false);
       const where = this.#location !== undefined && status >= 300 && status < 400 ? ` redirect to ${this.#location}, not followed (a request never follows a redirect: use that URL if you trust it)` : '';
-      this.#finish({ kind: 'http', status, message: `HTTP ${status}${httpReason(status)}${where}${where ? '' : this.#said(bodyHint(body), 300)}`, body }, t);
+      const retryAfterS = this.#retryAfter === undefined ? undefined : retryAfterSeconds(this.#retryAfter, performance.timeOrigin + t);
+      this.#finish({ kind: 'http', status, message: `HTTP ${status}${httpReason(status)}${where}${where ? '' : this.#said(bodyHint(body), 300)}`, body, ...(retryAfterS !== undefined ? { retryAfterS } : {}) }, t);
       return;
     }
     const parser = this.#parser;
@@ -535,6 +570,9 @@ class StreamState implements Dispatcher.DispatchHandler {
     const cause = (err as { cause?: { code?: string } }).cause?.code;
     const c = code || cause || '';
     const said = this.#said(err.message, 300);
+    // Refused, unreachable, a certificate, the proxy: said by network.ts, naming what failed.
+    const failure = connectionFailure(err, this.#endpointUrl, this.#network);
+    if (failure !== undefined) return { kind: 'connect', message: this.#said(failure.message, 400) };
     if (CONNECT_CODES.has(c) || CONNECT_CODES.has(cause ?? '')) {
       return { kind: 'connect', message: `cannot connect (${c}): ${said}` };
     }
@@ -617,6 +655,7 @@ function httpReason(status: number): string {
     case 502: return ' Bad Gateway';
     case 503: return ' Service Unavailable';
     case 504: return ' Gateway Timeout';
+    case 529: return ' Overloaded'; // Anthropic's
     default: return '';
   }
 }
@@ -638,21 +677,23 @@ export function createEndpointClient(endpoint: EndpointSpec, options: ClientOpti
   return new PooledClient(endpoint, options);
 }
 
-/** The undici Pool for an endpoint: keep-alive, one request per connection, our own timeouts. */
-function newPool(origin: string, options: ClientOptions, connections: number): Pool {
-  const pool = new Pool(origin, {
-    connections: options.maxConnections === null ? null : Math.max(connections, Math.floor(options.maxConnections ?? connections)),
-    pipelining: 1,
-    keepAliveTimeout: 60_000,
-    keepAliveMaxTimeout: 600_000,
-    // Our own timeouts (whole request, idle between chunks) replace undici's.
-    headersTimeout: 0,
-    bodyTimeout: 0,
-    connectTimeout: Math.min(options.timeoutMs > 0 ? options.timeoutMs : 10_000, 10_000),
-  });
-  // undici reports a connection failure to the request too; this keeps it from being an 'error' event.
-  pool.on('connectionError', () => {});
-  return pool;
+/** The dispatcher for an endpoint (network.ts: direct or through the proxy): keep-alive, one request per connection, our own timeouts. */
+function newPool(origin: string, options: ClientOptions, connections: number, onHandshake: (h: Handshake) => void): Dispatcher {
+  return createDispatcher(
+    origin,
+    options.network,
+    {
+      connections: options.maxConnections === null ? null : Math.max(connections, Math.floor(options.maxConnections ?? connections)),
+      pipelining: 1,
+      keepAliveTimeout: 60_000,
+      keepAliveMaxTimeout: 600_000,
+      // Our own timeouts (whole request, idle between chunks) replace undici's.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      connectTimeout: Math.min(options.timeoutMs > 0 ? options.timeoutMs : 10_000, 10_000),
+    },
+    onHandshake,
+  );
 }
 
 /** Warming got no complete answer in time. */
@@ -665,7 +706,7 @@ class WarmTimeout extends Error {
  * after `start`. Bounded: a server that accepts the connection and never finishes its answer fails
  * the probe after `timeoutMs`, and the request is stopped.
  */
-function probe(pool: Pool, options: Dispatcher.DispatchOptions, start: number, timeoutMs: number): Promise<number> {
+function probe(pool: Dispatcher, options: Dispatcher.DispatchOptions, start: number, timeoutMs: number): Promise<number> {
   return new Promise<number>((resolve, reject) => {
     let connectedAt: number | undefined;
     let abort: ((err: Error) => void) | undefined;
@@ -717,7 +758,12 @@ class PooledClient implements EndpointClient {
   readonly #adapter: EndpointAdapter;
   readonly #split: SplitUrl;
   readonly #connections: number;
-  readonly #pool: Pool;
+  readonly #pool: Dispatcher;
+  /** Connections set up during warming, then those opened later (at most MAX_REOPENED kept). */
+  readonly #handshakes: Handshake[] = [];
+  readonly #reopened: Handshake[] = [];
+  #warmed = false;
+  #connection: ConnectionInfo | undefined;
   readonly #queue = new ArrivalQueue();
   readonly #aborts = new AbortFanout();
   readonly #auth: Record<string, string>;
@@ -730,8 +776,11 @@ class PooledClient implements EndpointClient {
     this.#adapter = adapterFor(endpoint.api);
     this.#split = splitBaseUrl(endpoint.url);
     this.#connections = Math.max(1, Math.floor(options.connections));
-    this.#pool = newPool(this.#split.origin, options, this.#connections);
-    this.#auth = authHeaders(options.apiKey, endpoint.apiKeyHeader);
+    this.#pool = newPool(this.#split.origin, options, this.#connections, (h) => {
+      if (!this.#warmed) this.#handshakes.push(h);
+      else if (this.#reopened.length < MAX_REOPENED) this.#reopened.push(h);
+    });
+    this.#auth = authHeaders(options.apiKey, endpoint.apiKeyHeader ?? this.#adapter.keyHeader);
     this.#scrubber = new Scrubber(secretsOf(endpoint, options.apiKey));
   }
 
@@ -739,9 +788,10 @@ class PooledClient implements EndpointClient {
     const start = performance.now();
     const request: Dispatcher.DispatchOptions = {
       origin: this.#split.origin,
-      path: requestPath(this.#split, this.#adapter.probePath),
+      // The API's own probe, as preflight sends it (Gemini's /v1beta not doubled, Anthropic's version header).
+      path: requestPath(splitBaseUrl(this.#adapter.probeBaseUrl?.(this.#endpoint.url) ?? this.#endpoint.url), this.#adapter.probePath),
       method: 'GET',
-      headers: { ...this.#endpoint.headers, ...this.#auth },
+      headers: { ...withDefaultHeaders(this.#endpoint.headers, this.#adapter.probeHeaders), ...this.#auth },
       reset: false,
       blocking: true,
     };
@@ -749,28 +799,53 @@ class PooledClient implements EndpointClient {
     const timeoutMs = this.#options.timeoutMs > 0 ? Math.min(this.#options.timeoutMs, WARM_TIMEOUT_MS) : WARM_TIMEOUT_MS;
     const settled = await Promise.allSettled(Array.from({ length: this.#connections }, () => probe(this.#pool, request, start, timeoutMs)));
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    this.#warmed = true;
     if (failed) {
       const url = displayUrl(this.#endpoint.url);
       if (failed.reason instanceof WarmTimeout) {
         throw new PreflightError(`no answer from ${url} to the connection-warming request (GET ${this.#adapter.probePath}) within ${timeoutMs} ms`);
       }
       const err = failed.reason as Error & { code?: string };
+      const known = connectionFailure(err, this.#endpoint.url, this.#options.network);
+      if (known !== undefined) throw new PreflightError(fromServer(known.message, this.#scrubber, 400, true));
       const code = err.code ?? (err as { cause?: { code?: string } }).cause?.code ?? err.message;
       throw new PreflightError(`cannot connect to ${url} (${fromServer(code, this.#scrubber, 120, true)})`);
     }
-    return { connections: this.#connections, connectMs: settled.map((s) => round3((s as PromiseFulfilledResult<number>).value)) };
+    this.#connection = {
+      connections: this.#connections,
+      connectMs: settled.map((s) => round3((s as PromiseFulfilledResult<number>).value)),
+      ...(this.#handshakes.length > 0 ? { handshakes: this.#handshakes } : {}),
+    };
+    return this.#connection;
+  }
+
+  connection(): ConnectionInfo | undefined {
+    const c = this.#connection;
+    return c !== undefined && this.#reopened.length > 0 ? { ...c, reopened: [...this.#reopened] } : c;
   }
 
   send(spec: RequestSpec, signal: AbortSignal, observer?: StreamObserver): Promise<RequestRecord> {
-    return new Promise<RequestRecord>((resolve) => {
+    // Sent again, and recorded, when its connection closed before any response byte, or when a rate
+    // limit's Retry-After is respected (retry.ts).
+    const policy = { respectRetryAfter: this.#options.respectRetryAfter === true, timeoutMs: this.#options.timeoutMs };
+    return sendWithRetries((timeoutMs) => this.#attempt(spec, signal, observer, timeoutMs), signal, policy);
+  }
+
+  /** One attempt of a request, on whichever connection the pool gives it; `timeoutMs`: what is left of its --timeout. */
+  #attempt(spec: RequestSpec, signal: AbortSignal, observer: StreamObserver | undefined, timeoutMs: number): Promise<Attempt> {
+    return new Promise<Attempt>((done) => {
+      let started = (): boolean => false;
+      const resolve = (record: RequestRecord): void => done({ record, responseStarted: started() });
+      const options = timeoutMs === this.#options.timeoutMs ? this.#options : { ...this.#options, timeoutMs };
       let state: StreamState;
       try {
-        state = new StreamState(spec, this.#adapter, observer, this.#queue, signal, this.#aborts, this.#options, this.#scrubber, resolve);
+        state = new StreamState(spec, this.#adapter, observer, this.#queue, signal, this.#aborts, options, this.#scrubber, this.#endpoint.url, resolve);
       } catch (err) {
         const t = performance.timeOrigin + performance.now();
         resolve({ index: spec.index, warmup: spec.warmup, scheduledAt: spec.scheduledAt, sentAt: t, outputTokens: 0, tokenSource: 'chunks', chunkTimesMs: [], error: { kind: 'other', message: `could not start the request: ${(err as Error).message}` } });
         return;
       }
+      started = () => state.responseStarted;
       if (signal.aborted) {
         state.failNow({ kind: 'aborted', message: 'cancelled before it was sent' });
         return;

@@ -3,12 +3,15 @@
 // with no redirect following of its own: a redirect within the endpoint's origin is followed (a few
 // hops, same headers), one to another origin is never followed (the key would go with it) and is
 // reported with its Location.
-import { Pool } from 'undici';
-import type { ApiKind, EndpointSpec } from './types';
-import { endsWithV1, requestPath, splitBaseUrl } from './adapters/adapter';
-import type { SplitUrl } from './adapters/adapter';
-import { adapterFor } from './adapters/registry';
+import type { Dispatcher } from 'undici';
+import { API_KINDS } from './types';
+import type { ApiKind, EndpointSpec, NetworkSpec } from './types';
+import { endsWithV1, requestPath, splitBaseUrl, withDefaultHeaders } from './adapters/adapter';
+import type { EndpointAdapter, SplitUrl } from './adapters/adapter';
+import { deploymentOf } from './adapters/azureOpenai';
+import { adapterFor, apiFromUrl, keyHeaderFor } from './adapters/registry';
 import { isObject } from './json';
+import { connectionFailure, createDispatcher } from './network';
 import { authHeaders, displayUrl, fromServer, Scrubber, secretsOf } from './redact';
 
 /** A one-line, user-facing reason why a run cannot start. */
@@ -31,7 +34,8 @@ interface ProbeResult {
   /** A redirect to another origin, not followed: where it pointed (shown, credentials removed). */
   readonly redirect?: string;
   /** Set when the request itself failed (no HTTP answer). */
-  readonly failure?: { readonly code: string; readonly message: string };
+  /** `described`: the message is a whole sentence about the connection (connectionFailure's), shown as it is. */
+  readonly failure?: { readonly code: string; readonly message: string; readonly described?: boolean };
 }
 
 export interface ProbeOptions {
@@ -39,14 +43,18 @@ export interface ProbeOptions {
   readonly apiKey?: string;
   readonly apiKeyHeader?: string;
   readonly headers?: Readonly<Record<string, string>>;
+  /** Proxy and certificates. */
+  readonly network?: NetworkSpec;
 }
 
 /** The GETs of one check against one base URL: its pool, its path parts, its headers, the secrets to keep out of messages. */
 class Prober {
   readonly shownUrl: string;
   readonly scrubber: Scrubber;
-  readonly #pool: Pool;
+  readonly #pool: Dispatcher;
   readonly #timeoutMs: number;
+  readonly #url: string;
+  readonly #network: NetworkSpec | undefined;
   readonly #split: SplitUrl;
   readonly #headers: Record<string, string>;
 
@@ -57,11 +65,14 @@ class Prober {
       throw new PreflightError((err as Error).message.replace(url, displayUrl(url)));
     }
     this.shownUrl = displayUrl(url);
+    this.#url = url;
+    this.#network = options.network;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.scrubber = new Scrubber(secretsOf({ url, headers: options.headers }, options.apiKey));
     this.#headers = { ...options.headers, accept: 'application/json', ...authHeaders(options.apiKey, options.apiKeyHeader) };
-    this.#pool = new Pool(this.#split.origin, { connections: 4, connectTimeout: CONNECT_TIMEOUT_MS, keepAliveTimeout: 1000 });
-    this.#pool.on('connectionError', () => {});
+    // Through a proxy, connecting is two hops (and a tunnel): it gets more time.
+    const connectTimeout = options.network?.proxy !== undefined ? Math.max(CONNECT_TIMEOUT_MS, this.#timeoutMs) : CONNECT_TIMEOUT_MS;
+    this.#pool = createDispatcher(this.#split.origin, options.network, { connections: 4, connectTimeout, keepAliveTimeout: 1000 });
   }
 
   /** GET an API path (from the server root) under the endpoint's base path, with its query. */
@@ -70,7 +81,7 @@ class Prober {
     let target = requestPath(this.#split, path);
     try {
       for (let hop = 0; ; hop++) {
-        const res = await this.#pool.request({ path: target, method: 'GET', headers: this.#headers, signal, headersTimeout: this.#timeoutMs, bodyTimeout: this.#timeoutMs });
+        const res = await this.#pool.request({ origin: this.#split.origin, path: target, method: 'GET', headers: this.#headers, signal, headersTimeout: this.#timeoutMs, bodyTimeout: this.#timeoutMs });
         const text = await readCapped(res.body);
         const location = header(res.headers, 'location');
         if (res.statusCode >= 300 && res.statusCode < 400 && location !== undefined) {
@@ -85,9 +96,10 @@ class Prober {
       }
     } catch (err) {
       const e = err as Error & { code?: string; cause?: { code?: string } };
-      let code = e.code ?? e.cause?.code ?? e.name;
-      if (e.name === 'TimeoutError' || code === 'UND_ERR_ABORTED' || signal.aborted) code = 'TIMEOUT';
-      return { path, failure: { code: fromServer(code, this.scrubber, 80, true), message: fromServer(e.message, this.scrubber, 200, true) } };
+      const known = connectionFailure(err, this.#url, this.#network);
+      let code = known?.code ?? e.code ?? e.cause?.code ?? e.name;
+      if (known === undefined && (e.name === 'TimeoutError' || code === 'UND_ERR_ABORTED' || signal.aborted)) code = 'TIMEOUT';
+      return { path, failure: { code: fromServer(code, this.scrubber, 80, true), message: fromServer(known?.message ?? e.message, this.scrubber, 300, true), ...(known ? { described: true } : {}) } };
     }
   }
 
@@ -118,6 +130,7 @@ class Prober {
   }
 
   failureLine(failure: NonNullable<ProbeResult['failure']>): string {
+    if (failure.described) return failure.message;
     if (failure.code === 'TIMEOUT') return `no answer from ${this.shownUrl} within ${this.#timeoutMs} ms`;
     if (failure.code === 'UND_ERR_CONNECT_TIMEOUT') return `cannot connect to ${this.shownUrl} (connect timeout)`;
     return `cannot connect to ${this.shownUrl} (${failure.code})`;
@@ -175,11 +188,14 @@ async function withProber<T>(url: string, options: ProbeOptions, fn: (p: Prober)
 }
 
 /**
- * Picks the API a base URL speaks: Ollama when /api/tags answers with a model list, llama.cpp when
- * /props answers with its settings, else OpenAI chat when /v1/models answers. A URL ending in /v1
- * means OpenAI. Throws PreflightError when the server is down or no probe tells.
+ * Picks the API a base URL speaks: a hosted provider's URL names it (Anthropic, Gemini, an Azure
+ * OpenAI deployment: apiFromUrl, no request); else Ollama when /api/tags answers with a model list,
+ * llama.cpp when /props answers with its settings, else OpenAI chat when /v1/models answers. A URL
+ * ending in /v1 means OpenAI. Throws PreflightError when the server is down or no probe tells.
  */
 export async function detectApi(url: string, options: ProbeOptions = {}): Promise<ApiKind> {
+  const named = apiFromUrl(url);
+  if (named !== undefined) return named;
   return withProber(url, options, async (p) => {
     if (endsWithV1(url)) {
       const r = await p.get('/v1/models');
@@ -199,17 +215,30 @@ export async function detectApi(url: string, options: ProbeOptions = {}): Promis
     const redirected = all.find((r) => r.redirect !== undefined);
     if (redirected) throw new PreflightError(p.redirectLine(redirected));
     const seen = all.map((r) => `${r.path} → ${r.status ?? r.failure?.code}`).join(', ');
-    throw new PreflightError(`could not tell which API ${p.shownUrl} speaks (GET ${seen}); pass --api openai-chat|openai-completions|ollama|llamacpp`);
+    throw new PreflightError(`could not tell which API ${p.shownUrl} speaks (GET ${seen}); pass --api ${API_KINDS.join('|')}`);
   });
 }
 
 /** Longer names are not model names (a hostile list): skipped. */
 const MODEL_NAME_MAX = 1000;
 
-/** The models a server lists (/v1/models, or /api/tags for Ollama), in its order; empty when it lists none or cannot say. */
-export async function listModels(endpoint: Pick<EndpointSpec, 'url' | 'api' | 'headers' | 'apiKeyHeader'>, options: { timeoutMs?: number; apiKey?: string } = {}): Promise<string[]> {
-  const path = endpoint.api === 'ollama' ? '/api/tags' : '/v1/models';
-  return withProber(endpoint.url, probeOptions(endpoint, options), async (p) => {
+/**
+ * The models a server lists (/v1/models, /api/tags for Ollama, Gemini's /v1beta/models), in its
+ * order; empty when it lists none or cannot say. An Azure OpenAI deployment URL names its one model.
+ */
+export async function listModels(endpoint: Pick<EndpointSpec, 'url' | 'api' | 'headers' | 'apiKeyHeader'>, options: { timeoutMs?: number; apiKey?: string; network?: NetworkSpec } = {}): Promise<string[]> {
+  if (endpoint.api === 'azure-openai') {
+    const deployment = deploymentOf(endpoint.url);
+    return deployment !== undefined ? [deployment] : [];
+  }
+  let adapter: EndpointAdapter;
+  try {
+    adapter = adapterFor(endpoint.api);
+  } catch {
+    return [];
+  }
+  const path = endpoint.api === 'ollama' ? '/api/tags' : endpoint.api === 'anthropic' || endpoint.api === 'gemini' ? adapter.probePath : '/v1/models';
+  return withProber(probeUrl(endpoint.url, adapter), probeOptions(endpoint, options, adapter), async (p) => {
     const r = await p.get(path);
     if (!ok(r)) return [];
     // As served: the name is sent back in every request and must match exactly. Whatever prints or
@@ -218,42 +247,58 @@ export async function listModels(endpoint: Pick<EndpointSpec, 'url' | 'api' | 'h
   });
 }
 
-function probeOptions(endpoint: Pick<EndpointSpec, 'headers' | 'apiKeyHeader'>, options: { timeoutMs?: number; apiKey?: string }): ProbeOptions {
+/** The probes' options for an endpoint: its key in the header its API takes, and the headers the API wants on every request (Anthropic's version). */
+function probeOptions(endpoint: Pick<EndpointSpec, 'api' | 'headers' | 'apiKeyHeader'>, options: { timeoutMs?: number; apiKey?: string; network?: NetworkSpec }, adapter: EndpointAdapter): ProbeOptions {
+  const keyHeader = keyHeaderFor(endpoint);
+  const headers = adapter.probeHeaders !== undefined ? withDefaultHeaders(endpoint.headers, adapter.probeHeaders) : endpoint.headers;
   return {
+    ...(options.network ? { network: options.network } : {}),
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.apiKey ? { apiKey: options.apiKey } : {}),
-    ...(endpoint.apiKeyHeader ? { apiKeyHeader: endpoint.apiKeyHeader } : {}),
-    ...(endpoint.headers ? { headers: endpoint.headers } : {}),
+    ...(keyHeader ? { apiKeyHeader: keyHeader } : {}),
+    ...(headers ? { headers } : {}),
   };
+}
+
+/** The base URL an API's probe path goes under (a Gemini URL's own /v1beta, an Azure deployment's resource). */
+function probeUrl(url: string, adapter: EndpointAdapter): string {
+  return adapter.probeBaseUrl?.(url) ?? url;
 }
 
 /**
  * Checks that an endpoint answers, accepts the key, and (when it lists models) serves the model
  * asked for. Throws PreflightError with one line; returns quietly when a run can start.
  */
-export async function preflight(endpoint: EndpointSpec, options: { timeoutMs?: number; apiKey?: string } = {}): Promise<void> {
+export async function preflight(endpoint: EndpointSpec, options: { timeoutMs?: number; apiKey?: string; network?: NetworkSpec } = {}): Promise<void> {
   let adapter;
   try {
     adapter = adapterFor(endpoint.api);
   } catch (err) {
     throw new PreflightError((err as Error).message);
   }
-  await withProber(endpoint.url, probeOptions(endpoint, options), async (p) => {
+  await withProber(probeUrl(endpoint.url, adapter), probeOptions(endpoint, options, adapter), async (p) => {
     const url = p.shownUrl;
     const r = await p.get(adapter.probePath);
     if (r.failure) throw new PreflightError(p.failureLine(r.failure));
     if (r.redirect !== undefined) throw new PreflightError(p.redirectLine(r));
     const status = r.status!;
-    if (unauthorized(r)) throw new PreflightError(p.keyLine(status, adapter.probePath, options.apiKey));
+    // Gemini answers a wrong key with 400 INVALID_ARGUMENT, reason API_KEY_INVALID.
+    if (unauthorized(r) || (status === 400 && endpoint.api === 'gemini' && (r.text ?? '').includes('API_KEY_INVALID'))) {
+      throw new PreflightError(p.keyLine(status, adapter.probePath, options.apiKey));
+    }
     if (status === 404) {
-      // Some OpenAI-compatible gateways have no model list; the first request will tell.
-      if (endpoint.api === 'openai-chat' || endpoint.api === 'openai-completions') return;
+      // Some OpenAI-compatible gateways have no model list, and a hosted API's may not be where its
+      // probe looks (Azure's, under some api-versions): the first request will tell.
+      if (endpoint.api !== 'ollama' && endpoint.api !== 'llamacpp') return;
       const what = endpoint.api === 'ollama' ? 'an Ollama server' : 'a llama.cpp server';
       throw new PreflightError(`${url} does not look like ${what} (GET ${adapter.probePath} → 404); try --api auto`);
     }
     if (status === 503 && endpoint.api === 'llamacpp') throw new PreflightError(`${url} is not ready (HTTP 503 on GET /health${p.said(r.text)}); the model may still be loading`);
     if (status >= 300) throw new PreflightError(`${url} answered HTTP ${status} to GET ${adapter.probePath}${p.said(r.text)}`);
-    if (endpoint.model !== undefined) {
+    // Anthropic lists dated ids, not the aliases it also serves; Azure lists base models, not
+    // deployments; a Gemini list with a next page is not the whole list.
+    const complete = endpoint.api !== 'anthropic' && endpoint.api !== 'azure-openai' && !(isObject(r.json) && typeof r.json.nextPageToken === 'string' && r.json.nextPageToken !== '');
+    if (endpoint.model !== undefined && complete) {
       const served = servedModels(endpoint.api, r.json);
       if (served.length > 0 && !served.some((m) => sameModel(m, endpoint.model!, endpoint.api))) {
         const list = served.slice(0, 8).map((m) => fromServer(m, p.scrubber, 80, true)).join(', ') + (served.length > 8 ? ', …' : '');
@@ -268,22 +313,29 @@ function servedModels(api: ApiKind, json: unknown): string[] {
   if (api === 'ollama') {
     return Array.isArray(json.models) ? json.models.flatMap((m) => (isObject(m) && typeof m.name === 'string' ? [m.name] : [])) : [];
   }
-  if (api === 'openai-chat' || api === 'openai-completions') {
+  if (api === 'openai-chat' || api === 'openai-completions' || api === 'anthropic') {
     return Array.isArray(json.data) ? json.data.flatMap((m) => (isObject(m) && typeof m.id === 'string' ? [m.id] : [])) : [];
+  }
+  if (api === 'gemini') {
+    // "models/gemini-2.5-flash", and only the models that generate text (the list has embedding ones too).
+    const generates = (m: Record<string, unknown>): boolean => !Array.isArray(m.supportedGenerationMethods) || m.supportedGenerationMethods.includes('generateContent') || m.supportedGenerationMethods.includes('streamGenerateContent');
+    return Array.isArray(json.models) ? json.models.flatMap((m) => (isObject(m) && typeof m.name === 'string' && generates(m) ? [m.name] : [])) : [];
   }
   return [];
 }
 
 function sameModel(served: string, wanted: string, api: ApiKind): boolean {
   if (served === wanted) return true;
+  // Gemini lists "models/gemini-2.5-flash" for "gemini-2.5-flash".
+  if (api === 'gemini') return served === `models/${wanted}`;
   // Ollama lists "llama3:latest" for "llama3".
   return api === 'ollama' && !wanted.includes(':') && served === `${wanted}:latest`;
 }
 
 /** Whether anything answers HTTP at a URL (any status): one GET with no key and no redirect followed off the origin. */
-export async function reachable(url: string, timeoutMs = 3000): Promise<boolean> {
+export async function reachable(url: string, timeoutMs = 3000, network?: NetworkSpec): Promise<boolean> {
   try {
-    return await withProber(url, { timeoutMs }, async (p) => (await p.get('')).failure === undefined);
+    return await withProber(url, { timeoutMs, ...(network ? { network } : {}) }, async (p) => (await p.get('')).failure === undefined);
   } catch {
     return false; // not a URL
   }

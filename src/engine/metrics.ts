@@ -1,6 +1,6 @@
 // The statistics every surface shows. Definitions follow vLLM's `bench serve` (calculate_metrics in
 // vllm/benchmarks/serve.py) so that numbers can be compared with it; see README "Metrics".
-import type { ErrorKind, RequestRecord, SloSpec, Summary, WorkloadSpec } from './types';
+import type { ErrorKind, RequestRecord, RetryReason, SloSpec, Summary, WorkloadSpec } from './types';
 import { analyzeTiming } from './attribution';
 import type { TimingAnalysis } from './attribution';
 import { summarizeServer } from './phases';
@@ -125,10 +125,23 @@ export function summarize(requests: readonly RequestRecord[], workload: Workload
   const measured = requests.filter((r) => !r.warmup);
   const ok = measured.filter((r) => r.error === undefined);
   const errorsByKind: Partial<Record<ErrorKind, number>> = {};
+  const errorsByStatus: Record<string, number> = {};
+  const retries: Partial<Record<RetryReason, number>> = {};
+  let statuses = 0;
+  let retried = 0;
   let malformedEvents = 0;
   let multiTokenChunks = 0;
   for (const r of measured) {
     if (r.error) errorsByKind[r.error.kind] = (errorsByKind[r.error.kind] ?? 0) + 1;
+    if (r.error?.kind === 'http' && r.error.status !== undefined) {
+      const key = String(r.error.status);
+      errorsByStatus[key] = (errorsByStatus[key] ?? 0) + 1;
+      statuses++;
+    }
+    for (const t of r.retries ?? []) {
+      retries[t.reason] = (retries[t.reason] ?? 0) + 1;
+      retried++;
+    }
     malformedEvents += r.malformedEvents ?? 0;
     multiTokenChunks += r.multiTokenChunks ?? 0;
   }
@@ -173,6 +186,8 @@ export function summarize(requests: readonly RequestRecord[], workload: Workload
     completed: ok.length,
     failed: measured.length - ok.length,
     errorsByKind,
+    ...(statuses > 0 ? { errorsByStatus } : {}),
+    ...(retried > 0 ? { retries } : {}),
     durationS,
     totalInputTokens: s.totalInputTokens,
     totalOutputTokens: s.totalOutputTokens,

@@ -4,7 +4,7 @@ import { analyzeTiming, annotateRequests } from './attribution';
 import { summarize } from './metrics';
 import { redactEndpoint } from './redact';
 import { RUN_FORMAT, RUN_VERSION, TOOL_NAME, TOOL_VERSION } from './runFormat';
-import type { ConnectionInfo, EndpointSpec, RequestRecord, RunFile, WorkloadSpec } from './types';
+import type { ConnectionInfo, EndpointSpec, NetworkRecord, RequestRecord, RunFile, WorkloadSpec } from './types';
 
 export interface RunParts {
   readonly id: string;
@@ -14,6 +14,8 @@ export interface RunParts {
   readonly endedAt?: string;
   readonly cancelled: boolean;
   readonly endpoint: EndpointSpec;
+  /** How the endpoint was reached (the proxy, credentials removed; the trust settings). */
+  readonly network?: NetworkRecord;
   /** The API kind was detected (`--api auto`). */
   readonly detectedApi?: boolean;
   readonly workload: WorkloadSpec;
@@ -35,7 +37,7 @@ export function assembleRunFile(p: RunParts): RunFile {
     ...(p.endedAt !== undefined ? { endedAt: p.endedAt } : {}),
     ...(p.cancelled ? { cancelled: true } : {}),
     tool: { name: TOOL_NAME, version: TOOL_VERSION },
-    endpoint: { ...redactEndpoint(p.endpoint), ...(p.detectedApi ? { detectedApi: true } : {}) },
+    endpoint: { ...redactEndpoint(p.endpoint), ...p.network, ...(p.detectedApi ? { detectedApi: true } : {}) },
     workload: p.workload,
     ...(p.connection ? { connection: p.connection } : {}),
     requests,

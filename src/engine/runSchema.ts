@@ -9,7 +9,7 @@
 // Number lists (chunkTimesMs: a run can hold a million) are checked by one tight loop, not element
 // by element through the schema machinery.
 import * as v from 'valibot';
-import { API_KINDS, METRICS_FAMILIES, STALL_CAUSES, TIMING_SOURCES } from './types';
+import { API_KINDS, METRICS_FAMILIES, RETRY_REASONS, STALL_CAUSES, TIMING_SOURCES } from './types';
 import type { RunFile, Stats } from './types';
 
 import { RUN_FORMAT, RUN_VERSION, TOOL_NAME } from './runFormat';
@@ -52,8 +52,12 @@ const endpoint = v.object({
   model: opt(str),
   headers: opt(v.record(str, str)),
   apiKeyHeader: opt(str),
+  proxy: opt(str),
+  tls: opt(v.object({ ca: opt(list(str)), insecure: opt(bool) })),
   detectedApi: opt(bool),
 });
+
+const handshake = v.object({ tcpMs: opt(num), tunnelMs: opt(num), tlsMs: opt(num), totalMs: num });
 
 const slo = v.object({ ttftMs: opt(num), tpotMs: opt(num), itlMs: opt(num), e2eMs: opt(num) });
 
@@ -81,7 +85,11 @@ const workload = v.object({
   stallFactor: num,
   stallFloorMs: num,
   prefixCache: opt(v.picklist(['cold', 'warm'])),
+  respectRetryAfter: opt(bool),
 });
+
+const requestError = v.object({ kind: errorKind, message: str, status: opt(num), body: opt(str), retryAfterS: opt(num) });
+const retryReason = v.picklist(RETRY_REASONS);
 
 const request = v.object({
   index: num,
@@ -128,7 +136,8 @@ const request = v.object({
   malformedEvents: opt(num),
   exceedsMaxTokens: opt(bool),
   httpStatus: opt(num),
-  error: opt(v.object({ kind: errorKind, message: str, status: opt(num), body: opt(str) })),
+  retries: opt(list(v.object({ reason: retryReason, sentAt: num, failedAfterMs: num, waitMs: num, error: requestError }))),
+  error: opt(requestError),
 });
 
 const stall = v.object({
@@ -184,6 +193,8 @@ const summary = v.object({
   completed: num,
   failed: num,
   errorsByKind: v.record(errorKind, num),
+  errorsByStatus: opt(v.record(str, num)),
+  retries: opt(v.record(retryReason, num)),
   durationS: num,
   totalInputTokens: num,
   totalOutputTokens: num,
@@ -296,7 +307,7 @@ export const RunFileSchema = v.looseObject({
   tool: v.object({ name: v.literal(TOOL_NAME), version: str }),
   endpoint,
   workload,
-  connection: opt(v.object({ connections: num, connectMs: numbers })),
+  connection: opt(v.object({ connections: num, connectMs: numbers, handshakes: opt(list(handshake)), reopened: opt(list(handshake)) })),
   requests: list(request),
   summary,
   sweep: opt(sweep),

@@ -9,6 +9,7 @@ import type {
   ConnectionInfo,
   EndpointClient,
   EndpointSpec,
+  NetworkSpec,
   Progress,
   Prompt,
   RequestError,
@@ -20,6 +21,7 @@ import type {
 } from './types';
 import { cacheBustFor, randomTag } from './adapters/cacheBust';
 import { createEndpointClient } from './client';
+import { networkRecord } from './network';
 import { realClock } from './clock';
 import { preflight } from './detect';
 import { syntheticPrompt } from './prompts';
@@ -33,6 +35,8 @@ import { connectionsFor, validateWorkload } from './workload';
 export interface RunOptions {
   /** Sent as a bearer token; never written to the run file, and scrubbed from error texts. */
   readonly apiKey?: string;
+  /** Proxy and certificates; holds the proxy's credentials, so never written either (the run file gets networkRecord's view). */
+  readonly network?: NetworkSpec;
   /** Aborting stops the run within 100 ms: in-flight requests are aborted, finished ones kept, the run returned with `cancelled: true`. */
   readonly signal?: AbortSignal;
   /** The first at once, then at most every 100 ms, and a last one at the end. */
@@ -146,14 +150,16 @@ function abortable(signal: AbortSignal | undefined): { promise: Promise<void>; d
 }
 
 /** The client options for a workload: one warmed connection per concurrent request. */
-function clientOptions(w: WorkloadSpec, apiKey: string | undefined): ClientOptions {
+function clientOptions(w: WorkloadSpec, apiKey: string | undefined, network: NetworkSpec | undefined): ClientOptions {
   return {
     connections: connectionsFor(w),
     // An open loop is never capped unless --max-concurrency says so: a capped one turns into a closed loop.
     ...(w.mode.kind === 'open' && w.mode.maxConcurrency === undefined ? { maxConnections: null } : {}),
     timeoutMs: w.timeoutMs,
     idleTimeoutMs: w.idleTimeoutMs,
+    ...(w.respectRetryAfter ? { respectRetryAfter: true } : {}),
     ...(apiKey !== undefined ? { apiKey } : {}),
+    ...(network !== undefined ? { network } : {}),
   };
 }
 
@@ -328,6 +334,7 @@ export async function runWorkload(endpoint: EndpointSpec, workload: WorkloadSpec
       endedAt: new Date().toISOString(),
       cancelled,
       endpoint,
+      network: networkRecord(endpoint.url, options.network),
       ...(options.detectedApi ? { detectedApi: true } : {}),
       workload: w,
       ...(connection ? { connection } : {}),
@@ -340,11 +347,11 @@ export async function runWorkload(endpoint: EndpointSpec, workload: WorkloadSpec
   try {
     const planner = new Planner(w, await promptSource(w, options.prompts, options.warmupPrompts), endpoint);
     // ---- preflight and warm, both cancellable ----
-    const pre = preflight(endpoint, { ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}) });
+    const pre = preflight(endpoint, { ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}), ...(options.network ? { network: options.network } : {}) });
     pre.catch(() => undefined);
     await Promise.race([pre, aborted.promise]);
     if (signal?.aborted) return build(true);
-    client = createEndpointClient(endpoint, clientOptions(w, options.apiKey));
+    client = createEndpointClient(endpoint, clientOptions(w, options.apiKey, options.network));
     const warming = client.warm();
     warming.catch(() => undefined);
     await Promise.race([warming, aborted.promise]);
@@ -359,10 +366,10 @@ export async function runWorkload(endpoint: EndpointSpec, workload: WorkloadSpec
     if (signal?.aborted) {
       tally.endPhase();
       await sender.cancel();
-      return build(true, connection);
+      return build(true, client.connection() ?? connection);
     }
     await phases;
-    return build(false, connection);
+    return build(false, client.connection() ?? connection);
   } finally {
     aborted.dispose();
     ticker?.stop();

@@ -13,11 +13,13 @@
 //
 // Label sets (several models, engines, finish reasons) are summed; KV-cache use, a share, takes the
 // largest. A note says when a metric came in several label sets.
-import { Pool } from 'undici';
+import type { Dispatcher } from 'undici';
+import { createDispatcher } from './network';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { METRICS_FAMILY_LABELS } from './types';
-import type { EndpointSpec, HistogramDelta, MetricsFamily, ServerMetrics } from './types';
+import type { EndpointSpec, HistogramDelta, MetricsFamily, NetworkSpec, ServerMetrics } from './types';
 import { requestPath, splitBaseUrl } from './adapters/adapter';
+import { keyHeaderFor } from './adapters/registry';
 import { authHeaders, displayUrl, fromServer, Scrubber, secretsOf } from './redact';
 
 type HistogramRole = keyof ServerMetrics['histograms'];
@@ -515,6 +517,8 @@ export interface MetricsSamplerOptions {
   readonly maxBytes?: number;
   /** Gauge samples kept before every other one is dropped (default 36,000). */
   readonly maxSamples?: number;
+  /** Proxy and certificates, as the run's own requests use them. */
+  readonly network?: NetworkSpec;
 }
 
 function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
@@ -531,7 +535,7 @@ function sizeText(bytes: number): string {
 class Scraper {
   /** As written to the run file: no credentials. */
   readonly url: string;
-  readonly #pool: Pool;
+  readonly #pool: Dispatcher;
   readonly #path: string;
   readonly #origin: string;
   readonly #headers: Record<string, string>;
@@ -547,9 +551,8 @@ class Scraper {
     this.#timeoutMs = options.timeoutMs ?? SCRAPE_TIMEOUT_MS;
     this.#maxBytes = options.maxBytes ?? MAX_BODY_BYTES;
     this.#scrubber = new Scrubber(secretsOf({ url: endpoint.url, headers: endpoint.headers }, apiKey));
-    this.#headers = { ...endpoint.headers, accept: ACCEPT, ...authHeaders(apiKey, endpoint.apiKeyHeader) };
-    this.#pool = new Pool(split.origin, { connections: 1, connectTimeout: CONNECT_TIMEOUT_MS, keepAliveTimeout: 4000 });
-    this.#pool.on('connectionError', () => {});
+    this.#headers = { ...endpoint.headers, accept: ACCEPT, ...authHeaders(apiKey, keyHeaderFor(endpoint)) };
+    this.#pool = createDispatcher(split.origin, options.network, { connections: 1, connectTimeout: CONNECT_TIMEOUT_MS, keepAliveTimeout: 4000 });
   }
 
   async get(stop?: AbortSignal): Promise<Scrape> {
@@ -565,7 +568,7 @@ class Scraper {
     const onStop = () => abort.abort();
     stop?.addEventListener('abort', onStop, { once: true });
     try {
-      const res = await this.#pool.request({ path: this.#path, method: 'GET', headers: this.#headers, signal: abort.signal, headersTimeout: this.#timeoutMs, bodyTimeout: this.#timeoutMs });
+      const res = await this.#pool.request({ origin: this.#origin, path: this.#path, method: 'GET', headers: this.#headers, signal: abort.signal, headersTimeout: this.#timeoutMs, bodyTimeout: this.#timeoutMs });
       let read = false;
       try {
         const status = res.statusCode;

@@ -10,6 +10,7 @@ import { runWorkload } from './runner';
 import type { RunOptions } from './runner';
 import type {
   EndpointSpec,
+  NetworkSpec,
   PrefillDialConfig,
   Progress,
   Prompt,
@@ -38,6 +39,7 @@ export interface SweepSpec {
 
 export interface SweepOptions {
   readonly apiKey?: string;
+  readonly network?: NetworkSpec;
   readonly signal?: AbortSignal;
   /** Progress over the whole sweep: `done`/`failed`/`total` count every point's requests. */
   onProgress?(p: Progress): void;
@@ -209,6 +211,7 @@ function combinedProgress(p: Progress, runId: string, startedMs: number, total: 
 function pointRunOptions(options: SweepOptions, onProgress: ((p: Progress) => void) | undefined): RunOptions {
   return {
     ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+    ...(options.network !== undefined ? { network: options.network } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.prompts ? { prompts: options.prompts } : {}),
     ...(options.detectedApi ? { detectedApi: true } : {}),

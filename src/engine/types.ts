@@ -4,8 +4,10 @@
 // Names in RunFile/RequestRecord/Summary are fixed: other tools read them.
 
 /** The endpoint APIs, one list: the type, the CLI's choices and the run file's schema take it from here. */
-export const API_KINDS = ['openai-chat', 'openai-completions', 'ollama', 'llamacpp'] as const;
+export const API_KINDS = ['openai-chat', 'openai-completions', 'ollama', 'llamacpp', 'anthropic', 'gemini', 'azure-openai'] as const;
 export type ApiKind = (typeof API_KINDS)[number];
+/** The hosted providers' own APIs: no Prometheus /metrics, no server timings to scrape. */
+export const HOSTED_APIS: ReadonlySet<ApiKind> = new Set<ApiKind>(['anthropic', 'gemini', 'azure-openai']);
 
 /** Where to send requests. Never holds a secret: the key travels beside it (see ClientOptions.apiKey). */
 export interface EndpointSpec {
@@ -21,6 +23,46 @@ export interface EndpointSpec {
    * else `<name>: <key>`, e.g. `api-key` (Azure OpenAI) or `x-api-key`. The name only: never the key.
    */
   readonly apiKeyHeader?: string;
+}
+
+/**
+ * How connections are made: through a forward proxy or not, and which certificates are trusted.
+ * Built by each surface (the CLI from its flags and the environment, the extension from VS Code's
+ * http.* settings); holds the proxy's credentials when its URL has them, so like the API key it
+ * travels beside the endpoint and is never stored or shown (the run file keeps `RunEndpoint.proxy`,
+ * credentials removed, and `RunEndpoint.tls`).
+ */
+export interface NetworkSpec {
+  /** The forward proxy, e.g. http://user:pass@proxy.corp:3128; absent: every connection is direct. */
+  readonly proxy?: string;
+  /** Hosts reached directly although a proxy is set, in NO_PROXY's syntax: names, .suffixes, *, host:port, IP addresses, CIDR blocks. */
+  readonly noProxy?: readonly string[];
+  /** Send loopback addresses (localhost, 127.0.0.0/8, [::1]) through the proxy too; by default they go direct (an explicit --proxy sets it). */
+  readonly proxyLoopback?: boolean;
+  /** A Proxy-Authorization header value (VS Code's http.proxyAuthorization). Secret. */
+  readonly proxyAuthorization?: string;
+  /** Where the proxy setting came from, for messages: "--proxy", "HTTPS_PROXY", "http.proxy"… */
+  readonly proxySource?: string;
+  /** PEM certificates trusted in addition to Node's own roots (a --ca-file, NODE_EXTRA_CA_CERTS, the system store). */
+  readonly ca?: readonly string[];
+  /** Where `ca` came from, for the run file and messages: file paths, or "system". */
+  readonly caSources?: readonly string[];
+  /** Certificates are not checked at all: explicit opt-in only (--insecure, a setting); the run file and the output say so. */
+  readonly insecure?: boolean;
+  /** What asked for `insecure`, for messages: "--insecure" (the default), "llmProfiler.tls.insecure", "http.proxyStrictSSL: false". */
+  readonly insecureSource?: string;
+}
+
+/** What a run file says about how its endpoint was reached (no secret in it). */
+export interface NetworkRecord {
+  /** The proxy the requests went through, credentials removed. */
+  readonly proxy?: string;
+  readonly tls?: {
+    /** Extra certificate sources trusted (file paths, "system"). */
+    readonly ca?: readonly string[];
+    /** True when certificates were not checked (--insecure). */
+    readonly insecure?: boolean;
+  };
 }
 
 export interface ChatMessage {
@@ -75,6 +117,34 @@ export interface RequestError {
   readonly status?: number;
   /** The first bytes of an error body. */
   readonly body?: string;
+  /**
+   * The server's Retry-After on an HTTP error (429, 503, Anthropic's 529…), in seconds: its
+   * delay-seconds, an HTTP date less the response's Date (else the client's clock), or OpenAI's
+   * retry-after-ms / 1000. Absent when the response had none or it could not be read.
+   */
+  readonly retryAfterS?: number;
+}
+
+/** Why a request was sent again (src/engine/retry.ts). */
+export const RETRY_REASONS = ['connection-closed', 'retry-after'] as const;
+export type RetryReason = (typeof RETRY_REASONS)[number];
+
+/**
+ * One attempt of a request that was not kept, because the request was sent again:
+ * "connection-closed": its connection closed before a single byte of the response came (a keep-alive
+ * connection the server was closing as it was reused); "retry-after": the server answered 429, 503 or
+ * 529 with Retry-After and the run respected it (--respect-retry-after).
+ */
+export interface RequestRetry {
+  readonly reason: RetryReason;
+  /** When that attempt was handed to the socket (epoch ms); when it was dispatched if it never was. */
+  readonly sentAt: number;
+  /** When it failed, ms after its sentAt. */
+  readonly failedAfterMs: number;
+  /** How long the client waited after it before sending again, ms: the Retry-After asked for; 0 for a closed connection. */
+  readonly waitMs: number;
+  /** How that attempt failed. */
+  readonly error: RequestError;
 }
 
 /** Which server's own timing report a request's `serverTimings` came from. */
@@ -179,6 +249,12 @@ export interface RequestRecord {
   readonly malformedEvents?: number;
   /** A successful reply far longer than the max_tokens it was sent with: the server ignored the limit. */
   readonly exceedsMaxTokens?: boolean;
+  /**
+   * Earlier attempts of this request, oldest first, when it was sent more than once (src/engine/retry.ts).
+   * Every other field is the last attempt's (sentAt included); scheduledAt is not, so sentAt − scheduledAt
+   * includes the attempts and waits. Absent when it was sent once.
+   */
+  readonly retries?: readonly RequestRetry[];
   readonly httpStatus?: number;
   readonly error?: RequestError;
 }
@@ -220,6 +296,12 @@ export interface WorkloadSpec {
    * "warm": prompts are sent as they are, so repeats may be served from the cache. Absent in older files: warm.
    */
   readonly prefixCache?: 'cold' | 'warm';
+  /**
+   * Wait as a 429/503/529's Retry-After asks and send the request again (at most 60 s a wait, within
+   * timeoutMs), each retry recorded in the request's `retries`. Absent or false (the default): such a
+   * reply is a failed request, as the endpoint gave it.
+   */
+  readonly respectRetryAfter?: boolean;
 }
 
 /** Stats over a sample. Percentile keys are `p${n}` for each configured percentile (p50, p90, p95, p99 by default). */
@@ -328,6 +410,10 @@ export interface Summary {
   readonly completed: number;
   readonly failed: number;
   readonly errorsByKind: Readonly<Partial<Record<ErrorKind, number>>>;
+  /** Failed requests of kind "http" by status ("429": 3), so rate limits (429, 503, 529) count apart; absent when none. */
+  readonly errorsByStatus?: Readonly<Record<string, number>>;
+  /** Attempts sent again, by reason, over the measured requests (see RequestRecord.retries); absent when none. */
+  readonly retries?: Readonly<Partial<Record<RetryReason, number>>>;
   /** Wall time of the measured phase (from its start, after warmup, until every measured request ended), in seconds, as vLLM's dur_s. */
   readonly durationS: number;
   readonly totalInputTokens: number;
@@ -361,6 +447,23 @@ export interface ConnectionInfo {
   readonly connections: number;
   /** Time to open and warm each connection, ms; never part of TTFT. */
   readonly connectMs: readonly number[];
+  /**
+   * How each connection opened during warming was made, in the order they were ready: TCP connect
+   * (to the proxy when there is one), the proxy's CONNECT tunnel, the TLS handshake; ms, never part of TTFT.
+   */
+  readonly handshakes?: readonly Handshake[];
+  /** Connections the run opened after warming (a server closed one, an open loop needed more), with their handshakes. */
+  readonly reopened?: readonly Handshake[];
+}
+
+/** One connection's set-up, ms. */
+export interface Handshake {
+  readonly tcpMs?: number;
+  /** The proxy's answer to CONNECT (the tunnel); present when the connection went through a proxy. */
+  readonly tunnelMs?: number;
+  readonly tlsMs?: number;
+  /** The whole set-up, from the first byte of the attempt until the connection could carry a request. */
+  readonly totalMs: number;
 }
 
 export interface SweepPoint {
@@ -471,7 +574,7 @@ export interface RunFile {
   /** True when the run was cancelled: what finished is still here. */
   readonly cancelled?: boolean;
   readonly tool: { readonly name: 'llm-profiler'; readonly version: string };
-  readonly endpoint: EndpointSpec & { readonly detectedApi?: boolean };
+  readonly endpoint: EndpointSpec & NetworkRecord & { readonly detectedApi?: boolean };
   readonly workload: WorkloadSpec;
   readonly connection?: ConnectionInfo;
   readonly requests: readonly RequestRecord[];
@@ -568,6 +671,10 @@ export interface ClientOptions {
   readonly idleTimeoutMs: number;
   /** Sent as a bearer token; never stored or logged. */
   readonly apiKey?: string;
+  /** Proxy and certificates; absent: direct, Node's own trust store. */
+  readonly network?: NetworkSpec;
+  /** WorkloadSpec.respectRetryAfter: wait out a rate limit's Retry-After and send again. */
+  readonly respectRetryAfter?: boolean;
 }
 
 /** Live observation of one stream, for progress and the live panel. Called outside the data callback. */
@@ -579,6 +686,8 @@ export interface StreamObserver {
 export interface EndpointClient {
   /** Opens and warms the connections before the measured phase. Throws PreflightError when unreachable. */
   warm(): Promise<ConnectionInfo>;
+  /** What warming found, with the connections opened since (undefined before warming). */
+  connection(): ConnectionInfo | undefined;
   /** Never rejects: a failure is returned in `record.error`, with what arrived before it kept. */
   send(spec: RequestSpec, signal: AbortSignal, observer?: StreamObserver): Promise<RequestRecord>;
   close(): Promise<void>;

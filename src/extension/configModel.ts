@@ -36,6 +36,14 @@ export interface LocalServerConfig {
   readonly port: number;
 }
 
+/** The `tls.*` settings: certificates for https:// endpoints, beside VS Code's own http.* settings. */
+export interface TlsConfig {
+  /** A PEM file of CA certificates to trust too (relative: to the first workspace folder; `~/` is the home folder). */
+  readonly caFile?: string;
+  /** Certificates are not checked at all (dangerous; said in the log and the run file). */
+  readonly insecure: boolean;
+}
+
 /** The `workload.*` settings: what the workload presets start from. */
 export type WorkloadConfig = WorkloadDefaults;
 
@@ -45,9 +53,12 @@ export interface ConfigSnapshot {
   readonly workload: WorkloadConfig;
   /** `workload.prefixCache`: runs and sweeps keep prompts out of the server's prefix cache (cold) or not (warm). */
   readonly prefixCache: 'cold' | 'warm';
+  /** `workload.respectRetryAfter`: wait out a rate limit's Retry-After and send again (--respect-retry-after). */
+  readonly respectRetryAfter: boolean;
   readonly sloText: string;
   readonly slo?: SloSpec;
   readonly codeLens: { readonly enabled: boolean; readonly extraGlobs: readonly string[] };
+  readonly tls: TlsConfig;
 }
 
 export interface ConfigProblem {
@@ -256,6 +267,10 @@ export function buildConfig(raw: RawConfig, parseSlo: (text: string) => SloSpec)
   };
 
   const prefixCache = pickEnum(v, 'workload.prefixCache', ['cold', 'warm'] as const, settingDefault<'cold' | 'warm'>('prefixCache'), problems);
+  let respectRetryAfter = defaultOf<boolean>('respectRetryAfter', 'settings') ?? false;
+  const rawRetry = v['workload.respectRetryAfter'];
+  if (typeof rawRetry === 'boolean') respectRetryAfter = rawRetry;
+  else if (rawRetry !== undefined && rawRetry !== null) problems.push({ setting: 'llmProfiler.workload.respectRetryAfter', message: `must be true or false; using ${respectRetryAfter}` });
 
   let sloText = '';
   let slo: SloSpec | undefined;
@@ -285,7 +300,14 @@ export function buildConfig(raw: RawConfig, parseSlo: (text: string) => SloSpec)
     problems.push({ setting: 'llmProfiler.codeLens.extraGlobs', message: 'must be an array of glob patterns' });
   }
 
-  return { config: { endpoints, localServer, workload, prefixCache, sloText, slo, codeLens: { enabled, extraGlobs } }, problems };
+  const caFile = optString(v, 'tls.caFile', problems);
+  let insecure = defaultOf<boolean>('insecure', 'settings') ?? false;
+  const rawInsecure = v['tls.insecure'];
+  if (typeof rawInsecure === 'boolean') insecure = rawInsecure;
+  else if (rawInsecure !== undefined && rawInsecure !== null) problems.push({ setting: 'llmProfiler.tls.insecure', message: `must be true or false; using ${insecure}` });
+  const tls: TlsConfig = { ...(caFile !== undefined ? { caFile } : {}), insecure };
+
+  return { config: { endpoints, localServer, workload, prefixCache, respectRetryAfter, sloText, slo, codeLens: { enabled, extraGlobs }, tls }, problems };
 }
 
 /** The origin (scheme://host:port) a stored key was set for: a key is only ever sent back there. */

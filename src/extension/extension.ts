@@ -13,6 +13,7 @@ import { ConfigService } from './config';
 import { JobRunner } from './jobRunner';
 import { LocalServerManager } from './localServerManager';
 import { Log } from './log';
+import { NetworkSettings } from './network';
 import { ReportPanels } from './reportPanel';
 import { RunsModel } from './runsModel';
 import { ApiKeys } from './secrets';
@@ -48,8 +49,9 @@ function services(context: vscode.ExtensionContext): Services {
   const localServer = own(new LocalServerManager(config.current.localServer, log));
   own(config.onDidChange((c) => localServer.setConfig(c.localServer)));
   const reports = own(new ReportPanels(context, (id) => runs.load(id).catch(() => undefined), log));
-  const jobs = own(new JobRunner(runs, reports, localServer, log));
-  return { context, log, config, keys, trust, targets: new Targets(config, keys, trust, log), runs, localServer, reports, jobs, runsDir };
+  const network = new NetworkSettings(config, log);
+  const jobs = own(new JobRunner(runs, reports, localServer, log, network));
+  return { context, log, config, keys, trust, targets: new Targets(config, keys, trust, log), runs, localServer, reports, jobs, network, runsDir };
 }
 
 export function activate(context: vscode.ExtensionContext): ExtensionApi {

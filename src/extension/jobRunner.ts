@@ -5,10 +5,11 @@
 import * as vscode from 'vscode';
 import { newRunId } from '../engine/runId';
 import { displayUrl, secretsOf } from '../engine/redact';
-import type { Progress, RequestRecord, RunFile } from '../engine/types';
+import type { NetworkSpec, Progress, RequestRecord, RunFile } from '../engine/types';
 import type { JobProgress } from '../jobs/execute';
 import type { BuiltJob } from '../jobs/job';
 import type { LocalServerHandle, LocalServerOptions } from '../localServer/types';
+import { proxyNotice } from '../present/endpointText';
 import { describeJob } from '../present/jobText';
 import { progressLine, summaryText } from '../present/runText';
 import { formatMs } from '../present/units';
@@ -18,6 +19,7 @@ import type { EngineModule } from './lazy';
 import { startFailure } from './localServerManager';
 import type { LocalServerManager } from './localServerManager';
 import type { Log } from './log';
+import type { NetworkSettings } from './network';
 import type { LiveReport, ReportPanels } from './reportPanel';
 import type { RunsModel } from './runsModel';
 
@@ -47,10 +49,14 @@ export interface ActiveRun {
   readonly runId: string;
   readonly label: string;
   readonly progress?: JobProgress;
+  /** "via proxy http://p:3128" when the requests go through one. */
+  readonly via?: string;
 }
 
 export class JobRunner extends Disposable {
   #active: (ActiveRun & { abort: AbortController }) | undefined;
+  /** Insecure-certificate warnings already shown as a notification this session (every run logs its own). */
+  readonly #warned = new Set<string>();
   /** Servers a job started itself (the dial's, one per chunk size): stopped if the extension goes away. */
   readonly #servers = new Set<LocalServerHandle>();
   readonly #item: vscode.StatusBarItem;
@@ -65,6 +71,7 @@ export class JobRunner extends Disposable {
     private readonly reports: ReportPanels | undefined,
     private readonly localServer: LocalServerManager,
     private readonly log: Log,
+    private readonly network: NetworkSettings,
   ) {
     super();
     this.#item = this._register(vscode.window.createStatusBarItem('llmProfiler.run', vscode.StatusBarAlignment.Left, 49));
@@ -72,7 +79,12 @@ export class JobRunner extends Disposable {
   }
 
   get active(): ActiveRun | undefined {
-    return this.#active && { runId: this.#active.runId, label: this.#active.label, ...(this.#active.progress ? { progress: this.#active.progress } : {}) };
+    return this.#active && {
+      runId: this.#active.runId,
+      label: this.#active.label,
+      ...(this.#active.progress ? { progress: this.#active.progress } : {}),
+      ...(this.#active.via ? { via: this.#active.via } : {}),
+    };
   }
 
   cancel(): void {
@@ -103,10 +115,14 @@ export class JobRunner extends Disposable {
       const engine = await loadEngine();
       const { job, warnings } = await req.build(engine);
       // The URL's own secrets (a gateway's ?key=, user:password@) join the key in the one scrubber.
+      const url = job.kind !== 'dial' && job.target.kind === 'endpoint' ? job.target.url : undefined;
       if (job.kind !== 'dial' && job.target.kind === 'endpoint') this.log.addSecrets(secretsOf(job.target));
+      // Proxy and certificates from the settings as they are now; a bad one stops the run here, named.
+      const network = await this.network.forUrl(engine, url);
       for (const w of warnings) this.log.warn(`run ${runId}: ${w}`);
       this.log.info(`run ${runId}: ${describeJob(job)}${req.apiKey ? ', with an API key' : ''}`);
-      const run = await this.#execute(engine, job, req, runId, abort, (l) => (live = l));
+      if (url !== undefined) this.#networkNotes(engine, runId, url, network);
+      const run = await this.#execute(engine, job, req, runId, abort, network, (l) => (live = l));
       // The engine scrubbed what the server said; this is the last line of defence for the file.
       const stored: RunFile = this.log.scrubber.scrubValue(req.extras ? { ...run, ...req.extras } : run);
       const path = await this.runs.save(stored);
@@ -123,7 +139,13 @@ export class JobRunner extends Disposable {
       const message = this.log.redact((err as Error).message ?? String(err));
       this.log.error(`run ${runId} (${req.label}) failed: ${message}`);
       if (live) this.reports?.showError(message);
-      void vscode.window.showErrorMessage(`LLM Profiler: ${req.failed ?? `${req.label} failed`}: ${message.split('\n')[0]}`, 'Show log').then((p) => { if (p) this.log.show(); });
+      // A setting that cannot be used (http.proxy, llmProfiler.tls.caFile…) is named first: offer to open it.
+      const setting = (err as Error).name === 'UsageError' ? /^(llmProfiler\.[\w.]+|http\.\w+)\b/.exec(message)?.[1] : undefined;
+      const actions = setting ? ['Open settings', 'Show log'] : ['Show log'];
+      void vscode.window.showErrorMessage(`LLM Profiler: ${req.failed ?? `${req.label} failed`}: ${message.split('\n')[0]}`, ...actions).then((p) => {
+        if (p === 'Open settings') void vscode.commands.executeCommand('workbench.action.openSettings', setting);
+        else if (p) this.log.show();
+      });
       return undefined;
     } finally {
       if (this.#active?.runId === runId) this.#active = undefined;
@@ -131,7 +153,27 @@ export class JobRunner extends Disposable {
     }
   }
 
-  #execute(engine: EngineModule, job: BuiltJob['job'], req: JobRequest, runId: string, abort: AbortController, onLive: (l: LiveReport) => void): Thenable<RunFile> {
+  /** The proxy the requests go through and unchecked certificates, said before the run (the warning as the CLI words it). */
+  #networkNotes(engine: EngineModule, runId: string, url: string, network: NetworkSpec | undefined): void {
+    const via = engine.proxyFor(url, network);
+    if (via !== undefined) {
+      this.log.info(`run ${runId}: ${proxyNotice(engine.shownProxy(via), network?.proxySource)}`);
+      if (this.#active?.runId === runId) {
+        this.#active = { ...this.#active, via: `via proxy ${engine.shownProxy(via)}` };
+        this.#changed();
+      }
+    }
+    const insecure = engine.insecureWarning(url, network);
+    if (insecure !== undefined) {
+      this.log.warn(`run ${runId}: warning: ${insecure}`);
+      if (!this.#warned.has(insecure)) {
+        this.#warned.add(insecure);
+        void vscode.window.showWarningMessage(`LLM Profiler: ${insecure}.`);
+      }
+    }
+  }
+
+  #execute(engine: EngineModule, job: BuiltJob['job'], req: JobRequest, runId: string, abort: AbortController, network: NetworkSpec | undefined, onLive: (l: LiveReport) => void): Thenable<RunFile> {
     return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: req.title, cancellable: true }, async (progress, token) => {
       token.onCancellationRequested(() => abort.abort());
       let live: LiveReport | undefined;
@@ -141,11 +183,13 @@ export class JobRunner extends Disposable {
         runId,
         signal: abort.signal,
         ...(req.apiKey !== undefined ? { apiKey: req.apiKey } : {}),
+        ...(network !== undefined ? { network } : {}),
         acquireLocalServer: (request) => this.localServer.lease(request),
         startLocalServer: (options) => this.#startServer(engine, options),
         onLog: (line) => this.log.info(`[server] ${line}`),
         onStart: ({ skeleton, endpoint }) => {
-          this.log.info(`run ${runId}: ${displayUrl(endpoint.url)} (${endpoint.api}${endpoint.model ? `, ${endpoint.model}` : ''})`);
+          const via = this.#active?.runId === runId ? this.#active.via : undefined;
+          this.log.info(`run ${runId}: ${displayUrl(endpoint.url)} (${endpoint.api}${endpoint.model ? `, ${endpoint.model}` : ''})${via ? ` · ${via}` : ''}`);
           if (req.live && this.reports) onLive((live = this.reports.startLive(skeleton)));
         },
         ...(req.live ? { onRecord: (r: RequestRecord) => { pending.push(r); } } : {}),
@@ -210,7 +254,7 @@ export class JobRunner extends Disposable {
     if (!a) this.#item.hide();
     else {
       this.#item.text = `$(pulse) ${a.label}${a.progress ? ` ${progressLine(a.progress)}` : ''}`;
-      this.#item.tooltip = 'LLM Profiler: run in progress. Cancel it from its notification or the sidebar.';
+      this.#item.tooltip = `LLM Profiler: run in progress${a.via ? ` (${a.via})` : ''}. Cancel it from its notification or the sidebar.`;
       this.#item.command = 'workbench.view.extension.llmProfiler';
       this.#item.show();
     }

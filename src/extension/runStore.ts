@@ -5,6 +5,7 @@
 import { mkdir, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunFile } from '../engine/types';
+import { networkShort } from '../present/endpointText';
 import { loadFiles } from './lazy';
 
 /** Where a run came from when it was started from a prompt file's CodeLens. */
@@ -35,6 +36,8 @@ export interface RunIndexEntry {
   readonly itlP99Ms?: number;
   readonly e2eP99Ms?: number;
   readonly promptRef?: PromptRef;
+  /** How the endpoint was reached when that changed what was measured: "via proxy http://p:3128" (networkShort). */
+  readonly network?: readonly string[];
 }
 
 export interface RunIo {
@@ -71,6 +74,7 @@ export function indexEntry(run: RunFile, path: string): RunIndexEntry {
     itlP99Ms: s?.itlMs?.count ? finite(s.itlMs.p99) : undefined,
     e2eP99Ms: s?.e2eMs?.count ? finite(s.e2eMs.p99) : undefined,
     promptRef: ref && typeof ref.file === 'string' && typeof ref.startLine === 'number' ? ref : undefined,
+    ...(networkShort(run.endpoint).length ? { network: networkShort(run.endpoint) } : {}),
   };
 }
 

@@ -4,6 +4,7 @@ import type { ConfigService } from './config';
 import type { JobRunner } from './jobRunner';
 import type { LocalServerManager } from './localServerManager';
 import type { Log } from './log';
+import type { NetworkSettings } from './network';
 import type { ReportPanels } from './reportPanel';
 import type { RunsModel } from './runsModel';
 import type { ApiKeys } from './secrets';
@@ -21,6 +22,8 @@ export interface Services {
   readonly localServer: LocalServerManager;
   readonly reports: ReportPanels;
   readonly jobs: JobRunner;
+  /** The proxy and certificates of each job and probe (VS Code's http.* settings, llmProfiler.tls.*, the environment). */
+  readonly network: NetworkSettings;
   /** Where run files are kept (per workspace, else global storage). */
   readonly runsDir: string;
 }

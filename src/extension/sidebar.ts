@@ -10,6 +10,7 @@ import { Disposable } from './dispose';
 import { loadEngine } from './lazy';
 import type { JobRunner } from './jobRunner';
 import type { LocalServerManager } from './localServerManager';
+import type { NetworkSettings } from './network';
 import type { RunsModel } from './runsModel';
 import type { ApiKeys } from './secrets';
 import type { Services } from './services';
@@ -31,10 +32,11 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
   private readonly runs: RunsModel;
   private readonly jobs: JobRunner;
   private readonly log: Pick<Log, 'forWebview'>;
+  private readonly network: NetworkSettings;
 
-  constructor(private readonly extensionUri: vscode.Uri, s: Pick<Services, 'config' | 'keys' | 'trust' | 'localServer' | 'runs' | 'jobs' | 'log'>) {
+  constructor(private readonly extensionUri: vscode.Uri, s: Pick<Services, 'config' | 'keys' | 'trust' | 'localServer' | 'runs' | 'jobs' | 'log' | 'network'>) {
     super();
-    ({ config: this.config, keys: this.keys, trust: this.trust, localServer: this.localServer, runs: this.runs, jobs: this.jobs, log: this.log } = s);
+    ({ config: this.config, keys: this.keys, trust: this.trust, localServer: this.localServer, runs: this.runs, jobs: this.jobs, log: this.log, network: this.network } = s);
     const push = () => this.schedulePush();
     this._register(this.config.onDidChange(() => { this.#workload = undefined; void this.#refreshKeys(); push(); }));
     this._register(this.localServer.onDidChange(push));
@@ -113,7 +115,7 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
       },
       runs: this.runs.runs.slice(0, 30).map((r) => ({
         id: r.id, endpointName: r.endpointName, startedAt: r.startedAt, completed: r.completed, failed: r.failed,
-        cancelled: r.cancelled, ttftP50Ms: r.ttftP50Ms, tpotP50Ms: r.tpotP50Ms,
+        cancelled: r.cancelled, ttftP50Ms: r.ttftP50Ms, tpotP50Ms: r.tpotP50Ms, ...(r.network ? { network: r.network } : {}),
       })),
       workload: this.#workload ?? {
         concurrency: cfg.workload.concurrency, requests: cfg.workload.requests,
@@ -142,8 +144,9 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
     this.schedulePush();
     const engine = await loadEngine();
     await Promise.all(this.config.current.endpoints.filter((e) => !this.trust.isRestricted(e)).map(async (e) => {
-      // Through the engine's client, as every request: no key, no redirect followed.
-      this.#reachability.set(`cfg:${e.name}`, (await engine.reachable(e.url)) ? 'yes' : 'no');
+      // Through the engine's client, as every request: no key, no redirect followed; through the proxy the settings name.
+      const network = await this.network.forProbe(engine, e.url);
+      this.#reachability.set(`cfg:${e.name}`, network !== null && (await engine.reachable(e.url, 3000, network)) ? 'yes' : 'no');
     }));
     this.schedulePush();
   }

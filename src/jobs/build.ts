@@ -147,6 +147,7 @@ function workloadOf(v: OptionValues, command: CommandName, ctx: BuildContext, pr
   if (timeout !== undefined) o.timeoutMs = timeout * 1000;
   const idle = v.num('idleTimeout');
   if (idle !== undefined) o.idleTimeoutMs = idle * 1000;
+  if (v.flag('respectRetryAfter')) o.respectRetryAfter = true;
   const percentiles = v.nums('percentiles');
   if (percentiles !== undefined) o.percentiles = [...new Set(percentiles)].sort((a, b) => a - b);
   const prefixCache = v.str('prefixCache') as WorkloadSpec['prefixCache'];

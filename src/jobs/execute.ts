@@ -8,6 +8,7 @@ import { runWorkload } from '../engine/runner';
 import { MetricsSampler } from '../engine/serverMetrics';
 import { pointLabel, runPrefillDial, runSweep } from '../engine/sweep';
 import type { DialServer } from '../engine/sweep';
+import { HOSTED_APIS } from '../engine/types';
 import type { EndpointSpec, PrefillDialConfig, Progress, RequestRecord, RunFile, ServerMetrics, SweepPoint, WorkloadSpec } from '../engine/types';
 import type { CacheCheckJob, DialJob, Job, RunJob, SweepJob } from './job';
 import { localEndpoint, resolveTarget, startLocalServerFor } from './resolve';
@@ -69,10 +70,13 @@ async function executeOnEndpoint(job: RunJob | SweepJob, runId: string, hooks: J
   try {
     guard(hooks.onStart)?.({ runId, endpoint: resolved.endpoint, skeleton: skeletonRun(runId, resolved.endpoint, job.workload, resolved.detectedApi) });
     // One scrape (at most ~2 s) before the first request; the sampler never throws.
-    if (!hooks.signal?.aborted) sampler = await MetricsSampler.start(resolved.endpoint, hooks.apiKey).catch(() => undefined);
+    const network = resolved.release === undefined ? hooks.network : undefined;
+    // A hosted provider's API has no /metrics to scrape.
+    if (!hooks.signal?.aborted && !HOSTED_APIS.has(resolved.endpoint.api)) sampler = await MetricsSampler.start(resolved.endpoint, hooks.apiKey, network ? { network } : {}).catch(() => undefined);
     const common = {
       runId,
       ...(hooks.apiKey !== undefined ? { apiKey: hooks.apiKey } : {}),
+      ...(network ? { network } : {}),
       ...(hooks.signal ? { signal: hooks.signal } : {}),
       ...(job.prompts ? { prompts: job.prompts } : {}),
       ...(resolved.detectedApi ? { detectedApi: true } : {}),
@@ -115,6 +119,7 @@ async function executeCacheCheck(job: CacheCheckJob, runId: string, hooks: JobHo
     return await runCacheCheck(resolved.endpoint, { workload: job.workload, ...(job.prompts ? { prompts: job.prompts } : {}) }, {
       runId,
       ...(hooks.apiKey !== undefined ? { apiKey: hooks.apiKey } : {}),
+      ...(hooks.network && resolved.release === undefined ? { network: hooks.network } : {}),
       ...(hooks.signal ? { signal: hooks.signal } : {}),
       ...(resolved.detectedApi ? { detectedApi: true } : {}),
       ...(hooks.onRecord ? { onRecord: guard(hooks.onRecord)! } : {}),

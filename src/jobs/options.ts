@@ -3,6 +3,7 @@
 // the usage texts, the settings snapshot (clamping), the commands' arguments, the sidebar's limits
 // and the manifest test all read it. Pure: no node or `vscode` import (the webview imports it too).
 import { displayUrl, isSecretHeaderName } from '../engine/redact';
+import { MAX_RETRY_AFTER_S } from '../engine/retry';
 import { parseSlo } from '../engine/slo';
 import { API_KINDS } from '../engine/types';
 import { SYNTHETIC_PRESETS } from '../localServer/presets';
@@ -96,6 +97,19 @@ function checkUrl(text: string): string | undefined {
   return undefined;
 }
 
+/** A proxy URL's problem (used for --proxy and the environment's and VS Code's proxy settings), or undefined when it can be used (http:// or https://, a host, nothing else). */
+export function checkProxyUrl(text: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(text);
+  } catch {
+    return `is not a valid proxy URL${/[@]/.test(text) ? '' : `: "${text}"`} (expected http://host:port)`;
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return `must be an http:// or https:// proxy, got "${displayUrl(text)}"`;
+  if ((u.pathname !== '/' && u.pathname !== '') || u.search || u.hash) return `must be a proxy's address only (scheme, host, port), got "${displayUrl(text)}"`;
+  return undefined;
+}
+
 // The value is never echoed in a message: it may be the very secret the user should not have typed.
 function checkHeader(text: string): string | undefined {
   const i = text.indexOf(':');
@@ -152,6 +166,25 @@ export const OPTIONS: readonly OptionSpec[] = [
   {
     key: 'header', flag: '--header', kind: 'string', repeatable: true, commands: TARGET, group: 'Endpoint', value: '"K: V"', needs: NEEDS_URL,
     check: checkHeader, help: 'an extra request header (repeatable; not for keys)',
+  },
+  {
+    key: 'proxy', flag: '--proxy', kind: 'string', commands: TARGET, group: 'Endpoint', value: 'URL', needs: NEEDS_URL, check: checkProxyUrl,
+    conflicts: [{ key: 'noProxy' }],
+    help: 'send requests through this forward proxy (http://[user:password@]host:port), loopback addresses included; default: HTTPS_PROXY / HTTP_PROXY / ALL_PROXY and NO_PROXY from the environment, loopback direct',
+  },
+  {
+    key: 'noProxy', flag: '--no-proxy', kind: 'boolean', commands: TARGET, group: 'Endpoint', needs: NEEDS_URL,
+    help: 'connect directly, whatever HTTPS_PROXY / HTTP_PROXY say',
+  },
+  {
+    key: 'caFile', flag: '--ca-file', kind: 'string', repeatable: true, commands: TARGET, group: 'Endpoint', value: 'F', needs: NEEDS_URL,
+    setting: { key: 'tls.caFile' },
+    help: 'trust the CA certificates in this PEM file too (repeatable; beside Node\'s roots and NODE_EXTRA_CA_CERTS)',
+  },
+  {
+    key: 'insecure', flag: '--insecure', kind: 'boolean', commands: TARGET, group: 'Endpoint', needs: NEEDS_URL,
+    defaults: { settings: false }, setting: { key: 'tls.insecure' },
+    help: 'do not check the endpoint\'s TLS certificate (said in the output and the run file; prefer --ca-file)',
   },
 
   // ---- Local server ----
@@ -339,6 +372,11 @@ export const OPTIONS: readonly OptionSpec[] = [
   {
     key: 'idleTimeout', flag: '--idle-timeout', kind: 'number', positive: true, unit: 'of seconds', commands: [...MEASURING, 'cache-check'], group: 'Limits and judgement', value: 'S',
     defaults: { run: 30, sweep: 30, 'prefill-dial': 30, 'cache-check': 30 }, help: 'between chunks',
+  },
+  {
+    key: 'respectRetryAfter', flag: '--respect-retry-after', kind: 'boolean', commands: ENDPOINT, group: 'Limits and judgement',
+    defaults: { settings: false }, setting: { key: 'workload.respectRetryAfter' },
+    help: `on a 429, 503 or 529 with Retry-After, wait as it says (at most ${MAX_RETRY_AFTER_S} s, within --timeout) and send the request again, each retry recorded; without it such a reply is a failed request, as the endpoint gave it`,
   },
   {
     key: 'slo', flag: '--slo', kind: 'string', commands: MEASURING, group: 'Limits and judgement', value: 'ttft=500,tpot=50,itl=100,e2e=20000',

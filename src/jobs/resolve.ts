@@ -1,7 +1,7 @@
 // Where a job's requests go: a URL (its API detected, its model defaulted to the first one it
 // lists) or the local server (started for the job, or lent by the caller with enough slots).
 import { detectApi, listModels } from '../engine/detect';
-import type { EndpointSpec } from '../engine/types';
+import type { EndpointSpec, NetworkSpec } from '../engine/types';
 import type { LocalServerHandle, LocalServerOptions } from '../localServer/types';
 import type { LocalServerRequest, Target } from './job';
 
@@ -13,6 +13,8 @@ export interface LocalServerLease {
 
 export interface ResolveHooks {
   readonly apiKey?: string;
+  /** Proxy and certificates for the endpoint (the local server is always reached directly: it is on 127.0.0.1). */
+  readonly network?: NetworkSpec;
   readonly signal?: AbortSignal;
   /** The local server for a 'local' target; default: one started for the job and stopped after it. */
   acquireLocalServer?(request: LocalServerRequest): Promise<LocalServerLease>;
@@ -55,8 +57,8 @@ export function localEndpoint(handle: Pick<LocalServerHandle, 'url' | 'model'>):
 }
 
 /** The first model the server lists (/v1/models, or /api/tags for Ollama); undefined when it lists none or cannot say. */
-export async function firstModel(endpoint: Pick<EndpointSpec, 'url' | 'api' | 'headers' | 'apiKeyHeader'>, apiKey: string | undefined): Promise<string | undefined> {
-  const models = await listModels(endpoint, { timeoutMs: PROBE_TIMEOUT_MS, ...(apiKey ? { apiKey } : {}) });
+export async function firstModel(endpoint: Pick<EndpointSpec, 'url' | 'api' | 'headers' | 'apiKeyHeader'>, apiKey: string | undefined, network?: NetworkSpec): Promise<string | undefined> {
+  const models = await listModels(endpoint, { timeoutMs: PROBE_TIMEOUT_MS, ...(apiKey ? { apiKey } : {}), ...(network ? { network } : {}) });
   return models[0];
 }
 
@@ -78,6 +80,7 @@ export async function resolveTarget(target: Target, hooks: ResolveHooks): Promis
       ...(hooks.apiKey ? { apiKey: hooks.apiKey } : {}),
       ...(target.apiKeyHeader ? { apiKeyHeader: target.apiKeyHeader } : {}),
       ...(target.headers ? { headers: { ...target.headers } } : {}),
+      ...(hooks.network ? { network: hooks.network } : {}),
     });
   }
   const endpoint: EndpointSpec = {
@@ -87,6 +90,6 @@ export async function resolveTarget(target: Target, hooks: ResolveHooks): Promis
     ...(target.headers ? { headers: target.headers } : {}),
     ...(target.apiKeyHeader ? { apiKeyHeader: target.apiKeyHeader } : {}),
   };
-  const model = target.model ?? (await firstModel(endpoint, hooks.apiKey));
+  const model = target.model ?? (await firstModel(endpoint, hooks.apiKey, hooks.network));
   return { endpoint: model !== undefined ? { ...endpoint, model } : endpoint, detectedApi };
 }

@@ -1,5 +1,6 @@
 // The prefix cache in words: the `cache-check` result block, and the line a run's table gets when its
 // prompts repeat (TTFT split cold/warm). Pure.
+import { endpointText } from './endpointText';
 import type { PrefixCacheCheck, PrefixCacheSummary, RunFile } from '../engine/types';
 import { formatInt, formatMs } from './units';
 
@@ -24,7 +25,7 @@ function promptWords(run: RunFile): string {
 export function formatCacheCheck(run: RunFile): string {
   const c: PrefixCacheCheck | undefined = run.prefixCache;
   const out: string[] = ['============ LLM Profiler prefix cache check ============'];
-  out.push(line('Endpoint:', `${run.endpoint.url} (${run.endpoint.api}${run.endpoint.detectedApi ? ', detected' : ''}${run.endpoint.model ? `, ${run.endpoint.model}` : ''})`));
+  out.push(line('Endpoint:', endpointText(run.endpoint)));
   out.push(line('Sent:', `${promptWords(run)}, each led by a new unique prefix; then again; then with its last words changed`));
   if (!c) {
     const failed = run.requests.filter((r) => !r.warmup && r.error);

@@ -4,9 +4,11 @@
 import type { Progress, RunFile, SloSpec, Stats, Summary } from '../engine/types';
 import { formatSlo } from '../engine/slo';
 import { prefixCacheSplitLine } from './cacheCheckText';
+import { connectionRetriesLine, rateLimitLine, retryAfterNote, statusCounts } from './retryText';
 import { DASH, fixed as num, formatMs } from './units';
 import { serverMetricsLines } from './serverMetricsText';
 import { measuresProxy, whereTimeLines } from './whereText';
+import { connectionText, endpointText, networkShort } from './endpointText';
 
 function pad(s: string, width: number, right = false): string {
   return right ? s.padStart(width) : s.padEnd(width);
@@ -39,7 +41,8 @@ function line(label: string, value: string): string {
 export function formatErrors(s: Summary): string {
   const kinds = Object.entries(s.errorsByKind).filter(([, n]) => (n ?? 0) > 0);
   if (kinds.length === 0) return 'Errors: none';
-  return `Errors: ${s.failed} of ${s.completed + s.failed} (${kinds.map(([k, n]) => `${k} ${n}`).join(', ')})`;
+  const statuses = statusCounts(s);
+  return `Errors: ${s.failed} of ${s.completed + s.failed} (${kinds.map(([k, n]) => (k === 'http' && statuses ? `http ${n}: ${statuses}` : `${k} ${n}`)).join(', ')})`;
 }
 
 /** "3 replies ran far past max_tokens (the server ignored it)", or undefined when none did. */
@@ -69,8 +72,10 @@ export function formatRunTable(run: RunFile): string {
   const mode = w.mode.kind === 'closed' ? `closed loop, concurrency ${w.mode.concurrency}` : `open loop, ${w.mode.rate} req/s, burstiness ${w.mode.burstiness}`;
   const out: string[] = [];
   out.push(`============ LLM Profiler result ============`);
-  out.push(line('Endpoint:', `${run.endpoint.url} (${run.endpoint.api}${run.endpoint.detectedApi ? ', detected' : ''}${run.endpoint.model ? `, ${run.endpoint.model}` : ''})`));
+  out.push(line('Endpoint:', endpointText(run.endpoint)));
   out.push(line('Workload:', mode));
+  const connections = connectionText(run.connection);
+  if (connections !== undefined) out.push(line('Connections:', connections));
   out.push(line('Successful requests:', String(s.completed)));
   out.push(line('Failed requests:', String(s.failed)));
   out.push(line('Benchmark duration (s):', num(s.durationS)));
@@ -101,8 +106,12 @@ export function formatRunTable(run: RunFile): string {
   const firstError = run.requests.find((r) => !r.warmup && r.error && r.error.kind !== 'aborted');
   if (firstError?.error) {
     const body = firstError.error.body?.replace(/\s+/g, ' ').trim().slice(0, 120);
-    out.push(`  first: request ${firstError.index}: ${firstError.error.message}${body ? ` (${body})` : ''}`);
+    out.push(`  first: request ${firstError.index}: ${firstError.error.message}${retryAfterNote(firstError.error)}${body ? ` (${body})` : ''}`);
   }
+  const rateLimited = rateLimitLine(run);
+  if (rateLimited) out.push(rateLimited);
+  const resent = connectionRetriesLine(run);
+  if (resent) out.push(resent);
   const overlong = overlongLine(run);
   if (overlong) out.push(`Warning: ${overlong}`);
   if (s.malformedEvents > 0) out.push(`Malformed stream events skipped: ${s.malformedEvents}`);
@@ -171,11 +180,11 @@ export function lensResult(
   return parts.join(' · ');
 }
 
-/** A run in a list: "<endpoint> — <local time>". */
-export function runLabel(r: { readonly endpointName: string; readonly startedAt: string }): string {
+/** A run in a list: "<endpoint> — <local time>", or "<endpoint> (via proxy http://p:3128) — <local time>" (`network`: networkShort's notes). */
+export function runLabel(r: { readonly endpointName: string; readonly startedAt: string; readonly network?: readonly string[] }): string {
   const d = new Date(r.startedAt);
   const when = Number.isNaN(d.getTime()) ? r.startedAt : d.toLocaleString();
-  return `${r.endpointName} — ${when}`;
+  return `${r.endpointName}${r.network?.length ? ` (${r.network.join(' · ')})` : ''} — ${when}`;
 }
 
 /** A one-paragraph summary (a notification, the log). */
@@ -184,5 +193,6 @@ export function summaryText(run: Pick<RunFile, 'endpoint' | 'summary'>): string 
   const t = s.ttftMs.count ? `TTFT p50 ${formatMs(s.ttftMs.p50)} · p99 ${formatMs(s.ttftMs.p99)}` : 'no TTFT';
   const tp = s.tpotMs.count ? ` · TPOT p50 ${formatMs(s.tpotMs.p50)}` : '';
   const buffered = s.buffering?.detected ? ' · the stream is buffered between the server and you (ITL and TPOT measure the buffer)' : '';
-  return `${run.endpoint.name ?? run.endpoint.url}: ${s.completed} completed, ${s.failed} failed · ${t}${tp} · ${s.outputTokensPerSecond.toFixed(1)} tok/s${buffered}`;
+  const notes = networkShort(run.endpoint);
+  return `${run.endpoint.name ?? run.endpoint.url}${notes.length ? ` (${notes.join(' · ')})` : ''}: ${s.completed} completed, ${s.failed} failed · ${t}${tp} · ${s.outputTokensPerSecond.toFixed(1)} tok/s${buffered}`;
 }

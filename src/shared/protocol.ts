@@ -64,6 +64,8 @@ export interface SidebarRun {
   readonly cancelled: boolean;
   readonly ttftP50Ms?: number;
   readonly tpotP50Ms?: number;
+  /** "via proxy http://p:3128", "certificates not checked": how the endpoint was reached, when it changed what was measured. */
+  readonly network?: readonly string[];
 }
 
 export interface SidebarWorkload {

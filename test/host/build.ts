@@ -17,7 +17,9 @@ export async function buildForHost(): Promise<void> {
     platform: 'node',
     format: 'cjs',
     target: 'node20',
-    external: ['vscode', 'node-llama-cpp'],
+    // `proxy` (test/support/forwardProxy.ts) is ESM that reads its package.json through import.meta.url:
+    // bundled into CommonJS it cannot; required from node_modules at run time (Node ≥ 20.19 requires ESM).
+    external: ['vscode', 'node-llama-cpp', 'proxy'],
     sourcemap: 'inline',
     logLevel: 'warning',
   });

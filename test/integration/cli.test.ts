@@ -119,7 +119,7 @@ test('failed requests: exit 1 and an errors line by kind', async () => {
   await withServer({ ttftMs: 5, itlMs: 1, faultsBySeed: { '1': { kind: 'http', status: 500 }, '3': { kind: 'reset', afterTokens: 1 } } }, async (s) => {
     const r = await runCli(['run', '--url', s.url, '--api', 'openai-chat', '--requests', '4', '--warmup', '0', '--max-tokens', '4']);
     assert.equal(r.code, 1, r.stderr);
-    assert.match(r.stdout, /Errors: 2 of 4 \((http 1, reset 1|reset 1, http 1)\)/);
+    assert.match(r.stdout, /Errors: 2 of 4 \((http 1: 500 ×1, reset 1|reset 1, http 1: 500 ×1)\)/);
   });
 });
 

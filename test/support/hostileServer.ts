@@ -68,12 +68,17 @@ export const ROUTES: Readonly<Record<ApiKind, { readonly probe: string; readonly
   'openai-completions': { probe: '/v1/models', models: '/v1/models', generate: '/v1/completions' },
   ollama: { probe: '/api/tags', models: '/api/tags', generate: '/api/chat' },
   llamacpp: { probe: '/health', models: '/v1/models', generate: '/completion' },
+  anthropic: { probe: '/v1/models', models: '/v1/models', generate: '/v1/messages' },
+  gemini: { probe: '/v1beta/models', models: '/v1beta/models', generate: '/v1beta/models/m:streamGenerateContent' },
+  // A root URL is Azure's ".../openai/v1" form: OpenAI's paths; the probe is the resource's model list.
+  'azure-openai': { probe: '/models', models: '/models', generate: '/v1/chat/completions' },
 };
 
 export const ALL_APIS: readonly ApiKind[] = ['openai-chat', 'openai-completions', 'ollama', 'llamacpp'];
 
 /** The body of a model list (or the health answer) that the API's client reads. */
 export function modelsBody(api: ApiKind, model: string): unknown {
+  if (api === 'gemini') return { models: [{ name: `models/${model}`, supportedGenerationMethods: ['generateContent'] }] };
   return api === 'ollama' ? { models: [{ name: model }] } : { object: 'list', data: [{ id: model, object: 'model' }] };
 }
 
@@ -97,26 +102,35 @@ export function startStream(api: ApiKind, res: ServerResponse, headers: Record<s
 }
 
 function frame(api: ApiKind, event: unknown): string {
+  // Anthropic names each event after its type.
+  const type = typeof event === 'object' && event !== null ? (event as { type?: unknown }).type : undefined;
+  if (api === 'anthropic' && typeof type === 'string') return `event: ${type}\ndata: ${JSON.stringify(event)}\n\n`;
   return isSse(api) ? `data: ${JSON.stringify(event)}\n\n` : `${JSON.stringify(event)}\n`;
 }
 
 /** One token event in the API's shape; `id` goes where the API carries a response id. */
 export function tokenEvent(api: ApiKind, text: string, id?: string): string {
   switch (api) {
-    case 'openai-chat': return frame(api, { id, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: text }, finish_reason: null }] });
+    case 'openai-chat':
+    case 'azure-openai': return frame(api, { id, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: text }, finish_reason: null }] });
     case 'openai-completions': return frame(api, { id, object: 'text_completion', choices: [{ index: 0, text, finish_reason: null }] });
     case 'ollama': return frame(api, { model: 'm', message: { role: 'assistant', content: text }, done: false });
     case 'llamacpp': return frame(api, { content: text, tokens: [1], stop: false });
+    case 'anthropic': return (id !== undefined ? frame(api, { type: 'message_start', message: { id, type: 'message', role: 'assistant', content: [] } }) : '') + frame(api, { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } });
+    case 'gemini': return frame(api, { candidates: [{ content: { parts: [{ text }], role: 'model' }, index: 0 }], ...(id !== undefined ? { responseId: id } : {}) });
   }
 }
 
 /** The events that end a stream normally. */
 export function endEvents(api: ApiKind, id?: string): string {
   switch (api) {
-    case 'openai-chat': return frame(api, { id, object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }) + 'data: [DONE]\n\n';
+    case 'openai-chat':
+    case 'azure-openai': return frame(api, { id, object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }) + 'data: [DONE]\n\n';
     case 'openai-completions': return frame(api, { id, object: 'text_completion', choices: [{ index: 0, text: '', finish_reason: 'stop' }] }) + 'data: [DONE]\n\n';
     case 'ollama': return frame(api, { model: 'm', message: { role: 'assistant', content: '' }, done: true, eval_count: 1, prompt_eval_count: 1 });
     case 'llamacpp': return frame(api, { content: '', stop: true, tokens_predicted: 1, tokens_evaluated: 1 });
+    case 'anthropic': return frame(api, { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null } }) + frame(api, { type: 'message_stop' });
+    case 'gemini': return frame(api, { candidates: [{ content: { parts: [{ text: '' }], role: 'model' }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 1 } });
   }
 }
 

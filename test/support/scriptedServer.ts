@@ -60,6 +60,7 @@
  * startScriptedServerProcess(options) below, which does that and fetches /__log for you.
  */
 import { createServer } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { spawn } from 'node:child_process';
@@ -104,6 +105,8 @@ export interface ScriptedServerOptions {
   readonly faultsBySeed?: Readonly<Record<string, ScriptedFault>>;
   readonly keepAliveTimeoutMs?: number;
   readonly port?: number;
+  /** Serve https:// with this certificate and key (PEM) instead of http://. */
+  readonly tls?: { readonly cert: string; readonly key: string };
 }
 
 export type ScriptedWriteKind = 'role' | 'content' | 'reasoning' | 'usage' | 'final' | 'done' | 'error' | 'malformed';
@@ -171,7 +174,7 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
   let connections = 0;
   let seq = 0;
 
-  const server: Server = createServer({ keepAliveTimeout: options.keepAliveTimeoutMs ?? 120_000 }, (req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const path = (req.url ?? '/').split('?')[0]!;
     hits[`${req.method} ${path}`] = (hits[`${req.method} ${path}`] ?? 0) + 1;
     if (path === '/__log') {
@@ -213,7 +216,9 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
       }
       stream(api, path, body, req, res, receivedAt);
     });
-  });
+  };
+  const serverOptions = { keepAliveTimeout: options.keepAliveTimeoutMs ?? 120_000 };
+  const server: Server = options.tls ? createTlsServer({ ...serverOptions, cert: options.tls.cert, key: options.tls.key }, handle) : createServer(serverOptions, handle);
 
   server.on('connection', (socket: Socket) => {
     connections++;
@@ -337,6 +342,9 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
           for (let i = first; i < first + count; i++) ids.push(1000 + i);
           return { payload: frame({ index: 0, content: t, tokens: ids, stop: false, id_slot: 0, tokens_predicted: first + count, tokens_evaluated: 8 }), kind: 'content' };
         }
+        default:
+          // The hosted providers' APIs have fakes of their own (providerFakes.ts); no route here leads to them.
+          throw new Error(`the scripted server does not speak ${api}`);
       }
     };
 
@@ -441,7 +449,7 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
   const port = (server.address() as AddressInfo).port;
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     port,
     log,
     hits,

@@ -31,7 +31,10 @@ const spec = (over: Partial<RequestSpec> = {}): RequestSpec => ({
 
 /** The text the server sees first: the first message's content, or the completion prompt. */
 function firstText(api: ApiKind, body: Record<string, unknown>): string {
-  if (api === 'openai-chat' || api === 'ollama') return (body.messages as { content: string }[])[0]!.content;
+  if (api === 'openai-chat' || api === 'ollama' || api === 'azure-openai') return (body.messages as { content: string }[])[0]!.content;
+  // The APIs that take the system prompt apart: it is what they read first.
+  if (api === 'anthropic') return String(body.system);
+  if (api === 'gemini') return (body.systemInstruction as { parts: { text: string }[] }).parts[0]!.text;
   return String(body.prompt);
 }
 
@@ -54,8 +57,8 @@ test('cold bodies: llama.cpp /completion gets cache_prompt false, the others a l
       assert.equal(cold.cache_prompt, undefined, `${api}: no unknown body field (hosted APIs refuse them)`);
       assert.equal(firstText(api, cold), `${nonceLead('k3f9q2-3')}${firstText(api, warm)}`, `${api}: the nonce leads the prompt`);
       // nothing else of the body changes
-      const { messages: _m1, prompt: _p1, ...restCold } = cold;
-      const { messages: _m2, prompt: _p2, ...restWarm } = warm;
+      const { messages: _m1, prompt: _p1, system: _s1, systemInstruction: _i1, ...restCold } = cold;
+      const { messages: _m2, prompt: _p2, system: _s2, systemInstruction: _i2, ...restWarm } = warm;
       assert.deepEqual(restCold, restWarm, api);
     }
   }

@@ -33,11 +33,11 @@ test('the table: a row per metric, a column per percentile, the goodput, stalls 
   assert.match(t, /counted from server usage/);
 });
 
-test('empty metrics show a dash, errors are listed by kind', () => {
+test('empty metrics show a dash, errors are listed by kind and HTTP status', () => {
   const failed: RequestRecord = { index: 0, warmup: false, scheduledAt: 0, sentAt: 0, outputTokens: 0, tokenSource: 'chunks', chunkTimesMs: [], error: { kind: 'http', status: 500, message: 'HTTP 500' } };
   const r = run([failed]);
   assert.match(formatRunTable(r), /^TTFT\s+–\s+–\s+–\s+–\s+0$/m);
-  assert.equal(formatErrors(r.summary), 'Errors: 1 of 1 (http 1)');
+  assert.equal(formatErrors(r.summary), 'Errors: 1 of 1 (http 1: 500 ×1)');
   assert.match(formatRunTable(r), /^ {2}first: request 0: HTTP 500$/m);
   assert.match(formatStalls(r.summary), /^Stalls: none/);
 });

@@ -8,6 +8,7 @@
 // from the keyboard.
 import { largestGapPerBucket, lowerBound, type GapBuckets } from './downsample';
 import { formatAt, formatAxisMs, formatInt, formatMs } from '../../src/present/units';
+import { retryAfterNote, retryTexts } from '../../src/present/retryText';
 import { CAUSE_RULE, STALL_KINDS, type Lane, type LaneModel } from './lanes';
 import type { Theme } from './theme';
 import { niceTicks } from './ticks';
@@ -533,7 +534,8 @@ export class Timeline {
       const slack = 4 / ((this.#width - GUTTER) / (this.#view.xEnd - this.#view.xStart));
       if (t >= s - slack && t <= s + g + slack) lines.push(['Stall', `${formatMs(g)} at ${formatAt(s)}${stallWhy(lane.stallKinds[k >> 1]!, lane.stallCulprits[k >> 1] ?? [])}`]);
     }
-    if (r.error) lines.push(['Error', `${r.error.kind}${r.error.status ? ` ${r.error.status}` : ''}: ${r.error.message}`]);
+    for (const t of retryTexts(r)) lines.push(['Retried', t]);
+    if (r.error) lines.push(['Error', `${r.error.kind}${r.error.status ? ` ${r.error.status}` : ''}: ${r.error.message}${retryAfterNote(r.error)}`]);
     const tip = this.#tooltip;
     tip.replaceChildren(...lines.map(([k, val]) => {
       const row = document.createElement('div');

@@ -5,8 +5,10 @@ import { prefixCacheSplitLine } from '../../src/present/cacheCheckText';
 import type { RunFile, SloSpec, Stall, Stats, Summary } from '../../src/engine/types';
 import { h } from './dom';
 import { overlongLine } from '../../src/present/runText';
+import { connectionRetriesLine, rateLimitLine, statusCounts } from '../../src/present/retryText';
 import { formatAt, formatDelta, formatInt, formatMs, formatNumber, formatPercent } from '../../src/present/units';
 import { bufferingSentence, measuresProxy, stallPhrase } from '../../src/present/whereText';
+import { networkNotes } from '../../src/present/endpointText';
 
 /** The metrics a buffer between the server and the client distorts: with a buffer they time the proxy's flushes. */
 const PROXY_METRICS: ReadonlySet<MetricKey> = new Set(['tpotMs', 'itlMs']);
@@ -53,6 +55,7 @@ export function headerView(run: RunFile, actions: HTMLElement): HTMLElement {
   const meta = [run.endpoint?.api, describeWorkload(run), when(run)].filter(Boolean).join(' · ');
   const flags: string[] = [];
   if (run.cancelled) flags.push('cancelled: partial results');
+  flags.push(...networkNotes(run.endpoint));
   const overlong = overlongLine(run);
   if (overlong) flags.push(overlong);
   if (run.sweep) flags.push(`sweep over ${run.sweep.dimension} (${run.sweep.points.length} points)`);
@@ -102,8 +105,11 @@ export function headlineView(run: RunFile): HTMLElement {
       if (/^(tpot|itl)-/.test(x.id)) f[i] = { ...x, proxy: true, note: x.note ? `${x.note}; ${PROXY_NOTE}` : PROXY_NOTE };
     }
   }
-  const kinds = Object.entries(s.errorsByKind ?? {}).map(([k, n]) => `${k} ${n}`).join(', ');
-  f.push({ id: 'errors', label: 'Errors', value: `${formatInt(s.failed)} of ${formatInt(s.completed + s.failed)}`, raw: s.failed, bad: s.failed > 0, note: kinds || undefined });
+  const statuses = statusCounts(s);
+  const kinds = Object.entries(s.errorsByKind ?? {}).map(([k, n]) => (k === 'http' && statuses ? `http ${n}: ${statuses}` : `${k} ${n}`)).join(', ');
+  // rate limits with their Retry-After, and requests sent again, beside the count they explain
+  const errorNote = [kinds, rateLimitLine(run), connectionRetriesLine(run)].filter(Boolean).join('; ');
+  f.push({ id: 'errors', label: 'Errors', value: `${formatInt(s.failed)} of ${formatInt(s.completed + s.failed)}`, raw: s.failed, bad: s.failed > 0, note: errorNote || undefined });
   f.push({ id: 'stalls', label: 'Stalls', value: formatInt(s.stalls.count), raw: s.stalls.count, bad: s.stalls.count > 0,
     note: s.stalls.count ? `${formatMs(s.stalls.totalMs)} total, ${formatPercent(s.stalls.shareOfDecode)} of decode` : undefined });
   return h('section', { class: 'headline', 'aria-label': 'Headline figures' }, ...f.map((x) => {

@@ -24,7 +24,7 @@ export interface UsageInfo {
 export interface EventInfo {
   /** Output (non-reasoning) text; an empty string is no text. */
   readonly content?: string;
-  /** Reasoning text (`reasoning_content` / `reasoning` / Ollama `thinking`). */
+  /** Reasoning text (`reasoning_content` / `reasoning` / Ollama `thinking` / Anthropic `thinking_delta` / Gemini `thought` parts). */
   readonly reasoning?: string;
   /** Tokens in this event, when the server says (llama.cpp `tokens`, several choices' deltas). */
   readonly tokens?: number;
@@ -33,7 +33,7 @@ export interface EventInfo {
   readonly serverTimings?: ServerTimings;
   /** Server timing fields that were present but unusable (wrong type, negative, absurd), as "timings.prompt_ms: -5". */
   readonly ignoredTimings?: readonly string[];
-  /** The server says the stream is complete (Ollama `done`, llama.cpp `stop`). */
+  /** The server says the stream is complete (Ollama `done`, llama.cpp `stop`, Anthropic `message_stop`). */
   readonly done?: boolean;
   /** An error object inside the stream. */
   readonly error?: string;
@@ -45,6 +45,12 @@ export interface EndpointAdapter {
   readonly framing: Framing;
   /** A cheap GET used to warm connections and for preflight (e.g. /v1/models). */
   readonly probePath: string;
+  /** The header the API takes its key in when the endpoint names none (`x-api-key`); absent: `Authorization: Bearer`. */
+  readonly keyHeader?: string;
+  /** Headers the API wants on every request, probes included (Anthropic's `anthropic-version`); one the endpoint sets wins. */
+  readonly probeHeaders?: Readonly<Record<string, string>>;
+  /** The base URL the probes go under, when the API's probe path would repeat part of the endpoint's URL (a Gemini URL ending in /v1beta). */
+  probeBaseUrl?(url: string): string;
   buildRequest(spec: RequestSpec, endpoint: EndpointSpec): BuiltRequest;
   interpret(event: unknown): EventInfo;
 }
@@ -103,6 +109,28 @@ export function promptText(prompt: Prompt): string {
 
 export function jsonHeaders(endpoint: EndpointSpec, accept: string): Record<string, string> {
   return { ...endpoint.headers, 'content-type': 'application/json', accept };
+}
+
+/** `headers` with each of `defaults` added unless a header of that name (in any case) is already there. */
+export function withDefaultHeaders(headers: Readonly<Record<string, string>> | undefined, defaults: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  const out: Record<string, string> = { ...headers };
+  if (defaults === undefined) return out;
+  const have = new Set(Object.keys(out).map((k) => k.toLowerCase()));
+  for (const [k, v] of Object.entries(defaults)) if (!have.has(k.toLowerCase())) out[k] = v;
+  return out;
+}
+
+/** The system messages' text (joined), and the other turns: for APIs that take the system prompt apart from the conversation. */
+export function splitSystem(prompt: Prompt): { readonly system: string | undefined; readonly turns: readonly { readonly role: 'user' | 'assistant'; readonly content: string }[] } {
+  const system: string[] = [];
+  const turns: { role: 'user' | 'assistant'; content: string }[] = [];
+  for (const m of prompt.messages) {
+    if (m.role === 'system') system.push(m.content);
+    else turns.push({ role: m.role, content: m.content });
+  }
+  // A prompt that is only a system text is asked as the user's turn: these APIs need one.
+  if (turns.length === 0 && system.length > 0) return { system: undefined, turns: [{ role: 'user', content: system.join('\n\n') }] };
+  return { system: system.length > 0 ? system.join('\n\n') : undefined, turns };
 }
 
 /** An error object as servers put it in a stream: `{error: "…"}`, `{error: {message}}`, or vLLM's `{object: "error", message}`. Never throws. */

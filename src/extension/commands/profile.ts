@@ -79,6 +79,7 @@ function workloadValues(s: Services, preset: PresetId, input: WorkloadInput | un
     ...(prompt ? { promptFile: prompt.ref.file } : { promptTokens: w.promptTokens }),
     timeout: w.timeoutMs / 1000,
     prefixCache: s.config.current.prefixCache,
+    respectRetryAfter: s.config.current.respectRetryAfter || undefined,
   };
 }
 

@@ -16,6 +16,8 @@ import type { RunOutcome } from '../../../src/extension/jobRunner';
 import { startScriptedServer, type ScriptedServer } from '../../support/scriptedServer';
 import { startCostModelServer } from '../../support/costModelServer';
 import { answerGet, answerStream, errorEvent, sendJson, startStream, startTruthServer, tokenEvent } from '../../support/hostileServer';
+import { startForwardProxy } from '../../support/forwardProxy';
+import { makeTestCerts } from '../../support/tlsCerts';
 import { hostTest, runAll, until } from './harness';
 
 const EXT_ID = 'llm-profiler.llm-profiler';
@@ -349,6 +351,94 @@ hostTest('bad settings are reported and clamped, never thrown', async () => {
   }
   await until('back to default', () => api.test!.config.current.workload.concurrency === 4);
 });
+
+hostTest('an https:// endpoint with a private CA through a real forward proxy with credentials: http.proxy, http.proxyAuthorization and llmProfiler.tls.caFile', async () => {
+  const certs = makeTestCerts();
+  const password = `pw-${randomBytes(9).toString('hex')}`;
+  const basic = Buffer.from(`alice:${password}`).toString('base64');
+  // The endpoint needs a name that is not loopback (loopback goes direct, as in VS Code): the proxy
+  // resolves other.test to 127.0.0.1 itself, and certs.wrongHost is the CA's certificate for that name.
+  const proxy = await startForwardProxy({ user: 'alice', password, hosts: { 'other.test': '127.0.0.1' } });
+  const tlsServer = await startScriptedServer({ tls: certs.wrongHost, ttftMs: 20, itlMs: 3, tokens: 16, model: 'tls-model', apis: ['openai-chat'] });
+  const url = `https://other.test:${tlsServer.port}`;
+  const target = `other.test:${tlsServer.port}`;
+  const http = () => vscode.workspace.getConfiguration('http');
+  const endpointsBefore = cfg().inspect<unknown[]>('endpoints')?.globalValue;
+  const httpBefore = { proxy: http().inspect('proxy')?.globalValue, proxyAuthorization: http().inspect('proxyAuthorization')?.globalValue };
+  const posted = api.test!.webviewPosts as unknown[];
+  const from = posted.length;
+  const logFiles = () => walk(process.env.LLMP_HOST_USER_DATA!).filter((f) => /\.log$/.test(f));
+  const inLog = (pattern: RegExp) => until(`the log to match ${pattern}`, () => logFiles().some((f) => pattern.test(readFileSync(f, 'utf8'))), 15_000);
+  const profile = () => vscode.commands.executeCommand<RunOutcome | undefined>('llmProfiler.profileEndpoint', { endpoint: 'host-tls', preset: 'quick' });
+  try {
+    // api auto: the detection probes go the same way as the requests
+    await setEndpoints(vscode.ConfigurationTarget.Global, [{ name: 'host-tls', url, api: 'auto' }], 'host-tls');
+    await http().update('proxy', proxy.authUrl, vscode.ConfigurationTarget.Global);
+
+    // 1. Without the CA: the run does not start, and the error names the certificate problem and the setting.
+    assert.equal(await profile(), undefined);
+    await inLog(new RegExp(`\\(host-tls\\) failed: .*the certificate of https://other\\.test:${tlsServer.port} is signed by a CA this machine does not trust \\([A-Z_]+\\) \\(through the proxy ${proxy.url.replace(/[.]/g, '\\.')}\\): .*llmProfiler\\.tls\\.caFile`));
+    assert.ok(proxy.log.some((l) => l.method === 'CONNECT' && l.target === target && l.authorized), 'the probe went through the proxy, with the credentials from http.proxy');
+    assert.equal(tlsServer.log.length, 0, 'no request reached the endpoint over an unchecked connection');
+
+    // 2. With llmProfiler.tls.caFile: the run succeeds through the tunnel.
+    await cfg().update('tls.caFile', certs.caFile, vscode.ConfigurationTarget.Global);
+    await until('the CA file in the config snapshot', () => api.test!.config.current.tls.caFile === certs.caFile);
+    let mark = proxy.log.length;
+    const outcome = await profile();
+    assert.ok(outcome, 'the run finished');
+    const run = await readRunFile(outcome.path);
+    assert.equal(run.summary.completed, 5);
+    assert.equal(run.summary.failed, 0);
+    assert.equal(run.endpoint.api, 'openai-chat', 'the API was detected through the proxy');
+    assert.ok(run.summary.ttftMs.count === 5 && run.summary.ttftMs.p50 >= 18, `TTFT p50 ${run.summary.ttftMs.p50} ≈ ≥ the server's 20 ms`);
+    assert.ok(run.summary.tpotMs.count === 5 && run.summary.tpotMs.p50 > 0, `TPOT p50 ${run.summary.tpotMs.p50}`);
+    const connects = proxy.log.slice(mark).filter((l) => l.method === 'CONNECT' && l.target === target);
+    assert.ok(connects.length >= 1 && connects.every((l) => l.authorized), `CONNECTs to ${target}: ${JSON.stringify(proxy.log.slice(mark))}`);
+    assert.equal(tlsServer.log.filter((l) => l.path === '/v1/chat/completions').length, 6, 'the warmup and 5 requests reached the endpoint');
+    assert.equal(run.endpoint.proxy, proxy.url, 'the run file names the proxy, without its credentials');
+    assert.ok(run.endpoint.tls?.ca?.includes(certs.caFile), `endpoint.tls.ca: ${JSON.stringify(run.endpoint.tls)}`);
+    assert.equal(run.endpoint.tls?.insecure, undefined);
+    assert.ok(run.connection?.handshakes?.some((h) => h.tunnelMs !== undefined && h.tlsMs !== undefined), `the tunnel and TLS timed apart: ${JSON.stringify(run.connection?.handshakes)}`);
+    const runText = readFileSync(outcome.path, 'utf8');
+    assert.ok(!runText.includes(password) && !runText.includes(basic) && !runText.includes('alice:'), 'no credentials in the run file');
+    await inLog(new RegExp(`run ${outcome.runId}: via proxy ${proxy.url.replace(/[.]/g, '\\.')} \\(from http\\.proxy\\)`));
+    await until('the run listed, via the proxy', () => api.test!.sidebar.state().runs.find((r) => r.id === outcome.runId)?.network?.includes(`via proxy ${proxy.url}`));
+
+    // 3. The credentials as http.proxyAuthorization instead of in the URL.
+    await http().update('proxy', proxy.url, vscode.ConfigurationTarget.Global);
+    await http().update('proxyAuthorization', `Basic ${basic}`, vscode.ConfigurationTarget.Global);
+    mark = proxy.log.length;
+    const second = await profile();
+    assert.ok(second, 'the run with http.proxyAuthorization finished');
+    assert.equal((await readRunFile(second.path)).summary.completed, 5);
+    assert.ok(proxy.log.slice(mark).some((l) => l.method === 'CONNECT' && l.target === target) && proxy.log.slice(mark).every((l) => l.authorized), 'every tunnel carried the Proxy-Authorization');
+    assert.ok(!readFileSync(second.path, 'utf8').includes(basic));
+
+    // 4. A CA file that is not there: named, shown, nothing thrown into the host.
+    await cfg().update('tls.caFile', join(certs.dir, 'missing.pem'), vscode.ConfigurationTarget.Global);
+    await until('the missing CA file in the config snapshot', () => api.test!.config.current.tls.caFile?.endsWith('missing.pem'));
+    assert.equal(await profile(), undefined);
+    await inLog(/\(host-tls\) failed: llmProfiler\.tls\.caFile: cannot read .*missing\.pem \(no such file\)/);
+
+    // Nothing the extension logged, stored or posted to a webview holds the password or the header.
+    const leaks = walk(process.env.LLMP_HOST_USER_DATA!).filter((f) => { const b = readFileSync(f); return b.includes(password) || b.includes(basic); });
+    // VS Code keeps the settings (http.proxy, http.proxyAuthorization) in settings.json, and its local history keeps
+    // copies of that file: the user's own files, holding the setting itself, not something the extension wrote.
+    const settingsCopy = (f: string) => /[\\/]User[\\/](settings\.json$|History[\\/])/.test(f) && /"http\.proxy(Authorization)?"/.test(readFileSync(f, 'utf8'));
+    assert.deepEqual(leaks.filter((f) => !settingsCopy(f)), [], 'the password is in no log, state or storage file');
+    assert.ok(logFiles().length > 0, 'the log files were among those scanned');
+    const sent = JSON.stringify(posted.slice(from));
+    assert.ok(!sent.includes(password) && !sent.includes(basic), 'nor in any webview message');
+  } finally {
+    await http().update('proxy', httpBefore.proxy, vscode.ConfigurationTarget.Global);
+    await http().update('proxyAuthorization', httpBefore.proxyAuthorization, vscode.ConfigurationTarget.Global);
+    await cfg().update('tls.caFile', undefined, vscode.ConfigurationTarget.Global);
+    await setEndpoints(vscode.ConfigurationTarget.Global, endpointsBefore);
+    await Promise.all([proxy.close(), tlsServer.close()]);
+    certs.remove();
+  }
+}, 120_000);
 
 hostTest('a Sweep over concurrency stores one run: a point per concurrency, the TPOT(B) fit, the operating point for the settings\' SLO', async () => {
   // a scheduler whose every step costs exactly 10 ms + 3 ms·B: TPOT rises with the batch, so a fit exists
