@@ -6,7 +6,7 @@ import { printable, Scrubber, secretsOf } from '../engine/redact';
 import { TOOL_VERSION, writeRunFile } from '../engine/runFile';
 import type { NetworkSpec, RunFile } from '../engine/types';
 import { insecureWarning, proxyFor, shownProxy } from '../engine/network';
-import { buildNetwork } from '../jobs/network';
+import { buildNetwork, networkSecrets } from '../jobs/network';
 import { buildCacheCheckJob, buildDialJob, buildRunJob, buildSweepJob } from '../jobs/build';
 import { UsageError } from '../jobs/errors';
 import { executeJob, sloFailure } from '../jobs/execute';
@@ -216,7 +216,7 @@ export async function jobCommand(command: JobCommandName, argv: readonly string[
   try {
     const apiKey = apiKeyFrom(values, io);
     const network = networkFrom(values, io);
-    printer.know([...secretsOf({ url: values.str('url') }, apiKey), ...secretsOf({ url: network?.proxy }), ...(network?.proxyAuthorization ? [network.proxyAuthorization] : [])]);
+    printer.know([...secretsOf({ url: values.str('url') }, apiKey), ...networkSecrets(network, io.env)]);
     const url = values.str('url');
     if (url !== undefined) {
       const via = proxyFor(url, network);

@@ -207,6 +207,11 @@ export class ProxyError extends Error {
   }
 }
 
+/** Whether credentials were given for the proxy (in its URL, or as a Proxy-Authorization value). */
+function proxyHasCredentials(proxy: string, network: NetworkSpec | undefined): boolean {
+  return new URL(proxy).username !== '' || network?.proxyAuthorization !== undefined;
+}
+
 function proxyStatusError(proxy: string, status: number, target: string, withCredentials: boolean): ProxyError {
   const shown = shownProxy(proxy);
   if (status === 407) {
@@ -268,7 +273,7 @@ export function createDispatcher(origin: string, network: NetworkSpec | undefine
     return pool;
   }
   const proxyUrl = new URL(proxy);
-  const withCredentials = proxyUrl.username !== '' || network?.proxyAuthorization !== undefined;
+  const withCredentials = proxyHasCredentials(proxy, network);
   const isHttps = origin.startsWith('https:');
   const proxyTls = proxyUrl.protocol === 'https:' ? { ...tls, timeout: timeoutMs } : { timeout: timeoutMs };
   const agent = new ProxyAgent({
@@ -354,7 +359,7 @@ export function connectionFailure(err: unknown, url: string, network: NetworkSpe
     const m = /Proxy response \((\d{3})\) !== 200/.exec((err as Error | undefined)?.message ?? '') ?? /Proxy Authentication Required \((407)\)/.exec((err as Error | undefined)?.message ?? '');
     const proxy = proxyFor(url, network);
     if (m && proxy !== undefined) {
-      const e = proxyStatusError(proxy, Number(m[1]), hostPort(url), new URL(proxy).username !== '' || network?.proxyAuthorization !== undefined);
+      const e = proxyStatusError(proxy, Number(m[1]), hostPort(url), proxyHasCredentials(proxy, network));
       return { code: e.code, message: e.message };
     }
     return undefined;

@@ -70,16 +70,20 @@ export function authHeaders(apiKey: string | undefined, header?: string): Record
   return !name || name === 'authorization' ? { authorization: `Bearer ${apiKey}` } : { [name]: apiKey };
 }
 
+/** An authorization value and, for "Bearer sk-…" or "Basic …", the credential after the scheme, which is a secret on its own. */
+export function authorizationSecrets(value: string | undefined): string[] {
+  if (!value) return [];
+  const m = /^\s*\S+\s+(\S{4,})\s*$/.exec(value);
+  return m ? [value, m[1]!] : [value];
+}
+
 /** Every secret a job holds: the API key, secret-looking header values, the URL's credentials and secret-looking query values. */
 export function secretsOf(endpoint: { readonly url?: string; readonly headers?: Readonly<Record<string, string>> | undefined }, apiKey?: string): string[] {
   const out: string[] = [];
   if (apiKey) out.push(apiKey);
   for (const [k, v] of Object.entries(endpoint.headers ?? {})) {
     if (!isSecretHeaderName(k)) continue;
-    out.push(v);
-    // "Bearer sk-…", "Basic …": the credential after the scheme is a secret on its own.
-    const m = /^\s*\S+\s+(\S{4,})\s*$/.exec(v);
-    if (m) out.push(m[1]!);
+    out.push(...authorizationSecrets(v));
   }
   if (endpoint.url) {
     try {

@@ -107,7 +107,11 @@ export function nextStep(a: Attempt, retries: readonly RequestRetry[], policy: R
   return { kind: 'retry', reason: 'retry-after', waitMs };
 }
 
-/** Resolves true after `ms`, or false as soon as `signal` aborts. */
+/**
+ * Resolves true after `ms`, or false as soon as `signal` aborts. Not scheduler.ts's sleep: this
+ * module stays free of the clock's node timers (jobs/options.ts, which the webview imports, reads
+ * MAX_RETRY_AFTER_S from here).
+ */
 function wait(ms: number, signal: AbortSignal): Promise<boolean> {
   if (signal.aborted) return Promise.resolve(false);
   if (ms <= 0) return Promise.resolve(true);

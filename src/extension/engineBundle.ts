@@ -6,6 +6,6 @@ export { buildCacheCheckJob, buildDialJob, buildRunJob, buildSweepJob } from '..
 export { localEndpoint, startLocalServerFor } from '../jobs/resolve';
 export { startLocalServer } from '../localServer/launcher';
 export { reachable } from '../engine/detect';
-export { buildNetwork } from '../jobs/network';
+export { buildNetwork, networkSecrets } from '../jobs/network';
 export { systemCa } from '../jobs/systemCa';
 export { insecureWarning, proxyFor, shownProxy } from '../engine/network';

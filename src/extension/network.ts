@@ -6,7 +6,6 @@
 // proxy's credentials join the log's scrubber before anything could print them.
 import { homedir } from 'node:os';
 import * as vscode from 'vscode';
-import { secretsOf } from '../engine/redact';
 import type { NetworkSpec } from '../engine/types';
 import type { ConfigService } from './config';
 import type { EngineModule } from './lazy';
@@ -27,13 +26,6 @@ function baseFolder(): string {
   return f?.uri.scheme === 'file' ? f.uri.fsPath : homedir();
 }
 
-/** A Proxy-Authorization value and its credential alone ("Basic dXNlcjpw…" and "dXNlcjpw…"). */
-function authorizationSecrets(value: string | undefined): string[] {
-  if (!value) return [];
-  const m = /^\s*\S+\s+(\S{4,})\s*$/.exec(value);
-  return m ? [value, m[1]!] : [value];
-}
-
 export class NetworkSettings {
   /** Lines already logged once (a setting's problem, what the OS store held): not repeated for every run and probe. */
   readonly #said = new Set<string>();
@@ -47,12 +39,16 @@ export class NetworkSettings {
    * The network for a job or probe whose target is `url` (undefined: the local server, reached
    * directly). Throws the UsageError of a bad setting, naming it (http.proxy, llmProfiler.tls.caFile…).
    */
-  async forUrl(engine: Pick<EngineModule, 'buildNetwork' | 'systemCa'>, url: string | undefined): Promise<NetworkSpec | undefined> {
+  async forUrl(engine: Pick<EngineModule, 'buildNetwork' | 'networkSecrets' | 'systemCa'>, url: string | undefined): Promise<NetworkSpec | undefined> {
     if (url === undefined) return undefined;
     const http = readHttpSettings();
     // Secrets first: a message about a bad value must not be the first to print them.
-    this.log.addSecrets([...secretsOf({ url: typeof http.proxy === 'string' ? http.proxy : undefined }), ...authorizationSecrets(typeof http.proxyAuthorization === 'string' ? http.proxyAuthorization : undefined)]);
-    for (const name of ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY', 'all_proxy', 'ALL_PROXY']) this.log.addSecrets(secretsOf({ url: process.env[name] }));
+    this.log.addSecrets(
+      engine.networkSecrets(
+        { ...(typeof http.proxy === 'string' ? { proxy: http.proxy } : {}), ...(typeof http.proxyAuthorization === 'string' ? { proxyAuthorization: http.proxyAuthorization } : {}) },
+        process.env,
+      ),
+    );
     const plan = networkPlan(http, this.config.current.tls, homedir());
     for (const p of plan.problems) this.#once('warn', `settings: ${p.setting}: ${p.message}`);
     let inputs = plan.inputs;
@@ -63,7 +59,7 @@ export class NetworkSettings {
       if (system.ca.length > 0) inputs = { ...inputs, extraCa: { ca: system.ca, source: 'system' } };
     }
     const network = engine.buildNetwork(url, inputs, process.env, baseFolder());
-    this.log.addSecrets([...secretsOf({ url: network?.proxy }), ...authorizationSecrets(network?.proxyAuthorization)]);
+    this.log.addSecrets(engine.networkSecrets(network));
     return network;
   }
 
@@ -71,7 +67,7 @@ export class NetworkSettings {
    * For a probe that must not fail loudly (the sidebar's reachability dot): the network, or null when
    * the settings cannot make one (the problem is logged once; the run itself shows it where the user looks).
    */
-  async forProbe(engine: Pick<EngineModule, 'buildNetwork' | 'systemCa'>, url: string): Promise<NetworkSpec | undefined | null> {
+  async forProbe(engine: Pick<EngineModule, 'buildNetwork' | 'networkSecrets' | 'systemCa'>, url: string): Promise<NetworkSpec | undefined | null> {
     try {
       return await this.forUrl(engine, url);
     } catch (err) {

@@ -3,15 +3,28 @@
 // extension's VS Code http.* settings with the environment behind them. One set of rules for both.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { authorizationSecrets, secretsOf } from '../engine/redact';
 import type { NetworkSpec } from '../engine/types';
 import { UsageError } from './errors';
 import { checkProxyUrl } from './options';
 
+const HTTPS_NAMES = ['https_proxy', 'HTTPS_PROXY', 'all_proxy', 'ALL_PROXY'] as const;
+const HTTP_NAMES = ['http_proxy', 'HTTP_PROXY', 'all_proxy', 'ALL_PROXY'] as const;
+
+/**
+ * The secrets a network holds, for a scrubber: the proxy URL's credentials, a Proxy-Authorization
+ * value, and the credentials of every proxy variable in the environment (known before anything
+ * could print them, even when the variable is not the one used).
+ */
+export function networkSecrets(network: NetworkSpec | undefined, env: Readonly<Record<string, string | undefined>> = {}): string[] {
+  const out = [...secretsOf({ url: network?.proxy }), ...authorizationSecrets(network?.proxyAuthorization)];
+  for (const name of new Set([...HTTPS_NAMES, ...HTTP_NAMES])) out.push(...secretsOf({ url: env[name] }));
+  return out;
+}
+
 /** The environment's proxy for a URL, as curl reads it: https_proxy/HTTPS_PROXY for https://, http_proxy for http:// (HTTP_PROXY too), then all_proxy. */
 export function proxyFromEnv(env: Readonly<Record<string, string | undefined>>, url: string): { readonly proxy: string; readonly source: string } | undefined {
-  const https = url.startsWith('https:');
-  const names = https ? ['https_proxy', 'HTTPS_PROXY', 'all_proxy', 'ALL_PROXY'] : ['http_proxy', 'HTTP_PROXY', 'all_proxy', 'ALL_PROXY'];
-  for (const name of names) {
+  for (const name of url.startsWith('https:') ? HTTPS_NAMES : HTTP_NAMES) {
     const v = env[name]?.trim();
     if (v) return { proxy: /^[a-z][a-z0-9+.-]*:\/\//i.test(v) ? v : `http://${v}`, source: name };
   }

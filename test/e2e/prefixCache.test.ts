@@ -1,29 +1,19 @@
 // A cache-check run in the report webview (headless Chromium): its verdict under the headline, with the
 // run file's figures. Needs `npm run build` (dist/webview/report.js).
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser } from 'playwright-core';
 import type { RunFile } from '../../src/engine/types';
 import { formatInt, formatMs } from '../../src/present/units';
 import { fixtureRun } from '../support/fixtureRuns';
-import { launchChromium, openReport, rendered, startReportServer, type ReportServer } from '../support/reportHarness';
+import { openReport, reportSession, rendered } from '../support/reportHarness';
 
-let server: ReportServer;
-let browser: Browser;
+const session = reportSession();
 
-before(async () => {
-  server = await startReportServer();
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
 
 test('a cache-check run shows its verdict: TTFT cold, warm and variant, the cached tokens, the sentence', async () => {
   const message = 'prefix cache: warm TTFT 6.9 ms vs 44.2 ms cold (−84%), 1,023 cached tokens reported: the server caches prompts (a prompt that differs only in its last words: 8.1 ms; median of 3 rounds)';
   const run: RunFile = { ...fixtureRun({ seed: 5, requests: 9 }), prefixCache: { coldTtftMs: 44.2, warmTtftMs: 6.9, variantTtftMs: 8.1, cachedTokens: 1023, hit: true, rounds: 3, message } };
-  const { context, page, problems } = await openReport(browser, server.page({ kind: 'run', run }));
+  const { context, page, problems } = await openReport(session.browser, session.server.page({ kind: 'run', run }));
   try {
     await rendered(page);
     const section = page.locator('section.prefix-cache-check');
@@ -39,7 +29,7 @@ test('a cache-check run shows its verdict: TTFT cold, warm and variant, the cach
     await context.close();
   }
   // any other run: no such section
-  const plain = await openReport(browser, server.page({ kind: 'run', run: fixtureRun({ seed: 6, requests: 5 }) }));
+  const plain = await openReport(session.browser, session.server.page({ kind: 'run', run: fixtureRun({ seed: 6, requests: 5 }) }));
   try {
     await rendered(plain.page);
     assert.equal(await plain.page.locator('section.prefix-cache-check').count(), 0);

@@ -1,28 +1,19 @@
 // The report webview in headless Chromium, served with the same HTML (and CSP) the host uses.
 // Needs `npm run build` (dist/webview/report.js). Screenshots go to test-artifacts/.
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import type { RunFile } from '../../src/engine/types';
 import { formatMs } from '../../src/present/units';
 import { fixtureRun, fixtureSweepRun, truncatedRunText, unknownVersionRun } from '../support/fixtureRuns';
-import { launchChromium, openReport, rendered, sendToPage, startReportServer, switchTheme, THEMES, type ReportServer, type ThemeName } from '../support/reportHarness';
+import { openReport, reportSession, rendered, sendToPage, switchTheme, THEMES, type ThemeName } from '../support/reportHarness';
 
 const artifacts = join(__dirname, '..', '..', 'test-artifacts');
-let server: ReportServer;
-let browser: Browser;
+const session = reportSession();
 
-before(async () => {
-  mkdirSync(artifacts, { recursive: true });
-  server = await startReportServer();
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+before(() => mkdirSync(artifacts, { recursive: true }));
 
 
 /** Pixels of a canvas that differ from the given background colour (#rrggbb). */
@@ -53,7 +44,7 @@ function viewOf(page: Page): Promise<{ start: number; end: number; laneStart: nu
 
 test('the table and the headline show exactly the summary values of the run file', async () => {
   const run = fixtureRun({ seed: 11, requests: 50 });
-  const { context, page, problems } = await openReport(browser, server.page({ kind: 'run', run }));
+  const { context, page, problems } = await openReport(session.browser, session.server.page({ kind: 'run', run }));
   try {
     await rendered(page);
     const cells = await page.$$eval('table.percentiles tbody tr', (rows) => rows.map((r) => ({
@@ -93,7 +84,7 @@ test('the table and the headline show exactly the summary values of the run file
 
 test('the timeline and the charts are drawn (pixels read back), the stalls list is there', async () => {
   const run = fixtureRun({ seed: 12 });
-  const { context, page, problems } = await openReport(browser, server.page({ kind: 'run', run }), { theme: 'dark' });
+  const { context, page, problems } = await openReport(session.browser, session.server.page({ kind: 'run', run }), { theme: 'dark' });
   try {
     await rendered(page);
     const bg = THEMES.dark.vars['--vscode-editor-background']!;
@@ -130,7 +121,7 @@ test('the timeline and the charts are drawn (pixels read back), the stalls list 
 
 test('wheel, keys and buttons zoom; Enter on a stall selects it on the timeline', async () => {
   const run = fixtureRun({ seed: 13, requests: 60 });
-  const { context, page, problems } = await openReport(browser, server.page({ kind: 'run', run }));
+  const { context, page, problems } = await openReport(session.browser, session.server.page({ kind: 'run', run }));
   try {
     await rendered(page);
     const full = await viewOf(page);
@@ -184,7 +175,7 @@ test('wheel, keys and buttons zoom; Enter on a stall selects it on the timeline'
 
 test('live mode fills in, drops a stale update, and ends on the final run', async () => {
   const run = fixtureRun({ seed: 14, requests: 30, warmup: 0 });
-  const { context, page, problems } = await openReport(browser, server.page({ kind: 'loading' }));
+  const { context, page, problems } = await openReport(session.browser, session.server.page({ kind: 'loading' }));
   try {
     await page.waitForSelector('body[data-view="empty"]');
     const empty: RunFile = { ...run, requests: [] };
@@ -225,7 +216,7 @@ test('live mode fills in, drops a stale update, and ends on the final run', asyn
 });
 
 test('an unknown version, a truncated file and a non-run get a clear message, not a blank page', async () => {
-  const { context, page, problems } = await openReport(browser, server.page({ kind: 'run', run: unknownVersionRun() as RunFile }));
+  const { context, page, problems } = await openReport(session.browser, session.server.page({ kind: 'run', run: unknownVersionRun() as RunFile }));
   try {
     await page.waitForSelector('body[data-view="error"]');
     assert.match(await page.textContent('.error-view') ?? '', /version 2.*reads version 1/);
@@ -250,7 +241,7 @@ test('an unknown version, a truncated file and a non-run get a clear message, no
 test('compare: CDFs overlaid and a table of p50/p99 differences', async () => {
   const a = fixtureRun({ seed: 21, requests: 40, id: 'run-a' });
   const b = fixtureRun({ seed: 22, requests: 40, concurrency: 8, id: 'run-b' });
-  const { context, page, problems } = await openReport(browser, server.page({ kind: 'run', run: a, compareWith: b }));
+  const { context, page, problems } = await openReport(session.browser, session.server.page({ kind: 'run', run: a, compareWith: b }));
   try {
     await rendered(page);
     assert.equal(await page.evaluate(() => document.body.dataset.view), 'compare');
@@ -273,7 +264,7 @@ test('compare: CDFs overlaid and a table of p50/p99 differences', async () => {
 
 test('exports post CSV, JSON and PNG requests to the host', async () => {
   const run = fixtureRun({ seed: 15 });
-  const { context, page } = await openReport(browser, server.page({ kind: 'run', run }));
+  const { context, page } = await openReport(session.browser, session.server.page({ kind: 'run', run }));
   try {
     await rendered(page);
     await page.click('button:text("Export CSV")');
@@ -296,7 +287,7 @@ test('exports post CSV, JSON and PNG requests to the host', async () => {
 test('themes: light, dark and high contrast read from the VS Code variables (screenshots), and a switch redraws', async () => {
   const run = fixtureRun({ seed: 16 });
   for (const theme of ['light', 'dark', 'high-contrast'] as ThemeName[]) {
-    const { context, page, problems } = await openReport(browser, server.page({ kind: 'run', run }), { theme });
+    const { context, page, problems } = await openReport(session.browser, session.server.page({ kind: 'run', run }), { theme });
     try {
       await rendered(page);
       const bg = THEMES[theme].vars['--vscode-editor-background']!;
@@ -309,7 +300,7 @@ test('themes: light, dark and high contrast read from the VS Code variables (scr
       await context.close();
     }
   }
-  const { context, page } = await openReport(browser, server.page({ kind: 'run', run }), { theme: 'dark' });
+  const { context, page } = await openReport(session.browser, session.server.page({ kind: 'run', run }), { theme: 'dark' });
   try {
     await rendered(page);
     await switchTheme(page, 'light');
@@ -326,7 +317,7 @@ test('themes: light, dark and high contrast read from the VS Code variables (scr
 
 test('a narrow editor group (420 px): no sideways scrolling of the page, everything still drawn', async () => {
   const run = fixtureRun({ seed: 17 });
-  const { context, page, problems } = await openReport(browser, server.page({ kind: 'run', run }), { theme: 'dark', width: 420 });
+  const { context, page, problems } = await openReport(session.browser, session.server.page({ kind: 'run', run }), { theme: 'dark', width: 420 });
   try {
     await rendered(page);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
@@ -342,7 +333,7 @@ test('a narrow editor group (420 px): no sideways scrolling of the page, everyth
 
 test('a sweep run shows the sweep view, and choosing a point shows its requests on the timeline', async () => {
   const run = fixtureSweepRun();
-  const { context, page, problems } = await openReport(browser, server.page({ kind: 'run', run }));
+  const { context, page, problems } = await openReport(session.browser, session.server.page({ kind: 'run', run }));
   try {
     await rendered(page);
     await page.waitForSelector('.block.sweep .sweep-view canvas');

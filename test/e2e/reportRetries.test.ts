@@ -1,24 +1,14 @@
 // The report's Errors figure with rate limits (status, Retry-After) and requests sent again, in
 // headless Chromium with the real bundle. Needs `npm run build` (dist/webview/report.js).
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser } from 'playwright-core';
 import { summarize } from '../../src/engine/metrics';
 import type { RequestRecord, RunFile } from '../../src/engine/types';
 import { fixtureRun } from '../support/fixtureRuns';
-import { launchChromium, openReport, rendered, startReportServer, type ReportServer } from '../support/reportHarness';
+import { openReport, reportSession, rendered } from '../support/reportHarness';
 
-let server: ReportServer;
-let browser: Browser;
+const session = reportSession();
 
-before(async () => {
-  server = await startReportServer();
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
 
 /** The fixture with request 10 rate limited (429, retry-after 30 s) and request 11 sent again after a closed connection. */
 function runWithRetries(): RunFile {
@@ -37,7 +27,7 @@ function runWithRetries(): RunFile {
 test('the Errors figure names the statuses, the Retry-After each was given and the requests sent again', async () => {
   const run = runWithRetries();
   assert.deepEqual(run.summary.errorsByStatus, { '429': 1 });
-  const { context, page, problems } = await openReport(browser, server.page({ kind: 'run', run }));
+  const { context, page, problems } = await openReport(session.browser, session.server.page({ kind: 'run', run }));
   try {
     await rendered(page);
     const note = (await page.textContent('[data-figure="errors"] .note')) ?? '';

@@ -3,31 +3,22 @@
 // (and selecting one outlines that prefill on the timeline), the buffering verdict in the header,
 // the prefix cache beside TTFT, and a run file from before all this still drawn without an error.
 // Needs `npm run build` (dist/webview/report.js). Screenshots go to test-artifacts/.
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import type { RunFile } from '../../src/engine/types';
 import { formatMs } from '../../src/present/units';
 import { buildLanes } from '../../webview/report/lanes';
 import { BAND_THRESHOLD } from '../../webview/report/whereView';
 import { fixtureRun, fixtureWhereRun } from '../support/fixtureRuns';
-import { launchChromium, openReport, rendered, startReportServer, switchTheme, THEMES, type ReportServer } from '../support/reportHarness';
+import { openReport, reportSession, rendered, switchTheme, THEMES } from '../support/reportHarness';
 
 const artifacts = join(__dirname, '..', '..', 'test-artifacts');
-let server: ReportServer;
-let browser: Browser;
+const session = reportSession();
 
-before(async () => {
-  mkdirSync(artifacts, { recursive: true });
-  server = await startReportServer();
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+before(() => mkdirSync(artifacts, { recursive: true }));
 
 
 /** The measured, successful requests that got a first token: one bar each below the band threshold. */
@@ -56,7 +47,7 @@ async function inkPixels(page: Page, selector: string, bg: string): Promise<numb
 
 test('the section: a bar per request in start order from the server timings, the client-vs-server table, /metrics and the verdicts', async () => {
   const run = fixtureWhereRun({ seed: 41, requests: 40 });
-  const { context, page, problems } = await openReport(browser, server.page({ kind: 'run', run }));
+  const { context, page, problems } = await openReport(session.browser, session.server.page({ kind: 'run', run }));
   try {
     await rendered(page);
     // a heading the section is labelled by
@@ -142,7 +133,7 @@ test('the section: a bar per request in start order from the server timings, the
 
 test(`more than ${BAND_THRESHOLD} requests: four bars, one per TTFT band`, async () => {
   const run = fixtureWhereRun({ seed: 42, requests: 200, concurrency: 8, chunksPerRequest: 24, serverMetrics: false });
-  const { context, page, problems } = await openReport(browser, server.page({ kind: 'run', run }));
+  const { context, page, problems } = await openReport(session.browser, session.server.page({ kind: 'run', run }));
   try {
     await rendered(page);
     const bars = await page.$$eval('.where-bar', (els) => els.map((e) => ({ band: (e as HTMLElement).dataset.band, label: e.getAttribute('aria-label') ?? '' })));
@@ -162,7 +153,7 @@ test('a prefill stall names its culprit, and selecting it outlines the culprit\'
   const worst = run.summary.stalls.worst.find((w) => w.cause === 'prefill' && w.culprits?.length)!;
   assert.ok(worst, 'the fixture has a prefill stall among the worst');
   const culprit = run.requests.find((r) => r.index === worst.culprits![0]!.index)!;
-  const { context, page, problems } = await openReport(browser, server.page({ kind: 'run', run }));
+  const { context, page, problems } = await openReport(session.browser, session.server.page({ kind: 'run', run }));
   try {
     await rendered(page);
     const sel = `.stalls-list button.stall[data-request="${worst.requestIndex}"][data-start="${worst.startMs}"]`;
@@ -201,7 +192,7 @@ test('a prefill stall names its culprit, and selecting it outlines the culprit\'
 
 test('a buffered stream: the header says so, and ITL/TPOT carry the flag; an unbuffered one does not', async () => {
   const run = fixtureWhereRun({ seed: 44, requests: 30, buffered: true });
-  const { context, page, problems } = await openReport(browser, server.page({ kind: 'run', run }));
+  const { context, page, problems } = await openReport(session.browser, session.server.page({ kind: 'run', run }));
   try {
     await rendered(page);
     const header = await page.textContent('.run-header .buffering') ?? '';
@@ -228,7 +219,7 @@ test('a buffered stream: the header says so, and ITL/TPOT carry the flag; an unb
     await context.close();
   }
   const plain = fixtureWhereRun({ seed: 45, requests: 20 });
-  const o = await openReport(browser, server.page({ kind: 'run', run: plain }));
+  const o = await openReport(session.browser, session.server.page({ kind: 'run', run: plain }));
   try {
     await rendered(o.page);
     assert.equal(await o.page.$('.run-header .buffering'), null);
@@ -244,7 +235,7 @@ test('prefix cache: TTFT cold against warm beside the TTFT figure, and a compare
   const cold = fixtureWhereRun({ seed: 47, requests: 30, id: 'cold-run' });
   const pc = warm.summary.prefixCache!;
   assert.ok(pc.warmRequests > 0 && pc.coldRequests > 0);
-  const { context, page, problems } = await openReport(browser, server.page({ kind: 'run', run: warm }));
+  const { context, page, problems } = await openReport(session.browser, session.server.page({ kind: 'run', run: warm }));
   try {
     await rendered(page);
     const figures = await page.$$eval('.headline .figure', (f) => f.map((x) => (x as HTMLElement).dataset.figure));
@@ -255,14 +246,14 @@ test('prefix cache: TTFT cold against warm beside the TTFT figure, and a compare
   } finally {
     await context.close();
   }
-  const o = await openReport(browser, server.page({ kind: 'run', run: cold }));
+  const o = await openReport(session.browser, session.server.page({ kind: 'run', run: cold }));
   try {
     await rendered(o.page);
     assert.equal(await o.page.$('[data-figure="ttft-cache"]'), null, 'a cold run has no warm figure');
   } finally {
     await o.context.close();
   }
-  const c = await openReport(browser, server.page({ kind: 'run', run: warm, compareWith: cold }));
+  const c = await openReport(session.browser, session.server.page({ kind: 'run', run: warm, compareWith: cold }));
   try {
     await rendered(c.page);
     const caveat = await c.page.textContent('.compare-caveats li[data-caveat="prefix-cache"]') ?? '';
@@ -281,7 +272,7 @@ test('a run file from before any of this renders without an error: bars from the
   for (const r of run.requests) assert.equal(r.serverTimings ?? r.stalls ?? r.transportMs, undefined);
   assert.equal(run.summary.verdicts ?? run.summary.server ?? run.summary.buffering ?? run.summary.prefixCache ?? run.serverMetrics, undefined);
   for (const theme of ['dark', 'light', 'high-contrast'] as const) {
-    const { context, page, problems } = await openReport(browser, server.page({ kind: 'run', run }), { theme });
+    const { context, page, problems } = await openReport(session.browser, session.server.page({ kind: 'run', run }), { theme });
     try {
       await rendered(page);
       const bars = await page.$$eval('.where-bar', (els) => els.map((e) => [(e as HTMLElement).dataset.evidence, e.getAttribute('aria-label') ?? '']));
@@ -317,7 +308,7 @@ test('a run file from before any of this renders without an error: bars from the
 
 test('a narrow editor group (420 px): the section, its table and the buffering note fit without sideways scrolling', async () => {
   const run = fixtureWhereRun({ seed: 49, requests: 30, buffered: true });
-  const { context, page, problems } = await openReport(browser, server.page({ kind: 'run', run }), { width: 420 });
+  const { context, page, problems } = await openReport(session.browser, session.server.page({ kind: 'run', run }), { width: 420 });
   try {
     await rendered(page);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);

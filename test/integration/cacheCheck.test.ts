@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
-import { jobCommand } from '../../src/cli/jobCommand';
 import type { JobCommandName } from '../../src/cli/jobCommand';
+import { runJobCommand } from '../support/cli';
+import type { CliResult } from '../support/cli';
 import { runCacheCheck } from '../../src/engine/cacheCheck';
 import { summarizePrefixCache } from '../../src/engine/prefixCache';
 import { readRunFile } from '../../src/engine/runFile';
@@ -21,22 +21,9 @@ import type { CostModelOptions, CostModelServer, TruthRequest } from '../support
 const dir = mkdtempSync(join(tmpdir(), 'llmp-cache-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-interface CliResult {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
 /** The command as the CLI runs it (parse, build, execute, print, --out), in this process. */
-async function cli(command: JobCommandName, argv: string[]): Promise<CliResult> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (b: Buffer) => (out += b.toString()));
-  stderr.on('data', (b: Buffer) => (err += b.toString()));
-  const code = await jobCommand(command, argv, { stdout, stderr, env: process.env, cwd: dir });
-  return { code, stdout: out, stderr: err };
+function cli(command: JobCommandName, argv: string[]): Promise<CliResult> {
+  return runJobCommand(command, argv, { env: process.env, cwd: dir });
 }
 
 async function withCostModel(options: Partial<CostModelOptions>, fn: (s: CostModelServer) => Promise<void>): Promise<void> {

@@ -1,49 +1,22 @@
 // `llm-profiler run` as a real process (node dist/cli.js) against a real scripted server.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, existsSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseRunFile } from '../../src/engine/runFile';
+import { buildCli, runCliProcess } from '../support/cli';
 import { startScriptedServer } from '../support/scriptedServer';
 import type { ScriptedServer, ScriptedServerOptions } from '../support/scriptedServer';
 
 const root = join(__dirname, '../..');
 const cli = join(root, 'dist/cli.js');
 
-before(() => {
-  const r = spawnSync(process.execPath, ['esbuild.mjs'], { cwd: root, encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  assert.ok(existsSync(cli));
-});
+before(buildCli);
 
-interface Result {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
-function runCli(args: string[], options: { env?: Record<string, string>; onSpawn?: (kill: (s: NodeJS.Signals) => void) => void } = {}): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const child = spawn(process.execPath, [cli, ...args], { cwd: root, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    child.on('error', reject);
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr, ms: performance.now() - t0 });
-    });
-    options.onSpawn?.((s) => child.kill(s));
-  });
-}
+const runCli = runCliProcess;
 
 async function withServer(options: ScriptedServerOptions, fn: (s: ScriptedServer, dir: string) => Promise<void>): Promise<void> {
   const s = await startScriptedServer(options);

@@ -1,4 +1,4 @@
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -6,15 +6,10 @@ import { createEndpointClient } from '../../src/engine/client';
 import { PreflightError } from '../../src/engine/detect';
 import type { ApiKind, ClientOptions, EndpointClient, RequestRecord, RequestSpec } from '../../src/engine/types';
 import { startScriptedServer } from '../support/scriptedServer';
+import { assertNoUnhandledRejections } from '../support/unhandled';
 import type { ScriptedServer, ScriptedServerOptions, ScriptedRequestLog } from '../support/scriptedServer';
 
-const unhandled: unknown[] = [];
-const onUnhandled = (r: unknown) => unhandled.push(r);
-process.on('unhandledRejection', onUnhandled);
-after(() => {
-  process.off('unhandledRejection', onUnhandled);
-  assert.deepEqual(unhandled, [], 'no unhandled rejections');
-});
+assertNoUnhandledRejections();
 
 const APIS: readonly ApiKind[] = ['openai-chat', 'openai-completions', 'ollama', 'llamacpp'];
 

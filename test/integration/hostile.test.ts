@@ -5,49 +5,24 @@
 // key given to the tool appears in no output (stdout, stderr, the run file).
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { parseRunFile } from '../../src/engine/runFile';
 import type { ApiKind, RunFile } from '../../src/engine/types';
+import { buildCli, runCliProcess } from '../support/cli';
+import type { CliProcessResult } from '../support/cli';
 import { ALL_APIS, answerGet, answerStream, endEvents, errorEvent, ROUTES, sendJson, startStream, startTruthServer, tokenEvent } from '../support/hostileServer';
 import type { Handler, TruthServer } from '../support/hostileServer';
 
-const root = join(__dirname, '../..');
-const cli = join(root, 'dist/cli.js');
 const KEY = 'sk-hostile-5f0c9e1d2b7a4c3e';
 
-before(() => {
-  const r = spawnSync(process.execPath, ['esbuild.mjs'], { cwd: root, encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  assert.ok(existsSync(cli));
-});
-
-interface Result {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-  readonly ms: number;
-}
+before(buildCli);
 
 /** Runs the CLI with the key in LLMP_TEST_KEY; killed after `killMs` (a hang shows as code null). */
-function runCli(args: readonly string[], killMs = 60_000): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const child = spawn(process.execPath, [cli, ...args], { cwd: root, env: { ...process.env, LLMP_TEST_KEY: KEY }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    child.on('error', reject);
-    const timer = setTimeout(() => child.kill('SIGKILL'), killMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr, ms: performance.now() - t0 });
-    });
-  });
+function runCli(args: readonly string[], killMs = 60_000): Promise<CliProcessResult> {
+  return runCliProcess(args, { env: { LLMP_TEST_KEY: KEY }, killMs });
 }
 
 async function withServers(fn: (dir: string, ...servers: TruthServer[]) => Promise<void>, ...handlers: Handler[]): Promise<void> {
@@ -67,7 +42,7 @@ const pathOf = (url: string) => url.split('?')[0]!;
 const keyOf = (headers: Record<string, unknown>) => String(headers['x-api-key'] ?? headers.authorization ?? '').replace(/^Bearer /, '');
 
 /** The key appears nowhere the tool wrote: stdout, stderr, the run file when there is one. */
-function assertNoKey(r: Result, secret: string, runFile?: string): void {
+function assertNoKey(r: CliProcessResult, secret: string, runFile?: string): void {
   assert.ok(!r.stdout.includes(secret), `stdout carries the secret:\n${r.stdout}`);
   assert.ok(!r.stderr.includes(secret), `stderr carries the secret:\n${r.stderr}`);
   if (runFile && existsSync(runFile)) assert.ok(!readFileSync(runFile, 'utf8').includes(secret), 'the run file carries the secret');

@@ -1,7 +1,7 @@
 // Connection reuse against a server that closes keep-alive connections as llama.cpp's llama-server
 // does (test/support/closingServer.ts): a request written on a connection the server is closing is
 // sent again, recorded, and answered once; a request that got any byte of a response never is.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createEndpointClient } from '../../src/engine/client';
 import { MAX_CONNECTION_RETRIES } from '../../src/engine/retry';
@@ -13,14 +13,9 @@ import { formatRunTable } from '../../src/present/runText';
 import { startClosingServer } from '../support/closingServer';
 import type { ClosingServer } from '../support/closingServer';
 import { startScriptedServer } from '../support/scriptedServer';
+import { assertNoUnhandledRejections } from '../support/unhandled';
 
-const unhandled: unknown[] = [];
-const onUnhandled = (r: unknown) => unhandled.push(r);
-process.on('unhandledRejection', onUnhandled);
-after(() => {
-  process.off('unhandledRejection', onUnhandled);
-  assert.deepEqual(unhandled, [], 'no unhandled rejections');
-});
+assertNoUnhandledRejections();
 
 /** Each record answered exactly once by the server, and every retry matched by a request the server threw away. */
 function assertAnsweredOnce(server: ClosingServer, records: readonly RequestRecord[]): void {

@@ -8,12 +8,12 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import { jobCommand } from '../../src/cli/jobCommand';
 import { runWorkload } from '../../src/engine/runner';
 import { proxyFor } from '../../src/engine/network';
 import type { NetworkSpec, RunFile } from '../../src/engine/types';
 import { defaultWorkload } from '../../src/engine/workload';
+import { runJobCommand } from '../support/cli';
+import type { CliResult } from '../support/cli';
 import { startForwardProxy } from '../support/forwardProxy';
 import type { ForwardProxy } from '../support/forwardProxy';
 import { startScriptedServer } from '../support/scriptedServer';
@@ -45,31 +45,9 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-interface CliResult {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function sink(): { stream: Writable; text: () => string } {
-  const parts: string[] = [];
-  return {
-    stream: new Writable({
-      write(chunk: Buffer, _enc, done) {
-        parts.push(chunk.toString('utf8'));
-        done();
-      },
-    }),
-    text: () => parts.join(''),
-  };
-}
-
 /** The CLI's `run`, in this process, with its own environment (no proxy variable of the machine leaks in). */
-async function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  const out = sink();
-  const err = sink();
-  const code = await jobCommand('run', [...args, '--requests', '4', '--concurrency', '2', '--max-tokens', '8'], { stdout: out.stream, stderr: err.stream, env: { PATH: process.env.PATH ?? '', ...env }, cwd: dir });
-  return { code, stdout: out.text(), stderr: err.text() };
+function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return runJobCommand('run', [...args, '--requests', '4', '--concurrency', '2', '--max-tokens', '8'], { env: { PATH: process.env.PATH ?? '', ...env }, cwd: dir });
 }
 
 function runFile(name: string): RunFile {

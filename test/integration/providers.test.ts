@@ -5,8 +5,7 @@
 // each token (the same clock: the fake runs in this process).
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runWorkload } from '../../src/engine/runner';
@@ -14,12 +13,11 @@ import { listModels, PreflightError, preflight } from '../../src/engine/detect';
 import { defaultWorkload } from '../../src/engine/workload';
 import { parseRunFile } from '../../src/engine/runFile';
 import type { ApiKind, EndpointSpec, RequestRecord, RunFile } from '../../src/engine/types';
+import { buildCli, runCliProcess } from '../support/cli';
 import { ANTHROPIC_MODEL, AZURE_DEPLOYMENT, fixtureEvents, GEMINI_MODEL, isTokenEvent, startProviderFake } from '../support/providerFakes';
 import type { FakeLogEntry, FakeReply, Provider, ProviderFake, ProviderFakeOptions } from '../support/providerFakes';
 
 const KEY = 'sk-test-7f3a9c1e5b2d4f60';
-const root = join(__dirname, '../..');
-const cli = join(root, 'dist/cli.js');
 
 async function withFake<T>(options: Omit<ProviderFakeOptions, 'key'> & { key?: string }, fn: (fake: ProviderFake) => Promise<T>): Promise<T> {
   const fake = await startProviderFake({ key: KEY, ...options });
@@ -286,27 +284,7 @@ test('model lists: Anthropic\'s ids, Gemini\'s generating models (embeddings lef
 
 // ---- the CLI as a process: --api with each new kind, the key from --api-key-env ----
 
-before(() => {
-  const r = spawnSync(process.execPath, ['esbuild.mjs'], { cwd: root, encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  assert.ok(existsSync(cli));
-});
-
-function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    child.on('error', reject);
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+before(buildCli);
 
 test('CLI: `run --api gemini|azure-openai|anthropic --api-key-env`, the model defaulted from the provider, the key never printed nor written', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'providers-'));
@@ -314,7 +292,7 @@ test('CLI: `run --api gemini|azure-openai|anthropic --api-key-env`, the model de
     for (const [provider, model] of [['gemini', `models/${GEMINI_MODEL}`], ['azure-openai', AZURE_DEPLOYMENT], ['anthropic', ANTHROPIC_MODEL]] as const) {
       await withFake({ provider, ttftMs: 20, itlMs: 5 }, async (fake) => {
         const out = join(dir, `${provider}.json`);
-        const r = await runCli(['run', '--url', fake.endpointUrl, '--api', provider, '--api-key-env', 'PROVIDER_TEST_KEY', '--requests', '2', '--warmup', '0', '--max-tokens', '32', '--out', out], { PROVIDER_TEST_KEY: KEY });
+        const r = await runCliProcess(['run', '--url', fake.endpointUrl, '--api', provider, '--api-key-env', 'PROVIDER_TEST_KEY', '--requests', '2', '--warmup', '0', '--max-tokens', '32', '--out', out], { env: { PROVIDER_TEST_KEY: KEY } });
         assert.equal(r.code, 0, `${provider}: ${r.stderr}`);
         const run = parseRunFile(readFileSync(out, 'utf8'));
         assert.equal(run.endpoint.api, provider);

@@ -19,6 +19,7 @@
  */
 import { createServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
+import { Timers } from './listen';
 
 export interface ClosingServerOptions {
   /** ms from the last chunk of a streamed response to the FIN (default 20). */
@@ -117,17 +118,11 @@ export async function startClosingServer(options: ClosingServerOptions = {}): Pr
     let onConn = 0;
     let busy = false; // a response is being written: the next request waits (no pipelining)
     let closing = false; // past the last chunk of a stream: whatever comes is thrown away
-    const timers = new Set<NodeJS.Timeout>();
-    const later = (ms: number, fn: () => void): void => {
-      const t = setTimeout(() => {
-        timers.delete(t);
-        fn();
-      }, ms);
-      timers.add(t);
-    };
+    const timers = new Timers();
+    const later = (ms: number, fn: () => void): void => timers.later(ms, fn);
     socket.on('close', () => {
       sockets.delete(socket);
-      for (const t of timers) clearTimeout(t);
+      timers.clear();
     });
     socket.on('error', () => undefined);
 

@@ -3,7 +3,7 @@
 // real client against what vLLM, TGI, llama.cpp or Ollama send. Every POST gets the fixture; the GETs
 // a client probes first (/health, /v1/models, /api/tags) get a plausible answer. See the folder's
 // README.md for where each fixture's shape comes from.
-import { listenOnLoopback } from './listen';
+import { closerOf, listenOnLoopback, Timers } from './listen';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
@@ -88,14 +88,8 @@ export async function startFixtureServer(options: FixtureServerOptions): Promise
   const firstDelayMs = options.firstDelayMs ?? delayMs;
   const model = options.model ?? 'fixture-model';
   const seen: { method: string; path: string; headers: IncomingHttpHeaders; body: string }[] = [];
-  const timers = new Set<NodeJS.Timeout>();
-  const later = (ms: number, fn: () => void): void => {
-    const t = setTimeout(() => {
-      timers.delete(t);
-      fn();
-    }, ms);
-    timers.add(t);
-  };
+  const timers = new Timers();
+  const later = (ms: number, fn: () => void): void => timers.later(ms, fn);
 
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
@@ -129,19 +123,10 @@ export async function startFixtureServer(options: FixtureServerOptions): Promise
     });
   });
   const { url, sockets } = await listenOnLoopback(server);
-  let closing: Promise<void> | undefined;
   return {
     url,
     fixture,
     seen,
-    close() {
-      closing ??= new Promise<void>((resolve) => {
-        for (const t of timers) clearTimeout(t);
-        timers.clear();
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      });
-      return closing;
-    },
+    close: closerOf(server, sockets, timers),
   };
 }

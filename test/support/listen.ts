@@ -16,3 +16,32 @@ export async function listenOnLoopback(server: Server): Promise<{ readonly url: 
   const { port } = server.address() as AddressInfo;
   return { url: `http://127.0.0.1:${port}`, sockets };
 }
+
+/** The timers a test server has pending (paced writes, delayed closes), all cleared at once when it closes. */
+export class Timers {
+  readonly #pending = new Set<NodeJS.Timeout>();
+
+  later(ms: number, fn: () => void): void {
+    const t = setTimeout(() => {
+      this.#pending.delete(t);
+      fn();
+    }, Math.max(0, ms));
+    this.#pending.add(t);
+  }
+
+  clear(): void {
+    for (const t of this.#pending) clearTimeout(t);
+    this.#pending.clear();
+  }
+}
+
+/** A test server's close(): once, whatever the callers; pending timers cleared, open sockets destroyed, then the server closed. */
+export function closerOf(server: Server, sockets: ReadonlySet<Socket>, timers?: Timers): () => Promise<void> {
+  let closing: Promise<void> | undefined;
+  return () =>
+    (closing ??= new Promise<void>((resolve) => {
+      timers?.clear();
+      for (const s of sockets) s.destroy();
+      server.close(() => resolve());
+    }));
+}

@@ -7,7 +7,7 @@
 // with it. It checks the key where the provider takes it (and Anthropic's anthropic-version),
 // answering as the provider does when they are wrong, and logs every request it got, what it
 // answered and when it wrote each token event, on the same clock as the client (performance.now).
-import { listenOnLoopback } from './listen';
+import { closerOf, listenOnLoopback, Timers } from './listen';
 import { loadFixture, FIXTURE_DIR } from './fixtureServer';
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
@@ -145,15 +145,9 @@ export async function startProviderFake(options: ProviderFakeOptions): Promise<P
   const itlMs = options.itlMs ?? 10;
   const replies = options.replies ?? [{ kind: 'stream', fixture: DEFAULT_FIXTURE[provider] }];
   const log: FakeLogEntry[] = [];
-  const timers = new Set<NodeJS.Timeout>();
+  const timers = new Timers();
   let posts = 0;
-  const later = (ms: number, fn: () => void): void => {
-    const t = setTimeout(() => {
-      timers.delete(t);
-      fn();
-    }, Math.max(0, ms));
-    timers.add(t);
-  };
+  const later = (ms: number, fn: () => void): void => timers.later(ms, fn);
 
   /** Replays a fixture: leading events at once, then each token event on its slot, the events after a token with it. */
   const stream = (entry: FakeLogEntry, res: ServerResponse, name: string): void => {
@@ -319,21 +313,12 @@ export async function startProviderFake(options: ProviderFakeOptions): Promise<P
     });
   });
   const { url, sockets } = await listenOnLoopback(server);
-  let closing: Promise<void> | undefined;
   return {
     url,
     endpointUrl: provider === 'azure-openai' ? `${url}/openai/deployments/${AZURE_DEPLOYMENT}?api-version=${AZURE_API_VERSION}` : url,
     model: provider === 'anthropic' ? ANTHROPIC_MODEL : provider === 'gemini' ? GEMINI_MODEL : AZURE_DEPLOYMENT,
     log,
     posts: () => log.filter((e) => e.method === 'POST'),
-    close() {
-      closing ??= new Promise<void>((resolve) => {
-        for (const t of timers) clearTimeout(t);
-        timers.clear();
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      });
-      return closing;
-    },
+    close: closerOf(server, sockets, timers),
   };
 }

@@ -3,6 +3,7 @@
 // and media/report.css; and opens it in headless Chromium with a stand-in for acquireVsCodeApi()
 // that records what the page posts. Themes are emulated as VS Code does it: CSS variables on <html>
 // and a class on <body>.
+import { after, before } from 'node:test';
 import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, existsSync } from 'node:fs';
@@ -198,4 +199,18 @@ export async function switchTheme(page: Page, theme: ThemeName): Promise<void> {
 /** Delivers a host message the way VS Code does: a `message` event on window. */
 export async function sendToPage(page: Page, message: unknown): Promise<void> {
   await page.evaluate((m) => { window.dispatchEvent(new MessageEvent('message', { data: m })); }, message);
+}
+
+/** A report server and a Chromium for one test file: started before its tests, closed after them. */
+export function reportSession(): { readonly server: ReportServer; readonly browser: Browser } {
+  const session = {} as { server: ReportServer; browser: Browser };
+  before(async () => {
+    session.server = await startReportServer();
+    session.browser = await launchChromium();
+  });
+  after(async () => {
+    await session.browser?.close();
+    await session.server?.close();
+  });
+  return session;
 }
