@@ -11,7 +11,8 @@ import { buildCacheCheckJob, buildDialJob, buildRunJob, buildSweepJob } from '..
 import { UsageError } from '../jobs/errors';
 import { executeJob, sloFailure } from '../jobs/execute';
 import type { JobHooks } from '../jobs/execute';
-import type { BuiltJob } from '../jobs/job';
+import type { BuiltJob, LocalServerRequest } from '../jobs/job';
+import { DEFAULT_SLOT_CONTEXT } from '../localServer/defaults';
 import type { OptionValues } from '../jobs/values';
 import { formatCacheCheck } from '../present/cacheCheckText';
 import { formatProgressLine, formatRunTable } from '../present/runText';
@@ -96,6 +97,12 @@ class Printer {
   rewrite(text: string): void {
     this.io.stderr.write(`\x1b[2K\r${this.clean(text)}`);
   }
+}
+
+/** "1 slot of 3584 tokens": what the local server is started with (each slot holds the longest prompt and its max tokens). */
+function slotsText(s: LocalServerRequest): string {
+  const per = s.ctxSize !== undefined ? Math.floor(s.ctxSize / s.parallel) : (s.slotContext ?? DEFAULT_SLOT_CONTEXT);
+  return `${s.parallel} slot${s.parallel === 1 ? '' : 's'} of ${per} tokens`;
 }
 
 /** A line rewritten in place on a terminal, cleared for good once the run ends or is interrupted. */
@@ -229,7 +236,7 @@ export async function jobCommand(command: JobCommandName, argv: readonly string[
     const { job, warnings } = await build(command, values, io);
     for (const w of warnings) err(`warning: ${w}`);
     const local = job.kind === 'dial' || job.target.kind === 'local';
-    if (local && job.kind !== 'dial') err('no --url: starting the bundled llama.cpp server on 127.0.0.1 (synthetic model, CPU)');
+    if (job.kind !== 'dial' && job.target.kind === 'local') err(`no --url: starting the bundled llama.cpp server on 127.0.0.1 (synthetic model, CPU; ${slotsText(job.target.server)})`);
     const run = await executeJob(job, hooksFor(live, printer, local, apiKey, network, ac.signal));
     live.stop();
     printer.out(values.flag('json') ? `${JSON.stringify(jsonOf(command, run), null, 2)}\n` : textOf(command, run));

@@ -11,7 +11,7 @@ import { syntheticPrompt, WORDS } from './prompts';
 import { runWorkload } from './runner';
 import type { RunOptions } from './runner';
 import { median } from './stats';
-import type { EndpointSpec, PrefixCacheCheck, Prompt, RequestRecord, RunFile, WorkloadSpec } from './types';
+import type { ChatMessage, EndpointSpec, PrefixCacheCheck, Prompt, RequestRecord, RunFile, WorkloadSpec } from './types';
 import { intWords, msWords } from './words';
 
 export const CACHE_CHECK_ROUNDS = 3;
@@ -41,20 +41,34 @@ export interface CacheCheckPlan {
   readonly rounds: number;
 }
 
-/** The same prompt with the last words of its last message changed (at least one, at most 8; whitespace kept). */
-export function variantOf(p: Prompt, round: number): Prompt {
-  if (p.messages.length === 0) return p;
-  const last = p.messages[p.messages.length - 1]!;
-  const parts = last.content.split(/(\s+)/);
+/** `text` with its last words changed (at least one, at most 8; whitespace kept), or " again" added when it has none. */
+function varied(text: string, round: number): string {
+  const parts = text.split(/(\s+)/);
   const wordAt = parts.map((s, i) => (s !== '' && !/^\s+$/.test(s) ? i : -1)).filter((i) => i >= 0);
-  if (wordAt.length === 0) return { ...p, messages: [...p.messages.slice(0, -1), { role: last.role, content: `${last.content} again` }] };
+  if (wordAt.length === 0) return `${text} again`;
   const change = Math.max(1, Math.min(8, Math.floor(wordAt.length / 16)));
   wordAt.slice(-change).forEach((at, j) => {
     let w = WORDS[(j * 7 + round + 1) % WORDS.length]!;
     if (w === parts[at]) w = WORDS[(j * 7 + round + 2) % WORDS.length]!;
     parts[at] = w;
   });
-  return { ...p, messages: [...p.messages.slice(0, -1), { role: last.role, content: parts.join('') }] };
+  return parts.join('');
+}
+
+/**
+ * The same prompt with the last words of its last message changed. A message with images changes
+ * its last text part (its content, the text parts joined, follows); its images and name are kept.
+ */
+export function variantOf(p: Prompt, round: number): Prompt {
+  if (p.messages.length === 0) return p;
+  const last = p.messages[p.messages.length - 1]!;
+  let changed: ChatMessage = { ...last, content: varied(last.content, round) };
+  const lastText = last.parts ? last.parts.map((x) => x.type).lastIndexOf('text') : -1;
+  if (last.parts && lastText >= 0) {
+    const parts = last.parts.map((x, i) => (i === lastText && x.type === 'text' ? { type: 'text' as const, text: varied(x.text, round) } : x));
+    changed = { ...last, parts, content: parts.flatMap((x) => (x.type === 'text' ? [x.text] : [])).join('\n\n') };
+  }
+  return { ...p, messages: [...p.messages.slice(0, -1), changed] };
 }
 
 /** A short random tag (base 36), unique to one check: its prefixes were never sent before. */

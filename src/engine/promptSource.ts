@@ -1,8 +1,13 @@
 // The one reader of a workload's prompts from a prompt file or a dataset (the runner and the job
-// builders both use it): a file that yields no prompt names its line and the reason.
+// builders both use it): a file that yields no prompt names its line and the reason; a prompt
+// file is read with its variables' values, the environment (Prompty's ${env:…}) and the files
+// next to it (${file:…}, images).
+import { readFileSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { dirname, resolve as resolvePath } from 'node:path';
 import { loadDataset } from './dataset';
-import { parsePromptFile } from './promptFiles';
+import { MAX_PROMPT_FILE_BYTES, parsePromptFile } from './promptFiles';
+import type { PromptFileContext, PromptFileVariable } from './promptFiles';
 import type { Prompt, SloSpec, WorkloadSpec } from './types';
 
 export type FilePromptSource = Exclude<WorkloadSpec['prompt'], { kind: 'synthetic' }>;
@@ -11,8 +16,10 @@ export interface ReadPrompts {
   readonly prompts: readonly Prompt[];
   /** The prompt file's `llmProfiler.slo`. */
   readonly slo?: SloSpec;
-  /** Problems in the file that did not stop it from yielding prompts, each with its place. */
+  /** Problems in the file that did not stop it from yielding prompts, each with its place ("file:line: …"). */
   readonly warnings: readonly string[];
+  /** The prompt file's variables that had no value (each once, in file order). */
+  readonly unfilled: readonly PromptFileVariable[];
 }
 
 /** Which source failed, so a caller can name its own flag or setting. */
@@ -23,30 +30,51 @@ export class PromptSourceError extends Error {
   }
 }
 
+/** Files next to a prompt file (Prompty's `${file:…}`, local images), read as the prompt file is: whole, up to the same size. */
+export function siblingReader(promptFile: string): NonNullable<PromptFileContext['readFile']> {
+  const dir = dirname(promptFile);
+  return (relative) => {
+    try {
+      const p = resolvePath(dir, relative);
+      return statSync(p).size > MAX_PROMPT_FILE_BYTES ? undefined : readFileSync(p);
+    } catch {
+      return undefined;
+    }
+  };
+}
+
 export async function readPrompts(source: FilePromptSource): Promise<ReadPrompts> {
   if (source.kind === 'dataset') {
     try {
-      return { prompts: await loadDataset(source.path), warnings: [] };
+      return { prompts: await loadDataset(source.path), warnings: [], unfilled: [] };
     } catch (e) {
       throw new PromptSourceError((e as Error).message, 'dataset', { cause: e });
     }
   }
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await readFile(source.path, 'utf8');
+    if (statSync(source.path).size > MAX_PROMPT_FILE_BYTES) {
+      throw new PromptSourceError(`${source.path}: the file is larger than ${MAX_PROMPT_FILE_BYTES / 1024 / 1024} MiB: a prompt file is a prompt, not a data set (for many prompts use --dataset)`, 'file');
+    }
+    bytes = await readFile(source.path);
   } catch (e) {
+    if (e instanceof PromptSourceError) throw e;
     const reason = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
     throw new PromptSourceError(`cannot read prompt file ${source.path} (${reason})`, 'file', { cause: e });
   }
-  const parsed = parsePromptFile(source.path, text);
+  const parsed = parsePromptFile(source.path, bytes.toString('utf8'), {
+    ...(source.vars ? { vars: source.vars } : {}),
+    env: process.env,
+    readFile: siblingReader(source.path),
+  });
   const where = (line?: number) => `${source.path}${line !== undefined ? `:${line + 1}` : ''}`;
-  if (parsed.prompts.length === 0) {
-    const e = parsed.errors[0];
-    throw new PromptSourceError(`${where(e?.line)}: ${e?.message ?? 'no prompt in the file'}`, 'file');
+  if (parsed.refusal !== undefined) {
+    throw new PromptSourceError(`${where(parsed.refusal.line)}: ${parsed.refusal.message}`, 'file');
   }
   return {
     prompts: parsed.prompts.map((x) => x.prompt),
     ...(parsed.slo ? { slo: parsed.slo } : {}),
-    warnings: parsed.errors.map((e) => `${where(e.line)}: ${e.message}`),
+    warnings: parsed.warnings.map((e) => `${where(e.line)}: ${e.message}`),
+    unfilled: parsed.variables.filter((v) => !v.filled),
   };
 }

@@ -4,7 +4,7 @@ import { analyzeTiming, annotateRequests } from './attribution';
 import { summarize } from './metrics';
 import { redactEndpoint } from './redact';
 import { RUN_FORMAT, RUN_VERSION, TOOL_NAME, TOOL_VERSION } from './runFormat';
-import type { ConnectionInfo, EndpointSpec, NetworkRecord, RequestRecord, RunFile, WorkloadSpec } from './types';
+import type { ConnectionInfo, EndpointSpec, NetworkRecord, PromptRecord, RequestRecord, RunFile, WorkloadSpec } from './types';
 
 export interface RunParts {
   readonly id: string;
@@ -19,6 +19,8 @@ export interface RunParts {
   /** The API kind was detected (`--api auto`). */
   readonly detectedApi?: boolean;
   readonly workload: WorkloadSpec;
+  /** What each prompt-file prompt was sent with (the planner's list); requests point into it by `promptRef`. */
+  readonly prompts?: readonly PromptRecord[];
   readonly connection?: ConnectionInfo;
   /** In index order. */
   readonly requests: readonly RequestRecord[];
@@ -39,6 +41,7 @@ export function assembleRunFile(p: RunParts): RunFile {
     tool: { name: TOOL_NAME, version: TOOL_VERSION },
     endpoint: { ...redactEndpoint(p.endpoint), ...p.network, ...(p.detectedApi ? { detectedApi: true } : {}) },
     workload: p.workload,
+    ...(p.prompts && p.prompts.length > 0 ? { prompts: p.prompts } : {}),
     ...(p.connection ? { connection: p.connection } : {}),
     requests,
     summary: summarize(requests, p.workload, { durationS: p.durationS, analysis }),

@@ -9,7 +9,7 @@
 // Number lists (chunkTimesMs: a run can hold a million) are checked by one tight loop, not element
 // by element through the schema machinery.
 import * as v from 'valibot';
-import { API_KINDS, METRICS_FAMILIES, RETRY_REASONS, STALL_CAUSES, TIMING_SOURCES } from './types';
+import { API_KINDS, METRICS_FAMILIES, RETRY_REASONS, SAMPLING_KEYS, STALL_CAUSES, TIMING_SOURCES } from './types';
 import type { RunFile, Stats } from './types';
 
 import { RUN_FORMAT, RUN_VERSION, TOOL_NAME } from './runFormat';
@@ -61,6 +61,40 @@ const handshake = v.object({ tcpMs: opt(num), tunnelMs: opt(num), tlsMs: opt(num
 
 const slo = v.object({ ttftMs: opt(num), tpotMs: opt(num), itlMs: opt(num), e2eMs: opt(num) });
 
+const samplingKey = v.picklist(SAMPLING_KEYS);
+const paramSource = v.picklist(['workload', 'file', 'default']);
+
+const responseFormat = v.variant('type', [
+  v.object({ type: v.literal('text') }),
+  v.object({ type: v.literal('json_object') }),
+  v.object({ type: v.literal('json_schema'), json_schema: v.record(str, v.unknown()) }),
+]);
+
+/** RunFile.prompts: what each prompt was sent with, and where each value came from. */
+const promptRecord = v.object({
+  source: opt(str),
+  name: opt(str),
+  sent: v.object({
+    maxTokens: num,
+    temperature: opt(num),
+    topP: opt(num),
+    stop: opt(list(str)),
+    frequencyPenalty: opt(num),
+    presencePenalty: opt(num),
+    responseFormat: opt(responseFormat),
+  }),
+  from: v.object({
+    maxTokens: opt(paramSource),
+    temperature: opt(paramSource),
+    topP: opt(paramSource),
+    stop: opt(paramSource),
+    frequencyPenalty: opt(paramSource),
+    presencePenalty: opt(paramSource),
+    responseFormat: opt(paramSource),
+  }),
+  notes: opt(list(str)),
+});
+
 const workload = v.object({
   mode: v.variant('kind', [
     v.object({ kind: v.literal('closed'), concurrency: num }),
@@ -72,12 +106,14 @@ const workload = v.object({
   maxTokens: num,
   prompt: v.variant('kind', [
     v.object({ kind: v.literal('synthetic'), tokens: num, sharedPrefix: bool }),
-    v.object({ kind: v.literal('file'), path: str }),
+    v.object({ kind: v.literal('file'), path: str, vars: opt(v.record(str, v.unknown())) }),
     v.object({ kind: v.literal('dataset'), path: str }),
   ]),
   ignoreEos: bool,
   seed: num,
   temperature: opt(num),
+  topP: opt(num),
+  explicit: opt(list(samplingKey)),
   timeoutMs: num,
   idleTimeoutMs: num,
   slo: opt(slo),
@@ -133,6 +169,7 @@ const request = v.object({
   intermediaries: opt(v.record(str, str)),
   cacheBust: opt(v.picklist(['cache_prompt', 'nonce'])),
   repeatOf: opt(num),
+  promptRef: opt(num),
   malformedEvents: opt(num),
   exceedsMaxTokens: opt(bool),
   httpStatus: opt(num),
@@ -307,6 +344,7 @@ export const RunFileSchema = v.looseObject({
   tool: v.object({ name: v.literal(TOOL_NAME), version: str }),
   endpoint,
   workload,
+  prompts: opt(list(promptRecord)),
   connection: opt(v.object({ connections: num, connectMs: numbers, handshakes: opt(list(handshake)), reopened: opt(list(handshake)) })),
   requests: list(request),
   summary,

@@ -12,6 +12,7 @@ import type {
   NetworkSpec,
   Progress,
   Prompt,
+  PromptRecord,
   RequestError,
   RequestRecord,
   RequestSpec,
@@ -20,6 +21,8 @@ import type {
   WorkloadSpec,
 } from './types';
 import { cacheBustFor, randomTag } from './adapters/cacheBust';
+import type { EndpointAdapter } from './adapters/adapter';
+import { adapterFor } from './adapters/registry';
 import { createEndpointClient } from './client';
 import { networkRecord } from './network';
 import { realClock } from './clock';
@@ -27,6 +30,8 @@ import { preflight } from './detect';
 import { syntheticPrompt } from './prompts';
 import { readPrompts } from './promptSource';
 import { assembleRunFile } from './runAssembly';
+import { promptRecord, PromptRecords, recordsPrompt, resolveSampling } from './sentWith';
+import type { SentParams } from './sentWith';
 import { newRunId } from './runId';
 import { ProgressTicker, RunTally } from './runTally';
 import { closedLoop, openLoop, sleep, withinPhase } from './scheduler';
@@ -134,6 +139,7 @@ function failedRecord(spec: RequestSpec, sentAt: number, kind: RequestError['kin
     tokenSource: 'chunks',
     chunkTimesMs: [],
     ...(spec.cacheBust !== undefined ? { cacheBust: spec.cacheBust } : {}),
+    ...(spec.promptRef !== undefined ? { promptRef: spec.promptRef } : {}),
     error: { kind, message },
   };
 }
@@ -169,38 +175,57 @@ export interface Planned {
   readonly repeatOf?: number;
 }
 
+/** What a prompt is sent with, worked out once per prompt object: the values, and its index in RunFile.prompts when it has a record. */
+interface SentWith {
+  readonly sent: SentParams;
+  readonly ref?: number;
+}
+
 /**
- * Turns request k of a phase into its spec: the prompt from the source, kept cold the API's way
- * when the workload says so (workload.prefixCache; absent: warm, as runs were before it existed),
- * and whether it repeats a prompt sent earlier in this run.
+ * Turns request k of a phase into its spec: the prompt from the source, sent with the values the
+ * precedence gives (sentWith.ts: the workload's explicit values, else the prompt file's, else the
+ * workload's defaults), kept cold the API's way when the workload says so (workload.prefixCache;
+ * absent: warm, as runs were before it existed), and whether it repeats a prompt sent earlier.
+ * Records what each prompt-file prompt was sent with (`prompts`), in the order first sent.
  */
 export class Planner {
   readonly #w: WorkloadSpec;
   readonly #source: PromptSource;
+  readonly #endpoint: EndpointSpec;
+  readonly #adapter: EndpointAdapter;
   readonly #cacheBust: CacheBust | undefined;
   readonly #nonceBase = nonceBase();
   /** Prompt key → the index of the first request that sent it. */
   readonly #firstSent = new Map<number, number>();
+  readonly #sentWith = new WeakMap<Prompt, SentWith>();
+  readonly #records = new PromptRecords();
 
   constructor(w: WorkloadSpec, source: PromptSource, endpoint: EndpointSpec) {
     this.#w = w;
     this.#source = source;
+    this.#endpoint = endpoint;
+    this.#adapter = adapterFor(endpoint.api);
     this.#cacheBust = w.prefixCache === 'cold' ? cacheBustFor(endpoint.api) : undefined;
+  }
+
+  /** RunFile.prompts so far: what each prompt-file (or caller's) prompt was sent with, in the order first sent. */
+  get prompts(): readonly PromptRecord[] {
+    return this.#records.list;
   }
 
   plan(index: number, warmup: boolean, k: number, scheduledAt: number): Planned {
     const w = this.#w;
     const { prompt, key } = this.#source.promptFor(index, warmup, k);
-    const temperature = prompt.temperature ?? w.temperature;
+    const { sent, ref } = this.#sentWithOf(prompt);
     const bust = this.#cacheBust;
     const spec: RequestSpec = {
       index,
       warmup,
       prompt,
-      maxTokens: prompt.maxTokens ?? w.maxTokens,
+      ...sent,
       seed: w.seed + index,
       ignoreEos: w.ignoreEos,
-      ...(temperature !== undefined ? { temperature } : {}),
+      ...(ref !== undefined ? { promptRef: ref } : {}),
       scheduledAt,
       ...(bust !== undefined ? { cacheBust: bust } : {}),
       ...(bust === 'nonce' ? { nonce: `${this.#nonceBase}-${index.toString(36)}` } : {}),
@@ -213,11 +238,44 @@ export class Planner {
     }
     return { spec, repeatOf: first };
   }
+
+  #sentWithOf(prompt: Prompt): SentWith {
+    const known = this.#sentWith.get(prompt);
+    if (known !== undefined) return known;
+    const resolved = resolveSampling(this.#w, prompt);
+    const ref = recordsPrompt(this.#w, prompt) ? this.#records.add(promptRecord(prompt, resolved, this.#notes(prompt, resolved.sent))) : undefined;
+    const out: SentWith = ref !== undefined ? { sent: resolved.sent, ref } : { sent: resolved.sent };
+    this.#sentWith.set(prompt, out);
+    return out;
+  }
+
+  /** What the API cannot take of this prompt (images on a text-only API, a response format it has no field for): from the adapter that builds the body, once per prompt. */
+  #notes(prompt: Prompt, sent: SentParams): readonly string[] | undefined {
+    try {
+      const spec: RequestSpec = { index: 0, warmup: false, prompt, ...sent, seed: 0, ignoreEos: this.#w.ignoreEos, scheduledAt: 0 };
+      return this.#adapter.buildRequest(spec, this.#endpoint).notes;
+    } catch {
+      return undefined; // a request that cannot be built fails when sent, with its own error
+    }
+  }
 }
 
 /** The planner a run of `w` against `endpoint` uses (for tests: what each request would send). */
 export async function createPlanner(w: WorkloadSpec, endpoint: EndpointSpec, prompts?: readonly Prompt[], warmupPrompts?: readonly Prompt[]): Promise<Planner> {
   return new Planner(w, await promptSource(w, prompts, warmupPrompts), endpoint);
+}
+
+/**
+ * RunFile.prompts as a run of `w` with these prompts will record it, before anything is sent (the
+ * live report's first frame): the planner's own order, the warmup requests then the measured ones,
+ * each going through the list at most once.
+ */
+export function plannedPrompts(w: WorkloadSpec, endpoint: EndpointSpec, prompts: readonly Prompt[] | undefined): readonly PromptRecord[] {
+  if (!prompts || prompts.length === 0) return [];
+  const planner = new Planner(w, listSource(prompts, undefined), endpoint);
+  for (let k = 0; k < Math.min(w.warmup, prompts.length); k++) planner.plan(k, true, k, 0);
+  for (let k = 0; k < Math.min(w.requests ?? prompts.length, prompts.length); k++) planner.plan(w.warmup + k, false, k, 0);
+  return planner.prompts;
 }
 
 /** Hands requests to the client and their records to the tally; on cancel, records what is still out. */
@@ -254,6 +312,7 @@ class Sender {
         rec = { ...rec, promptTokens: spec.prompt.estimatedTokens, promptTokensEstimated: true };
       }
       if (repeatOf !== undefined) rec = { ...rec, repeatOf };
+      if (spec.promptRef !== undefined) rec = { ...rec, promptRef: spec.promptRef };
       this.#tally.returned();
       this.#pending.delete(spec.index);
       this.#finish(rec);
@@ -327,6 +386,7 @@ export async function runWorkload(endpoint: EndpointSpec, workload: WorkloadSpec
   const tally = new RunTally(runId, w.requests);
   const onProgress = options.onProgress;
   const ticker = onProgress ? new ProgressTicker(() => onProgress(tally.progress())) : undefined;
+  let planner: Planner | undefined;
   const build = (cancelled: boolean, connection?: ConnectionInfo): RunFile =>
     assembleRunFile({
       id: runId,
@@ -338,6 +398,7 @@ export async function runWorkload(endpoint: EndpointSpec, workload: WorkloadSpec
       ...(options.detectedApi ? { detectedApi: true } : {}),
       workload: w,
       ...(connection ? { connection } : {}),
+      ...(planner && planner.prompts.length > 0 ? { prompts: planner.prompts } : {}),
       requests: tally.records(),
       durationS: tally.phaseSeconds(),
     });
@@ -345,7 +406,7 @@ export async function runWorkload(endpoint: EndpointSpec, workload: WorkloadSpec
   const aborted = abortable(signal);
   let client: EndpointClient | undefined;
   try {
-    const planner = new Planner(w, await promptSource(w, options.prompts, options.warmupPrompts), endpoint);
+    planner = new Planner(w, await promptSource(w, options.prompts, options.warmupPrompts), endpoint);
     // ---- preflight and warm, both cancellable ----
     const pre = preflight(endpoint, { ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}), ...(options.network ? { network: options.network } : {}) });
     pre.catch(() => undefined);

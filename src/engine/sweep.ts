@@ -7,6 +7,7 @@ import { summarize } from './metrics';
 import { newRunId } from './runId';
 import { RUN_FORMAT, RUN_VERSION } from './runFormat';
 import { runWorkload } from './runner';
+import { PromptRecords } from './sentWith';
 import type { RunOptions } from './runner';
 import type {
   EndpointSpec,
@@ -114,9 +115,10 @@ function measuredSeconds(runs: readonly RunFile[]): number {
   return runs.reduce((t, r) => t + r.summary.durationS, 0);
 }
 
-/** Collects point runs into one run file: requests re-indexed, stall indexes remapped. */
+/** Collects point runs into one run file: requests re-indexed, stall indexes remapped, the points' prompt lists made one. */
 class Collector {
   readonly requests: RequestRecord[] = [];
+  readonly prompts = new PromptRecords();
   readonly #offsets: number[] = [];
 
   /** The global index a point's local index will get, so live records and the file agree. */
@@ -131,6 +133,7 @@ class Collector {
   /** Adds a run's records; returns their global indexes and the run summary with stalls remapped. */
   add(run: RunFile): { indexes: number[]; summary: Summary; records: RequestRecord[] } {
     const sorted = [...run.requests].sort((a, b) => a.index - b.index);
+    const promptRef = this.prompts.merge(run.prompts);
     const map = new Map<number, number>();
     const indexes: number[] = [];
     const records: RequestRecord[] = [];
@@ -138,7 +141,12 @@ class Collector {
       const g = this.requests.length;
       map.set(r.index, g);
       // a point's repeatOf names an earlier request of the same point: mapped before this one (its index is lower)
-      const rec = { ...r, index: g, ...(r.repeatOf !== undefined ? { repeatOf: map.get(r.repeatOf) ?? r.repeatOf } : {}) };
+      const rec = {
+        ...r,
+        index: g,
+        ...(r.repeatOf !== undefined ? { repeatOf: map.get(r.repeatOf) ?? r.repeatOf } : {}),
+        ...(r.promptRef !== undefined ? { promptRef: promptRef(r.promptRef) } : {}),
+      };
       this.requests.push(rec);
       records.push(rec);
       indexes.push(g);
@@ -300,6 +308,8 @@ export async function runSweep(endpoint: EndpointSpec, spec: SweepSpec, options:
     endpoint: first.endpoint,
     // the first point's workload: every point's differs from it only in the swept field
     workload: pointWorkload(spec.dimension, spec.workload, spec.values[0]!),
+    // one list for the sweep: every point sends the same prompts with the same settings
+    ...(collector.prompts.list.length > 0 ? { prompts: collector.prompts.list } : {}),
     ...(first.connection ? { connection: first.connection } : {}),
     // pooled over every point (the sweep's view is in `sweep.points`), over the points' measured
     // time only: the gaps between points (preflight, warming, warmup) are not load

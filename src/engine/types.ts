@@ -65,21 +65,77 @@ export interface NetworkRecord {
   };
 }
 
+export interface TextPart {
+  readonly type: 'text';
+  readonly text: string;
+}
+
+/** An image in a message: an http(s) URL or a `data:` URL (a local file read into it). */
+export interface ImagePart {
+  readonly type: 'image';
+  readonly url: string;
+  readonly alt?: string;
+}
+
+export type ContentPart = TextPart | ImagePart;
+
 export interface ChatMessage {
   readonly role: 'system' | 'user' | 'assistant';
+  /** The message's text. With `parts`, its text parts joined by blank lines (the images left out). */
   readonly content: string;
+  /** Only when the message carries images: its text and images in order. APIs that take images send these. */
+  readonly parts?: readonly ContentPart[];
+  /** A participant's name (Prompty's `user[name="Alice"]:`), sent as OpenAI's `name` where the API has one. */
+  readonly name?: string;
+}
+
+/**
+ * OpenAI's `response_format` as a prompt file gives it (`{ type: 'json_object' }`, or `{ type: 'json_schema',
+ * json_schema: { name, schema, strict? } }`); adapters of other APIs map it to theirs or note that they cannot.
+ */
+export type ResponseFormat =
+  | { readonly type: 'text' }
+  | { readonly type: 'json_object' }
+  | { readonly type: 'json_schema'; readonly json_schema: Readonly<Record<string, unknown>> };
+
+/** Sampling settings a prompt file may give; the workload's explicit values beat them (WorkloadSpec.explicit). */
+export interface SamplingParams {
+  readonly maxTokens?: number;
+  readonly temperature?: number;
+  readonly topP?: number;
+  readonly stop?: readonly string[];
+  readonly frequencyPenalty?: number;
+  readonly presencePenalty?: number;
+  readonly responseFormat?: ResponseFormat;
+}
+
+export type SamplingKey = keyof SamplingParams;
+/** Every sampling key, in the order surfaces list them (the schema and the runner's precedence take them from here). */
+export const SAMPLING_KEYS = ['maxTokens', 'temperature', 'topP', 'stop', 'frequencyPenalty', 'presencePenalty', 'responseFormat'] as const satisfies readonly SamplingKey[];
+
+/** Where a value a prompt was sent with came from: the workload's explicit value (a flag, a setting), the prompt file, or the defaults. */
+export type ParamSource = 'workload' | 'file' | 'default';
+
+/** What one prompt of the run was sent with (RunFile.prompts), and where each value came from. */
+export interface PromptRecord {
+  /** The prompt file (as given) or dataset line it came from. */
+  readonly source?: string;
+  readonly name?: string;
+  readonly sent: SamplingParams & { readonly maxTokens: number };
+  readonly from: { readonly [K in SamplingKey]?: ParamSource };
+  /** What of this prompt the endpoint's API could not take, each said once ("images are not sent: the openai-completions API takes text only"). */
+  readonly notes?: readonly string[];
 }
 
 /** One prompt, as chat messages; completion-style APIs get the messages joined as plain text. */
-export interface Prompt {
+export interface Prompt extends SamplingParams {
   readonly messages: readonly ChatMessage[];
   /** Where it came from (file path, "synthetic", dataset line), for display. */
   readonly source?: string;
   /** The client's estimate of prompt tokens when the server does not report usage. */
   readonly estimatedTokens?: number;
-  /** Per-prompt overrides from a prompt file's front matter. */
-  readonly maxTokens?: number;
-  readonly temperature?: number;
+  /** The prompt's name in its file (front matter `name`, a testData row), for display. */
+  readonly name?: string;
 }
 
 export interface RequestSpec {
@@ -89,7 +145,15 @@ export interface RequestSpec {
   readonly maxTokens: number;
   readonly seed?: number;
   readonly ignoreEos: boolean;
+  /** The sampling values to send, precedence applied (workload explicit > prompt file > workload default): adapters send these, never the prompt's own. */
   readonly temperature?: number;
+  readonly topP?: number;
+  readonly stop?: readonly string[];
+  readonly frequencyPenalty?: number;
+  readonly presencePenalty?: number;
+  readonly responseFormat?: ResponseFormat;
+  /** Index into RunFile.prompts of what this request's prompt was sent with. */
+  readonly promptRef?: number;
   /** Epoch ms (µs resolution) at which the runner meant this request to start. */
   readonly scheduledAt: number;
   /** How to keep this request out of the server's prefix cache (the adapter applies it); absent: send the prompt as it is. */
@@ -245,6 +309,8 @@ export interface RequestRecord {
   readonly cacheBust?: CacheBust;
   /** The `index` of an earlier request of this run that sent the same prompt (a warm candidate). */
   readonly repeatOf?: number;
+  /** Index into RunFile.prompts: what this request's prompt was sent with. */
+  readonly promptRef?: number;
   /** Malformed events skipped in this stream. */
   readonly malformedEvents?: number;
   /** A successful reply far longer than the max_tokens it was sent with: the server ignored the limit. */
@@ -279,11 +345,22 @@ export interface WorkloadSpec {
   readonly maxTokens: number;
   readonly prompt:
     | { readonly kind: 'synthetic'; readonly tokens: number; readonly sharedPrefix: boolean }
-    | { readonly kind: 'file'; readonly path: string }
+    | {
+        readonly kind: 'file';
+        readonly path: string;
+        /** Values for the file's variables (`--var` text, `--vars` JSON values, the extension's answers): beat the file's samples and defaults. */
+        readonly vars?: Readonly<Record<string, unknown>>;
+      }
     | { readonly kind: 'dataset'; readonly path: string };
   readonly ignoreEos: boolean;
   readonly seed: number;
   readonly temperature?: number;
+  readonly topP?: number;
+  /**
+   * The sampling values the user set (a CLI flag, a workload setting): these beat a prompt file's own.
+   * Absent or not listed: a prompt file's value beats the workload's (which is then a default).
+   */
+  readonly explicit?: readonly SamplingKey[];
   readonly timeoutMs: number;
   readonly idleTimeoutMs: number;
   readonly slo?: SloSpec;
@@ -576,6 +653,8 @@ export interface RunFile {
   readonly tool: { readonly name: 'llm-profiler'; readonly version: string };
   readonly endpoint: EndpointSpec & NetworkRecord & { readonly detectedApi?: boolean };
   readonly workload: WorkloadSpec;
+  /** What each prompt-file prompt was sent with (precedence applied) and where each value came from; requests point here by `promptRef`. */
+  readonly prompts?: readonly PromptRecord[];
   readonly connection?: ConnectionInfo;
   readonly requests: readonly RequestRecord[];
   readonly summary: Summary;

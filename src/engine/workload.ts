@@ -1,4 +1,5 @@
 // The workload: what to send, how often, and how to judge it. Defaults are a quick, honest check.
+import { SAMPLING_KEYS } from './types';
 import type { WorkloadSpec } from './types';
 import { DEFAULT_STALL_FACTOR, DEFAULT_STALL_FLOOR_MS } from './stalls';
 
@@ -74,6 +75,8 @@ export function workloadProblems(w: WorkloadSpec): string[] {
   }
   if (!isInt(w.seed)) p.push(`seed must be a whole number, got ${w.seed}`);
   if (w.temperature !== undefined && !(typeof w.temperature === 'number' && w.temperature >= 0)) p.push(`temperature must be ≥ 0, got ${w.temperature}`);
+  if (w.topP !== undefined && !(typeof w.topP === 'number' && w.topP >= 0 && w.topP <= 1)) p.push(`topP must be between 0 and 1, got ${w.topP}`);
+  for (const k of w.explicit ?? []) if (!(SAMPLING_KEYS as readonly string[]).includes(k)) p.push(`explicit names an unknown sampling setting "${String(k)}"`);
   if (!isPos(w.timeoutMs)) p.push(`timeoutMs must be positive, got ${w.timeoutMs}`);
   if (!isPos(w.idleTimeoutMs)) p.push(`idleTimeoutMs must be positive, got ${w.idleTimeoutMs}`);
   if (!Array.isArray(w.percentiles) || w.percentiles.length === 0) p.push('percentiles must list at least one value');

@@ -14,6 +14,7 @@ export const enum Command {
   ProfilePrompt = 'llmProfiler.profilePrompt',
   ProfilePromptWith = 'llmProfiler.profilePromptWith',
   ShowPromptProblem = 'llmProfiler.showPromptProblem',
+  FillPromptVariables = 'llmProfiler.fillPromptVariables',
   ComparePrefillChunks = 'llmProfiler.comparePrefillChunks',
 }
 
@@ -22,7 +23,7 @@ export const ALL_COMMANDS: readonly string[] = [
   Command.ProfileEndpoint, Command.StartLocalServer, Command.StopLocalServer, Command.AddEndpoint,
   Command.SetApiKey, Command.OpenRun, Command.CompareRuns, Command.ExportRunCsv, Command.DeleteRun,
   Command.ShowLog, Command.ProfilePrompt, Command.ProfilePromptWith, Command.ShowPromptProblem,
-  Command.ComparePrefillChunks,
+  Command.FillPromptVariables, Command.ComparePrefillChunks,
 ];
 
 export const VIEW_SIDEBAR = 'llmProfiler.sidebar';

@@ -14,6 +14,7 @@ import { JobRunner } from './jobRunner';
 import { LocalServerManager } from './localServerManager';
 import { Log } from './log';
 import { NetworkSettings } from './network';
+import { PromptAnswers } from './promptVariables';
 import { ReportPanels } from './reportPanel';
 import { RunsModel } from './runsModel';
 import { ApiKeys } from './secrets';
@@ -31,7 +32,7 @@ export interface ExtensionApi {
   readonly moduleEvalMs: number;
   readonly activateMs: number;
   readonly runsDir: string;
-  readonly test?: Pick<Services, 'trust' | 'localServer' | 'runs' | 'config' | 'jobs'> & { readonly sidebar: SidebarProvider; /** Everything posted to a webview (state and messages, as scrubbed), from activation on. */ readonly webviewPosts: readonly unknown[] };
+  readonly test?: Pick<Services, 'trust' | 'localServer' | 'runs' | 'config' | 'jobs' | 'promptAnswers'> & { readonly sidebar: SidebarProvider; /** Everything posted to a webview (state and messages, as scrubbed), from activation on. */ readonly webviewPosts: readonly unknown[] };
 }
 
 /** Set by activate, awaited by deactivate: no process outlives the extension. */
@@ -51,14 +52,15 @@ function services(context: vscode.ExtensionContext): Services {
   const reports = own(new ReportPanels(context, (id) => runs.load(id).catch(() => undefined), log));
   const network = new NetworkSettings(config, log);
   const jobs = own(new JobRunner(runs, reports, localServer, log, network));
-  return { context, log, config, keys, trust, targets: new Targets(config, keys, trust, log), runs, localServer, reports, jobs, network, runsDir };
+  const promptAnswers = own(new PromptAnswers(context.workspaceState));
+  return { context, log, config, keys, trust, targets: new Targets(config, keys, trust, log), runs, localServer, reports, jobs, network, runsDir, promptAnswers };
 }
 
 export function activate(context: vscode.ExtensionContext): ExtensionApi {
   const started = performance.now();
   const s = services(context);
   const sidebar = new SidebarProvider(context.extensionUri, s);
-  context.subscriptions.push(sidebar, vscode.window.registerWebviewViewProvider(VIEW_SIDEBAR, sidebar), new PromptCodeLens(s.config, s.runs));
+  context.subscriptions.push(sidebar, vscode.window.registerWebviewViewProvider(VIEW_SIDEBAR, sidebar), new PromptCodeLens(s.config, s.runs, s.promptAnswers));
   registerProfileCommands(s);
   registerLocalServerCommands(s);
   registerEndpointCommands(s);
@@ -70,7 +72,7 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
   const activateMs = performance.now() - started;
   const moduleEvalMs = activationClock.moduleEnd - activationClock.moduleStart;
   s.log.info(`activated: module evaluation ${moduleEvalMs.toFixed(1)} ms + activate() ${activateMs.toFixed(1)} ms; runs kept in ${s.runsDir}`);
-  const test = context.extensionMode === vscode.ExtensionMode.Test ? { trust: s.trust, jobs: s.jobs, localServer: s.localServer, runs: s.runs, sidebar, config: s.config, webviewPosts: s.log.tapWebview() } : undefined;
+  const test = context.extensionMode === vscode.ExtensionMode.Test ? { trust: s.trust, jobs: s.jobs, localServer: s.localServer, runs: s.runs, sidebar, config: s.config, promptAnswers: s.promptAnswers, webviewPosts: s.log.tapWebview() } : undefined;
   return { activationMs: moduleEvalMs + activateMs, moduleEvalMs, activateMs, runsDir: s.runsDir, ...(test ? { test } : {}) };
 }
 

@@ -12,6 +12,7 @@ import type { LocalServerHandle, LocalServerOptions } from '../localServer/types
 import { proxyNotice } from '../present/endpointText';
 import { describeJob } from '../present/jobText';
 import { progressLine, summaryText } from '../present/runText';
+import { sentNotes } from '../present/sentText';
 import { formatMs } from '../present/units';
 import { Disposable } from './dispose';
 import { loadEngine } from './lazy';
@@ -128,6 +129,7 @@ export class JobRunner extends Disposable {
       const path = await this.runs.save(stored);
       this.log.info(`run ${runId}: ${run.cancelled ? 'cancelled; kept what finished' : 'done'}: ${summaryText(run)}; saved to ${path}`);
       for (const v of run.summary.verdicts ?? []) this.log.info(`run ${runId}: ${v.message}`);
+      for (const n of sentNotes(run)) this.log.warn(`run ${runId}: ${n}`);
       const outcome: RunOutcome = { runId: run.id, path, cancelled: Boolean(run.cancelled) };
       this.#onDidFinish.fire(outcome);
       const liveReport = live as LiveReport | undefined;

@@ -4,6 +4,7 @@
 import * as vscode from 'vscode';
 import type { LocalServerRequest } from '../jobs/job';
 import type { LocalServerLease } from '../jobs/resolve';
+import { DEFAULT_SLOT_CONTEXT } from '../localServer/defaults';
 import type { LocalServerHandle } from '../localServer/types';
 import { Command } from './commands';
 import type { LocalServerConfig } from './configModel';
@@ -32,8 +33,11 @@ export class LocalServerManager extends Disposable {
   #handle: LocalServerHandle | undefined;
   /** The parallel slots the running server was started with (a sweep needs one per concurrent stream). */
   #parallel: number | undefined;
+  /** The context each slot of the running server holds (a job's longest prompt and its max tokens must fit). */
+  #slotContext: number | undefined;
   #starting: Promise<LocalServerHandle> | undefined;
   #startingParallel = 0;
+  #startingSlotContext = 0;
   #message: string | undefined;
   #config: LocalServerConfig;
   readonly #item: vscode.StatusBarItem;
@@ -50,6 +54,7 @@ export class LocalServerManager extends Disposable {
   get state(): LocalServerState { return this.#state; }
   get handle(): LocalServerHandle | undefined { return this.#handle; }
   get parallel(): number | undefined { return this.#handle ? this.#parallel : undefined; }
+  get slotContext(): number | undefined { return this.#handle ? this.#slotContext : undefined; }
   get message(): string | undefined { return this.#message; }
   get config(): LocalServerConfig { return this.#config; }
 
@@ -60,30 +65,35 @@ export class LocalServerManager extends Disposable {
   }
 
   /** Starts the server (or returns the running one). Rejects with a message fit for the user. */
-  start(overrides: Partial<Pick<LocalServerConfig, 'parallel'>> = {}): Promise<LocalServerHandle> {
+  start(overrides: Partial<Pick<LocalServerConfig, 'parallel'>> & { readonly slotContext?: number } = {}): Promise<LocalServerHandle> {
     if (this.#handle) return Promise.resolve(this.#handle);
     if (this.#starting) {
-      // A start already under way with fewer slots than this caller needs would make it measure a queue.
+      // A start already under way with fewer slots than this caller needs would make it measure a
+      // queue; with smaller slots, its prompts would not fit.
       const want = overrides.parallel;
-      if (want === undefined || want <= this.#startingParallel) return this.#starting;
+      const fits = overrides.slotContext === undefined || overrides.slotContext <= this.#startingSlotContext;
+      if ((want === undefined || want <= this.#startingParallel) && fits) return this.#starting;
       return this.#starting.then(
         async () => { await this.stop(); return this.start(overrides); },
         () => this.start(overrides),
       );
     }
-    const c = { ...this.#config, ...overrides };
+    const { slotContext = DEFAULT_SLOT_CONTEXT, ...rest } = overrides;
+    const c = { ...this.#config, ...rest };
     this.#startingParallel = c.parallel;
+    this.#startingSlotContext = slotContext;
     this.#set('starting');
     this.#starting = (async () => {
       try {
         const { startLocalServer } = await loadEngine();
         const source = c.modelPath ? `model ${c.modelPath}` : `synthetic preset "${c.preset}"`;
-        this.log.info(`local server: starting (${c.backend}, ${source}, parallel ${c.parallel}, batch ${c.batchSize})`);
+        this.log.info(`local server: starting (${c.backend}, ${source}, parallel ${c.parallel}, ${slotContext} tokens per slot, batch ${c.batchSize})`);
         const handle = await startLocalServer({
           backend: c.backend,
           model: c.modelPath ? { kind: 'file', path: c.modelPath } : { kind: 'preset', preset: c.preset },
           port: c.port,
           parallel: c.parallel,
+          slotContext,
           batchSize: c.batchSize,
           llamaServerPath: c.llamaServerPath,
           onLog: (line: string) => this.log.info(`[server] ${line}`),
@@ -91,6 +101,7 @@ export class LocalServerManager extends Disposable {
         if (this.isDisposed) { await handle.stop(); throw new Error('the extension is shutting down'); }
         this.#handle = handle;
         this.#parallel = c.parallel;
+        this.#slotContext = handle.slotContext ?? slotContext;
         this.log.info(`local server: running at ${handle.url} (model ${handle.model}, pid ${handle.pid})`);
         void handle.exited.then((code: number | null) => {
           if (this.#handle !== handle) return;
@@ -116,16 +127,25 @@ export class LocalServerManager extends Disposable {
   /**
    * The server a job on the local target runs against: this one, started if needed (under a
    * progress notification), restarted when it has fewer slots than the job keeps in flight (fewer
-   * would queue them and a sweep's curve would measure the queue). It keeps running after the job.
+   * would queue them and a sweep's curve would measure the queue) or slots too small for the job's
+   * longest prompt and its max tokens (every such request would fail with HTTP 400). There is no
+   * setting for the context: the job's prompts decide it. It keeps running after the job.
    */
   async lease(request: LocalServerRequest): Promise<LocalServerLease> {
+    const slotContext = request.slotContext ?? DEFAULT_SLOT_CONTEXT;
+    let restart: { log: string; title: string } | undefined;
     if (this.#handle && (this.#parallel ?? 0) < request.parallel) {
-      this.log.info(`local server: restarting with ${request.parallel} parallel slots (it has ${this.#parallel})`);
+      restart = { log: `${request.parallel} parallel slots (it has ${this.#parallel})`, title: `${request.parallel} parallel slots` };
+    } else if (this.#handle && (this.#slotContext ?? 0) < slotContext) {
+      restart = { log: `slots of ${slotContext} tokens, for the job's longest prompt and its max tokens (its slots hold ${this.#slotContext})`, title: `slots of ${slotContext} tokens for this prompt` };
+    }
+    if (restart) {
+      this.log.info(`local server: restarting with ${restart.log}`);
       await this.stop();
     }
     const handle = this.#handle ?? await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: 'LLM Profiler: starting the local server…' },
-      () => this.start(request.parallel > this.#config.parallel ? { parallel: request.parallel } : {}),
+      { location: vscode.ProgressLocation.Notification, title: restart ? `LLM Profiler: restarting the local server with ${restart.title}…` : 'LLM Profiler: starting the local server…' },
+      () => this.start({ ...(request.parallel > this.#config.parallel ? { parallel: request.parallel } : {}), slotContext }),
     );
     const { localEndpoint } = await loadEngine();
     return { endpoint: localEndpoint(handle), release: async () => undefined };
@@ -142,6 +162,7 @@ export class LocalServerManager extends Disposable {
       this.log.info(`local server: stopped (pid ${h.pid})`);
     } finally {
       this.#handle = undefined;
+      this.#slotContext = undefined;
       this.#set('stopped');
     }
   }
@@ -159,7 +180,8 @@ export class LocalServerManager extends Disposable {
       case 'running': {
         const port = h ? new URL(h.url).port : '';
         this.#item.text = `$(server-process) ${h?.model ?? 'local'} :${port}`;
-        this.#item.tooltip = `LLM Profiler local server at ${h?.url} (pid ${h?.pid}). Click to stop.`;
+        const slots = this.#parallel !== undefined && this.#slotContext !== undefined ? `, ${this.#parallel} slots of ${this.#slotContext} tokens` : '';
+        this.#item.tooltip = `LLM Profiler local server at ${h?.url} (pid ${h?.pid}${slots}). Click to stop.`;
         this.#item.command = Command.StopLocalServer;
         this.#item.show();
         break;

@@ -6,6 +6,7 @@ import { mkdir, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunFile } from '../engine/types';
 import { networkShort } from '../present/endpointText';
+import { sentLine } from '../present/sentText';
 import { loadFiles } from './lazy';
 
 /** Where a run came from when it was started from a prompt file's CodeLens. */
@@ -38,6 +39,8 @@ export interface RunIndexEntry {
   readonly promptRef?: PromptRef;
   /** How the endpoint was reached when that changed what was measured: "via proxy http://p:3128" (networkShort). */
   readonly network?: readonly string[];
+  /** What a prompt file's prompts were sent with ("max 256 tokens (from the file)"), when the run records it (RunFile.prompts). */
+  readonly sent?: string;
 }
 
 export interface RunIo {
@@ -75,6 +78,7 @@ export function indexEntry(run: RunFile, path: string): RunIndexEntry {
     e2eP99Ms: s?.e2eMs?.count ? finite(s.e2eMs.p99) : undefined,
     promptRef: ref && typeof ref.file === 'string' && typeof ref.startLine === 'number' ? ref : undefined,
     ...(networkShort(run.endpoint).length ? { network: networkShort(run.endpoint) } : {}),
+    ...(run.prompts?.length && run.workload ? { sent: sentLine(run) } : {}),
   };
 }
 

@@ -5,6 +5,7 @@ import type { JobRunner } from './jobRunner';
 import type { LocalServerManager } from './localServerManager';
 import type { Log } from './log';
 import type { NetworkSettings } from './network';
+import type { PromptAnswers } from './promptVariables';
 import type { ReportPanels } from './reportPanel';
 import type { RunsModel } from './runsModel';
 import type { ApiKeys } from './secrets';
@@ -26,4 +27,6 @@ export interface Services {
   readonly network: NetworkSettings;
   /** Where run files are kept (per workspace, else global storage). */
   readonly runsDir: string;
+  /** Answers to prompt files' variables, remembered per file (workspace state). */
+  readonly promptAnswers: PromptAnswers;
 }

@@ -115,7 +115,7 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
       },
       runs: this.runs.runs.slice(0, 30).map((r) => ({
         id: r.id, endpointName: r.endpointName, startedAt: r.startedAt, completed: r.completed, failed: r.failed,
-        cancelled: r.cancelled, ttftP50Ms: r.ttftP50Ms, tpotP50Ms: r.tpotP50Ms, ...(r.network ? { network: r.network } : {}),
+        cancelled: r.cancelled, ttftP50Ms: r.ttftP50Ms, tpotP50Ms: r.tpotP50Ms, ...(r.network ? { network: r.network } : {}), ...(r.sent ? { sent: r.sent } : {}),
       })),
       workload: this.#workload ?? {
         concurrency: cfg.workload.concurrency, requests: cfg.workload.requests,

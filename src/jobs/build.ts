@@ -6,8 +6,10 @@ import { cacheCheckRounds, cacheCheckWorkload } from '../engine/cacheCheck';
 import { parseSlo } from '../engine/slo';
 import { defaultConcurrencies } from '../engine/sweep';
 import type { SweepDimension } from '../engine/sweep';
-import type { ApiKind, Prompt, SloSpec, WorkloadMode, WorkloadSpec } from '../engine/types';
+import type { ApiKind, Prompt, SamplingKey, SloSpec, WorkloadMode, WorkloadSpec } from '../engine/types';
 import { defaultWorkload, workloadProblems } from '../engine/workload';
+import { GgufError } from '../localServer/gguf';
+import { modelContext } from '../localServer/model';
 import { isSyntheticPreset } from '../localServer/presets';
 import { parseShapeSpec } from '../localServer/synthetic';
 import { UsageError } from './errors';
@@ -15,8 +17,9 @@ import type { BuiltJob, CacheCheckJob, DialJob, LocalServerRequest, RunJob, Swee
 import { defaultOf } from './options';
 import type { CommandName } from './options';
 import { dialCtxSize, dialSlotNeed, sweepConcurrencyLimit, sweepPromptTokens } from './presets';
-import { loadPrompts } from './prompts';
+import { loadPrompts, loadVars } from './prompts';
 import type { LoadedPrompts } from './prompts';
+import { CLI_SLOT_NAMES, promptNeeds, SETTING_SLOT_NAMES, sizeSlots } from './slotContext';
 import type { OptionValues } from './values';
 
 /** What the builders take besides the values. */
@@ -29,9 +32,17 @@ export interface BuildContext {
   readonly prompts?: readonly Prompt[];
   /** An SLO to use when the values give none (the prompt file's front matter, the settings'). */
   readonly slo?: SloSpec;
+  /**
+   * The sampling values the caller set on purpose (the extension: settings the user gave), which beat a
+   * prompt file's own. Absent: those whose option was given (the CLI's flags).
+   */
+  readonly explicit?: readonly SamplingKey[];
 }
 
 const path = (ctx: BuildContext, p: string): string => resolvePath(ctx.cwd ?? process.cwd(), p);
+
+/** The sampling keys that have an option of their own (the rest come only from a prompt file). */
+const SAMPLING_OPTIONS: readonly SamplingKey[] = ['maxTokens', 'temperature', 'topP'];
 
 function sloOf(v: OptionValues): SloSpec | undefined {
   const text = v.str('slo');
@@ -115,6 +126,37 @@ function targetOf(v: OptionValues, command: CommandName, parallel: number, ctx: 
   };
 }
 
+/**
+ * A local target whose slots hold the job's longest prompt and the max tokens it is sent with
+ * (slotContext), or whose explicit --ctx-size was checked against that prompt: one that cannot fit is
+ * a usage error here, before a server starts. `syntheticTokens`: the synthetic prompt lengths the job
+ * sends when it has no prompts of its own.
+ */
+async function sizedTarget(target: Target, workload: WorkloadSpec, prompts: readonly Prompt[] | undefined, syntheticTokens: readonly number[], ctx: BuildContext): Promise<Target> {
+  if (target.kind !== 'local') return target;
+  const server = target.server;
+  // The extension names its settings; it passes the target it resolved, the CLI never does.
+  const names = ctx.target ? SETTING_SLOT_NAMES : CLI_SLOT_NAMES;
+  let model: Awaited<ReturnType<typeof modelContext>>;
+  try {
+    model = await modelContext(server.model);
+  } catch (e) {
+    if (!(e instanceof GgufError)) throw e;
+    const flag = ctx.target ? 'llmProfiler.localServer.modelPath' : '--model-file';
+    throw new UsageError(`${flag}: ${e.message}`, '--model-file');
+  }
+  const slotContext = sizeSlots(promptNeeds(workload, prompts, syntheticTokens, model.count), {
+    parallel: server.parallel,
+    ...(server.ctxSize !== undefined ? { ctxSize: server.ctxSize } : {}),
+    model,
+    names,
+  });
+  return slotContext === undefined ? target : { kind: 'local', server: { ...server, slotContext } };
+}
+
+/** The synthetic prompt length a workload sends, when it sends synthetic prompts. */
+const syntheticLength = (w: WorkloadSpec): number[] => (w.prompt.kind === 'synthetic' ? [w.prompt.tokens] : []);
+
 function modeOf(v: OptionValues, command: CommandName): WorkloadMode {
   const rate = v.num('rate');
   if (rate === undefined) return { kind: 'closed', concurrency: v.num('concurrency') ?? defaultOf<number>('concurrency', command) ?? 1 };
@@ -143,6 +185,11 @@ function workloadOf(v: OptionValues, command: CommandName, ctx: BuildContext, pr
   if (seed !== undefined) o.seed = seed;
   const temperature = v.num('temperature');
   if (temperature !== undefined) o.temperature = temperature;
+  const topP = v.num('topP');
+  if (topP !== undefined) o.topP = topP;
+  // The values the user set beat a prompt file's own; the table's defaults are not in `v`, so they never do.
+  const explicit = ctx.explicit ?? SAMPLING_OPTIONS.filter((k) => v.has(k));
+  if (explicit.length > 0) o.explicit = [...explicit];
   const timeout = v.num('timeout');
   if (timeout !== undefined) o.timeoutMs = timeout * 1000;
   const idle = v.num('idleTimeout');
@@ -159,9 +206,17 @@ function workloadOf(v: OptionValues, command: CommandName, ctx: BuildContext, pr
   return o;
 }
 
-/** The caller's prompts, else the prompt file's or dataset's. */
-function promptsFor(source: WorkloadSpec['prompt'], ctx: BuildContext): Promise<LoadedPrompts> | LoadedPrompts {
-  return ctx.prompts && ctx.prompts.length > 0 ? { prompts: ctx.prompts, warnings: [] } : loadPrompts(source);
+/**
+ * The workload's prompt source with its variables' values (--var, --vars) and the prompts: the
+ * caller's (already filled), else the prompt file's or dataset's.
+ */
+async function promptsFor(base: Partial<WorkloadSpec>, v: OptionValues, ctx: BuildContext): Promise<{ base: Partial<WorkloadSpec>; loaded: LoadedPrompts }> {
+  const varsFile = v.str('vars');
+  const vars = await loadVars(v.strs('var'), varsFile !== undefined ? path(ctx, varsFile) : undefined);
+  const source = base.prompt!;
+  const withVars = vars && source.kind === 'file' ? { ...base, prompt: { ...source, vars } } : base;
+  const loaded = ctx.prompts && ctx.prompts.length > 0 ? { prompts: ctx.prompts, warnings: [] } : await loadPrompts(withVars.prompt!);
+  return { base: withVars, loaded };
 }
 
 function checked(w: WorkloadSpec): WorkloadSpec {
@@ -176,8 +231,7 @@ function needSlo(failOnSlo: boolean, slo: SloSpec | undefined, where: string): v
 
 /** `llm-profiler run`: one workload against an endpoint, or against the bundled server started for it. */
 export async function buildRunJob(v: OptionValues, ctx: BuildContext = {}): Promise<BuiltJob<RunJob>> {
-  const base = workloadOf(v, 'run', ctx, v.num('promptTokens') ?? defaultOf<number>('promptTokens', 'run') ?? 256);
-  const loaded = await promptsFor(base.prompt!, ctx);
+  const { base, loaded } = await promptsFor(workloadOf(v, 'run', ctx, v.num('promptTokens') ?? defaultOf<number>('promptTokens', 'run') ?? 256), v, ctx);
   const slo = sloOf(v) ?? loaded.slo ?? ctx.slo;
   const failOnSlo = v.flag('failOnSlo');
   needSlo(failOnSlo, slo, ' (or an llmProfiler.slo block in the prompt file)');
@@ -187,7 +241,7 @@ export async function buildRunJob(v: OptionValues, ctx: BuildContext = {}): Prom
   const parallel = mode.kind === 'closed' ? mode.concurrency : (mode.maxConcurrency ?? 4);
   const job: RunJob = {
     kind: 'run',
-    target: targetOf(v, 'run', parallel, ctx),
+    target: await sizedTarget(targetOf(v, 'run', parallel, ctx), workload, loaded.prompts, syntheticLength(workload), ctx),
     workload,
     ...(loaded.prompts ? { prompts: loaded.prompts } : {}),
     failOnSlo,
@@ -217,8 +271,7 @@ export async function buildSweepJob(v: OptionValues, ctx: BuildContext = {}): Pr
   const { dimension, values } = sweepDimension(v, local);
   const single = v.nums('promptTokens');
   const promptTokens = single && single.length === 1 ? single[0]! : sweepPromptTokens(local);
-  const base = workloadOf(v, 'sweep', ctx, promptTokens);
-  const loaded = await promptsFor(base.prompt!, ctx);
+  const { base, loaded } = await promptsFor(workloadOf(v, 'sweep', ctx, promptTokens), v, ctx);
   const slo = sloOf(v) ?? loaded.slo ?? ctx.slo;
   const failOnSlo = v.flag('failOnSlo');
   needSlo(failOnSlo, slo, ' (or a prompt file with slo: in its front matter)');
@@ -231,7 +284,7 @@ export async function buildSweepJob(v: OptionValues, ctx: BuildContext = {}): Pr
   const parallel = dimension === 'concurrency' ? Math.max(...values) : (workload.mode.kind === 'open' ? (workload.mode.maxConcurrency ?? 4) : 4);
   const job: SweepJob = {
     kind: 'sweep',
-    target: targetOf(v, 'sweep', parallel, ctx),
+    target: await sizedTarget(targetOf(v, 'sweep', parallel, ctx), workload, loaded.prompts, dimension === 'promptTokens' ? [Math.max(...values)] : syntheticLength(workload), ctx),
     dimension,
     values,
     workload,
@@ -248,13 +301,12 @@ export async function buildSweepJob(v: OptionValues, ctx: BuildContext = {}): Pr
  * prompt of --prompt-tokens.
  */
 export async function buildCacheCheckJob(v: OptionValues, ctx: BuildContext = {}): Promise<BuiltJob<CacheCheckJob>> {
-  const base = workloadOf(v, 'cache-check', ctx, v.num('promptTokens') ?? defaultOf<number>('promptTokens', 'cache-check') ?? 1024);
-  const loaded = await promptsFor(base.prompt!, ctx);
+  const { base, loaded } = await promptsFor(workloadOf(v, 'cache-check', ctx, v.num('promptTokens') ?? defaultOf<number>('promptTokens', 'cache-check') ?? 1024), v, ctx);
   const prompts = loaded.prompts;
   const workload = checked(cacheCheckWorkload(defaultWorkload({ ...base, prefixCache: 'warm' }), cacheCheckRounds(prompts ? { prompts } : {})));
   const job: CacheCheckJob = {
     kind: 'cache-check',
-    target: targetOf(v, 'cache-check', 1, ctx),
+    target: await sizedTarget(targetOf(v, 'cache-check', 1, ctx), workload, prompts, syntheticLength(workload), ctx),
     workload,
     ...(prompts ? { prompts } : {}),
     failOnSlo: false,

@@ -4,12 +4,12 @@
 import { runCacheCheck } from '../engine/cacheCheck';
 import { assembleRunFile } from '../engine/runAssembly';
 import { newRunId } from '../engine/runId';
-import { runWorkload } from '../engine/runner';
+import { plannedPrompts, runWorkload } from '../engine/runner';
 import { MetricsSampler } from '../engine/serverMetrics';
 import { pointLabel, runPrefillDial, runSweep } from '../engine/sweep';
 import type { DialServer } from '../engine/sweep';
 import { HOSTED_APIS } from '../engine/types';
-import type { EndpointSpec, PrefillDialConfig, Progress, RequestRecord, RunFile, ServerMetrics, SweepPoint, WorkloadSpec } from '../engine/types';
+import type { EndpointSpec, PrefillDialConfig, Progress, Prompt, RequestRecord, RunFile, ServerMetrics, SweepPoint, WorkloadSpec } from '../engine/types';
 import type { CacheCheckJob, DialJob, Job, RunJob, SweepJob } from './job';
 import { localEndpoint, resolveTarget, startLocalServerFor } from './resolve';
 import type { ResolveHooks } from './resolve';
@@ -43,9 +43,9 @@ export interface JobHooks extends ResolveHooks {
 }
 
 /** A run file with no requests yet: what a live view starts from. */
-/** The run as the live report first shows it: its head, no request yet. */
-function skeletonRun(runId: string, endpoint: EndpointSpec, workload: WorkloadSpec, detectedApi = false): RunFile {
-  return assembleRunFile({ id: runId, startedAt: new Date().toISOString(), cancelled: false, endpoint, detectedApi, workload, requests: [], durationS: 0 });
+/** The run as the live report first shows it: its head, no request yet, and what its prompts will be sent with. */
+function skeletonRun(runId: string, endpoint: EndpointSpec, workload: WorkloadSpec, detectedApi = false, prompts?: readonly Prompt[]): RunFile {
+  return assembleRunFile({ id: runId, startedAt: new Date().toISOString(), cancelled: false, endpoint, detectedApi, workload, prompts: plannedPrompts(workload, endpoint, prompts), requests: [], durationS: 0 });
 }
 
 function guard<A extends unknown[]>(fn: ((...args: A) => void) | undefined): ((...args: A) => void) | undefined {
@@ -68,7 +68,7 @@ async function executeOnEndpoint(job: RunJob | SweepJob, runId: string, hooks: J
   const resolved = await resolveTarget(job.target, hooks);
   let sampler: MetricsSampler | undefined;
   try {
-    guard(hooks.onStart)?.({ runId, endpoint: resolved.endpoint, skeleton: skeletonRun(runId, resolved.endpoint, job.workload, resolved.detectedApi) });
+    guard(hooks.onStart)?.({ runId, endpoint: resolved.endpoint, skeleton: skeletonRun(runId, resolved.endpoint, job.workload, resolved.detectedApi, job.prompts) });
     // One scrape (at most ~2 s) before the first request; the sampler never throws.
     const network = resolved.release === undefined ? hooks.network : undefined;
     // A hosted provider's API has no /metrics to scrape.
@@ -114,7 +114,7 @@ async function executeOnEndpoint(job: RunJob | SweepJob, runId: string, hooks: J
 async function executeCacheCheck(job: CacheCheckJob, runId: string, hooks: JobHooks): Promise<RunFile> {
   const resolved = await resolveTarget(job.target, hooks);
   try {
-    guard(hooks.onStart)?.({ runId, endpoint: resolved.endpoint, skeleton: skeletonRun(runId, resolved.endpoint, job.workload, resolved.detectedApi) });
+    guard(hooks.onStart)?.({ runId, endpoint: resolved.endpoint, skeleton: skeletonRun(runId, resolved.endpoint, job.workload, resolved.detectedApi, job.prompts) });
     const onProgress = guard(hooks.onProgress);
     return await runCacheCheck(resolved.endpoint, { workload: job.workload, ...(job.prompts ? { prompts: job.prompts } : {}) }, {
       runId,

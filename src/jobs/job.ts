@@ -10,7 +10,10 @@ export interface LocalServerRequest {
   readonly backend: 'bundled' | 'llama-server';
   readonly llamaServerPath?: string;
   readonly threads?: number;
+  /** Total context over the slots, as the user gave it (--ctx-size): it beats slotContext. */
   readonly ctxSize?: number;
+  /** The context each slot needs: the job's longest prompt and its max tokens, rounded up (src/jobs/slotContext.ts); absent: the server's default. */
+  readonly slotContext?: number;
   readonly batchSize?: number;
   /** Slots the job needs at least: one per request it keeps in flight, or the server would queue them. */
   readonly parallel: number;

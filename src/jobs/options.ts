@@ -85,6 +85,11 @@ const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 const NEEDS_URL: OptionRule = { key: 'url', why: 'needs --url (without it the bundled local server is used)' };
 const NOT_WITH_URL: OptionRule = { key: 'url', why: 'sets up the bundled local server: it cannot be used with --url' };
 
+function checkVarAssignment(text: string): string | undefined {
+  const eq = text.indexOf('=');
+  return eq > 0 && /^[A-Za-z_][\w.-]*$/.test(text.slice(0, eq)) ? undefined : `must be NAME=VALUE (NAME a variable's name), got "${text}"`;
+}
+
 function checkUrl(text: string): string | undefined {
   let u: URL;
   try {
@@ -224,8 +229,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   },
   {
     key: 'ctxSize', flag: '--ctx-size', kind: 'int', min: 64, max: 16_777_216, commands: STARTS_SERVER, group: 'Local server', value: 'N', conflicts: [NOT_WITH_URL],
-    defaultNote: '2048 per slot; the prefill dial sizes it for its long prompts',
-    help: 'total context over all slots',
+    defaultNote: 'per slot, the longest prompt plus its max tokens, at least 2048; serve: 2048 per slot; the prefill dial: its long prompts',
+    help: 'total context over all slots (too small for the longest prompt is refused)',
   },
   {
     key: 'backend', flag: '--backend', kind: 'enum', choices: ['bundled', 'llama-server'], commands: STARTS_SERVER, group: 'Local server', value: 'B',
@@ -313,6 +318,14 @@ export const OPTIONS: readonly OptionSpec[] = [
     conflicts: [{ key: 'promptTokens' }, { key: 'sharedPrefix' }], help: 'plain text, *.prompt.md, *.prompty or *.prompt.yml',
   },
   {
+    key: 'var', flag: '--var', kind: 'string', repeatable: true, commands: TARGET, group: 'Prompts', value: 'NAME=VALUE', needs: { key: 'promptFile', why: 'fills a variable of the --prompt-file' },
+    check: checkVarAssignment, help: "a value for the prompt file's variable NAME ({{NAME}}, a Prompty input, ${input:NAME}, ${selection}, …); repeatable; beats the file's sample and default",
+  },
+  {
+    key: 'vars', flag: '--vars', kind: 'string', commands: TARGET, group: 'Prompts', value: 'F.json', needs: { key: 'promptFile', why: 'fills the variables of the --prompt-file' },
+    help: "a JSON object of values for the prompt file's variables (as Prompty's inputs); --var beats it",
+  },
+  {
     key: 'dataset', flag: '--dataset', kind: 'string', commands: ENDPOINT, group: 'Prompts', value: 'F.jsonl',
     conflicts: [{ key: 'promptTokens' }, { key: 'sharedPrefix' }, { key: 'promptFile' }], help: 'one prompt per line: {"prompt"}, {"messages"} or ShareGPT',
   },
@@ -323,7 +336,11 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'noIgnoreEos', flag: '--no-ignore-eos', kind: 'boolean', commands: ENDPOINT, group: 'Prompts', help: 'let the model stop early (ignore_eos is sent by default)' },
   {
     key: 'temperature', flag: '--temperature', kind: 'number', min: 0, max: 100, commands: TARGET, group: 'Prompts', value: 'T',
-    defaultNote: "the server's", help: 'sampling temperature',
+    defaultNote: "the server's", help: "sampling temperature; beats the prompt file's",
+  },
+  {
+    key: 'topP', flag: '--top-p', kind: 'number', min: 0, max: 1, commands: TARGET, group: 'Prompts', value: 'P',
+    defaultNote: "the prompt file's, else the server's", help: "nucleus sampling (top_p); beats the prompt file's",
   },
 
   // ---- Sweep ----

@@ -46,6 +46,7 @@ export async function startLocalServerFor(request: LocalServerRequest, hooks: Re
     ...(request.llamaServerPath !== undefined ? { llamaServerPath: request.llamaServerPath } : {}),
     ...(request.threads !== undefined ? { threads: request.threads } : {}),
     ...(request.ctxSize !== undefined ? { ctxSize: request.ctxSize } : {}),
+    ...(request.slotContext !== undefined ? { slotContext: request.slotContext } : {}),
     ...(request.batchSize !== undefined ? { batchSize: request.batchSize } : {}),
     ...(hooks.onLog ? { onLog: hooks.onLog } : {}),
     ...extra,

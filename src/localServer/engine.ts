@@ -243,11 +243,14 @@ export class LlamaEngine {
     });
     const model = await llama.loadModel({ modelPath: opts.modelPath, gpuLayers: 0 });
     const perSlot = Math.max(64, Math.floor(opts.ctxSize / opts.parallel));
+    // A synthetic model's context_length is only a number synthetic.ts wrote (random weights, never
+    // trained to a length): its slots get what was asked. A real model's stop at its trained context.
+    const synthetic = String(model.fileInfo.metadata?.general?.name ?? '').startsWith(SYNTHETIC_NAME_PREFIX);
     // The batching strategy needs the context, which only exists once createContext returns.
     const created: { context?: LlamaContext } = {};
     const context = await model.createContext({
       sequences: opts.parallel,
-      contextSize: Math.min(perSlot, model.trainContextSize || perSlot),
+      contextSize: synthetic ? perSlot : Math.min(perSlot, model.trainContextSize || perSlot),
       batchSize: opts.batchSize,
       threads: { ideal: opts.threads, min: opts.threads },
       batching: {
@@ -263,13 +266,12 @@ export class LlamaEngine {
       failedCreationRemedy: false,
     });
     created.context = context;
-    const name = String(model.fileInfo.metadata?.general?.name ?? '');
     let neverBias: TokenBias | undefined;
     const sampleable: Token[] = [];
     // A synthetic model's byte-fallback and control tokens are never sampled, so its text stays
     // readable; a user's model samples what it samples.
     const types = (model.fileInfo.metadata as { tokenizer?: { ggml?: { token_type?: readonly number[] } } }).tokenizer?.ggml?.token_type;
-    if (name.startsWith(SYNTHETIC_NAME_PREFIX) && types) {
+    if (synthetic && types) {
       neverBias = new nlc.TokenBias(model.tokenizer);
       types.forEach((t, i) => {
         const tok = i as Token;
@@ -352,7 +354,7 @@ export class LlamaEngine {
     const maxPrompt = this.#slotContext - 1;
     if (req.tokens.length === 0) return Promise.reject(new RequestError('the prompt is empty'));
     if (req.tokens.length >= maxPrompt) {
-      return Promise.reject(new RequestError(`the prompt has ${req.tokens.length} tokens; a slot's context holds ${this.#slotContext} (--ctx-size / --parallel)`));
+      return Promise.reject(new RequestError(this.#tooLong(req)));
     }
     return new Promise<GenerateResult>((resolve, reject) => {
       const job: QueuedJob = {
@@ -382,6 +384,15 @@ export class LlamaEngine {
         { once: true },
       );
     });
+  }
+
+  /** Why a prompt cannot be served, with the server's own flags and the --ctx-size that would serve it. */
+  #tooLong(req: GenerateRequest): string {
+    const slots = this.#slots.length;
+    const total = this.#slotContext * slots;
+    const want = Math.ceil((req.tokens.length + (req.maxTokens !== undefined && req.maxTokens > 0 ? Math.min(req.maxTokens, 4096) : 256) + 64) / 256) * 256;
+    return `the prompt has ${req.tokens.length} tokens, more than a slot holds: ${this.#slotContext} tokens (this server's --ctx-size ${total} over --parallel ${slots}); ` +
+      `start it with --ctx-size ${want * slots} or more (or fewer --parallel slots)`;
   }
 
   async dispose(): Promise<void> {

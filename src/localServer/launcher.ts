@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import type { GgufHeader } from './gguf';
 import { checkMemory, resolveModel } from './model';
-import { defaultCtxSize, defaultThreads, DEFAULT_BATCH_SIZE, DEFAULT_PARALLEL, DEFAULT_READY_TIMEOUT_MS, STOP_GRACE_MS } from './defaults';
+import { defaultCtxSize, defaultThreads, DEFAULT_BATCH_SIZE, DEFAULT_PARALLEL, DEFAULT_READY_TIMEOUT_MS, DEFAULT_SLOT_CONTEXT, STOP_GRACE_MS } from './defaults';
 import { findLlamaServer, serverBundlePath } from './paths';
 import type { LocalServerHandle, LocalServerOptions } from './types';
 
@@ -93,7 +93,8 @@ async function plan(options: LocalServerOptions): Promise<Plan> {
   const parallel = positiveInt('parallel', options.parallel, DEFAULT_PARALLEL);
   const batchSize = positiveInt('batchSize', options.batchSize, DEFAULT_BATCH_SIZE);
   const threads = positiveInt('threads', options.threads, defaultThreads());
-  const ctxSize = positiveInt('ctxSize', options.ctxSize, defaultCtxSize(parallel), 64);
+  const slotContext = positiveInt('slotContext', options.slotContext, DEFAULT_SLOT_CONTEXT, 64);
+  const ctxSize = positiveInt('ctxSize', options.ctxSize, defaultCtxSize(parallel, slotContext), 64);
   const requestedPort = positiveInt('port', options.port, 0, 0);
   if (requestedPort > 65535) throw new LocalServerError(`port must be at most 65535 (got ${requestedPort})`);
 
@@ -106,7 +107,7 @@ async function plan(options: LocalServerOptions): Promise<Plan> {
     );
   }
   const model = await resolveModel(options.model);
-  checkMemory(model.path, model.header, ctxSize);
+  checkMemory(model.path, model.header, ctxSize, undefined, parallel);
   if (requestedPort !== 0) await checkPortFree(requestedPort);
   const bundle = serverBundlePath();
   if (!existsSync(bundle)) throw new LocalServerError(`the server bundle ${bundle} is missing: run \`npm run build\` first`);
@@ -138,7 +139,7 @@ function serverArgs(p: Plan, fullBatches: boolean | undefined): string[] {
 class ServerProcess {
   readonly tail: string[] = [];
   readonly exited: Promise<number | null>;
-  listening: { port: number; model?: string } | undefined;
+  listening: { port: number; model?: string; slotContext?: number } | undefined;
   readonly #child: ChildProcess;
   readonly #onLog: (line: string) => void;
   #stopping: Promise<void> | undefined;
@@ -195,8 +196,8 @@ class ServerProcess {
   #onStdout(line: string): void {
     if (line.startsWith('{"event":')) {
       try {
-        const ev = JSON.parse(line) as { event: string; port?: number; model?: string };
-        if (ev.event === 'listening' && typeof ev.port === 'number') this.listening = { port: ev.port, model: ev.model };
+        const ev = JSON.parse(line) as { event: string; port?: number; model?: string; slotContext?: number };
+        if (ev.event === 'listening' && typeof ev.port === 'number') this.listening = { port: ev.port, model: ev.model, ...(typeof ev.slotContext === 'number' ? { slotContext: ev.slotContext } : {}) };
         return;
       } catch {
         // an ordinary log line
@@ -263,5 +264,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     exited: proc.exited,
     stop: () => proc.stop(),
     logTail: () => proc.tail.slice(),
+    slotContext: proc.listening?.slotContext ?? Math.floor(p.ctxSize / p.parallel),
+    parallel: p.parallel,
   };
 }

@@ -5,7 +5,9 @@ import { basename, resolve } from 'node:path';
 import { GgufError, readGgufHeader } from './gguf';
 import type { GgufHeader } from './gguf';
 import { ensureSyntheticModel, presetShape, shapeKey, SYNTHETIC_NAME_PREFIX, validateShape } from './synthetic';
-import { DEFAULT_PRESET } from './defaults';
+import { DEFAULT_PRESET, SYNTHETIC_SLOT_CONTEXT_LIMIT } from './defaults';
+import { syntheticChatCounter } from './tokenCount';
+import type { ChatCounter } from './tokenCount';
 import type { LocalServerOptions } from './types';
 
 export interface ResolvedModel {
@@ -39,6 +41,39 @@ function metaNumber(h: GgufHeader, key: string): number | undefined {
   return typeof v === 'number' ? v : typeof v === 'bigint' ? Number(v) : undefined;
 }
 
+/** What sizing the slots must know of a model before the server starts: how much a slot may hold, and how to count a prompt. */
+export interface ModelContext {
+  /** As messages name it: "synthetic-tiny", the file's name. */
+  readonly name: string;
+  /** The most context per slot: a file's trained context (`<arch>.context_length`), SYNTHETIC_SLOT_CONTEXT_LIMIT for a synthetic model; undefined when a file does not say. */
+  readonly limit: number | undefined;
+  readonly synthetic: boolean;
+  /** Counts a chat prompt as the bundled server tokenizes it (synthetic models); absent: only an estimate is possible. */
+  readonly count?: ChatCounter;
+}
+
+/**
+ * The model's context, without making or loading it (a preset's or shape's figures, a file's header).
+ * Throws GgufError for a file that cannot be read as GGUF.
+ */
+export async function modelContext(model: LocalServerOptions['model']): Promise<ModelContext> {
+  const m = model ?? { kind: 'preset', preset: DEFAULT_PRESET };
+  if (m.kind !== 'file') {
+    const shape = m.kind === 'preset' ? presetShape(m.preset) : m.shape;
+    return { name: m.kind === 'preset' ? `synthetic-${m.preset}` : `synthetic-${shapeKey(shape)}`, limit: SYNTHETIC_SLOT_CONTEXT_LIMIT, synthetic: true, count: syntheticChatCounter(shape.vocab) };
+  }
+  const path = resolve(m.path);
+  const h = await readGgufHeader(path);
+  const name = basename(path);
+  if (String(h.metadata.get('general.name') ?? '').startsWith(SYNTHETIC_NAME_PREFIX)) {
+    const tokens = h.metadata.get('tokenizer.ggml.tokens');
+    const vocab = Array.isArray(tokens) && tokens.every((t) => typeof t === 'string') ? (tokens as string[]) : undefined;
+    return { name, limit: SYNTHETIC_SLOT_CONTEXT_LIMIT, synthetic: true, ...(vocab ? { count: syntheticChatCounter(vocab) } : {}) };
+  }
+  const arch = String(h.metadata.get('general.architecture') ?? 'llama');
+  return { name, limit: metaNumber(h, `${arch}.context_length`), synthetic: false };
+}
+
 /** Weights plus an f16 KV cache for `ctxSize` tokens, in bytes: what the server will need. */
 export function estimateMemory(h: GgufHeader, ctxSize: number): { weights: number; kvCache: number; total: number } {
   const arch = String(h.metadata.get('general.architecture') ?? 'llama');
@@ -56,13 +91,20 @@ export function estimateMemory(h: GgufHeader, ctxSize: number): { weights: numbe
 
 const mib = (n: number) => `${Math.round(n / (1024 * 1024))} MiB`;
 
-/** Refuses, with the numbers, a model that cannot fit in the memory available now. */
-export function checkMemory(path: string, h: GgufHeader, ctxSize: number, free: number = freemem()): void {
+/**
+ * Refuses, with the numbers, a model that cannot fit in the memory available now. The KV cache grows
+ * with the context (slots × tokens per slot), so the message names what sets each (the CLI's flag,
+ * the extension's setting) besides the model.
+ */
+export function checkMemory(path: string, h: GgufHeader, ctxSize: number, free: number = freemem(), parallel?: number): void {
   const need = estimateMemory(h, ctxSize);
   if (need.total > free) {
+    const slots = parallel !== undefined && parallel > 0 ? `${parallel} slot${parallel === 1 ? '' : 's'} of ${Math.floor(ctxSize / parallel)} tokens` : `${ctxSize} tokens`;
     throw new GgufError(
       path,
-      `too large for the memory available: it needs about ${mib(need.total)} (weights ${mib(need.weights)}, KV cache ${mib(need.kvCache)} for ${ctxSize} tokens) but only ${mib(free)} of ${mib(totalmem())} is free; pick a smaller model or --ctx-size`,
+      `too large for the memory available: it needs about ${mib(need.total)} (weights ${mib(need.weights)}, KV cache ${mib(need.kvCache)} for ${slots}) but only ${mib(free)} of ${mib(totalmem())} is free; ` +
+        'pick a smaller model (--preset / --model-file; llmProfiler.localServer.preset / modelPath), fewer slots (--parallel, --concurrency; llmProfiler.localServer.parallel) ' +
+        'or less context per slot (a smaller --ctx-size; without it a slot holds the longest prompt and its max tokens, so a shorter prompt or a lower --max-tokens)',
     );
   }
 }

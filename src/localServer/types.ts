@@ -31,7 +31,10 @@ export interface LocalServerOptions {
   /** Prefill chunk (tokens per engine step): the chunked-prefill dial. */
   readonly batchSize?: number;
   readonly threads?: number;
+  /** Total context over all slots (llama-server's -c); it beats slotContext. */
   readonly ctxSize?: number;
+  /** Without ctxSize: the context each slot gets (ctxSize = slotContext × parallel); default DEFAULT_SLOT_CONTEXT. */
+  readonly slotContext?: number;
   readonly llamaServerPath?: string;
   readonly readyTimeoutMs?: number;
   readonly onLog?: (line: string) => void;
@@ -51,4 +54,8 @@ export interface LocalServerHandle {
   stop(): Promise<void>;
   /** Added: the server's last log lines (stdout and stderr), oldest first. */
   readonly logTail?: () => readonly string[];
+  /** Added: the context each slot holds, in tokens (as the bundled server reports it; else ctxSize / parallel). */
+  readonly slotContext?: number;
+  /** Added: the slots it was started with. */
+  readonly parallel?: number;
 }

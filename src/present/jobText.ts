@@ -1,10 +1,11 @@
 // A job in one line, for the log and notifications: what will be sent, how hard, where. Pure.
 import type { Job } from '../jobs/job';
+import { plannedSent, sentLine } from './sentText';
 
 function where(job: Job): string {
   if (job.kind === 'dial') return 'the local server';
   const t = job.target;
-  return t.kind === 'local' ? `the local server (${t.server.parallel} slots)` : `${t.url} (${t.api}${t.model ? `, ${t.model}` : ''})`;
+  return t.kind === 'local' ? `the local server (${t.server.parallel} slots${t.server.slotContext !== undefined ? ` of ${t.server.slotContext} tokens` : ''})` : `${t.url} (${t.api}${t.model ? `, ${t.model}` : ''})`;
 }
 
 export function describeJob(job: Job): string {
@@ -18,7 +19,8 @@ export function describeJob(job: Job): string {
     return `${where(job)}: prefix cache check, ${what} cold, again and varied, ${w.requests ?? 0} requests one at a time`;
   }
   const amount = w.requests !== undefined ? `${w.requests} requests` : `${w.durationS} s`;
-  const out = `${w.maxTokens} tokens out`;
+  // what the prompts will be sent with: a prompt file's own max tokens beat the workload's default
+  const out = sentLine({ workload: w, prompts: plannedSent(w, job.prompts) });
   if (job.kind === 'sweep') {
     const dim = job.dimension === 'concurrency' ? 'concurrency' : job.dimension === 'rate' ? 'request rate' : 'prompt length';
     return `${where(job)}: sweep over ${dim} ${job.values.join(', ')}, ${amount} per point, ${out}`;

@@ -9,6 +9,7 @@ import { DASH, fixed as num, formatMs } from './units';
 import { serverMetricsLines } from './serverMetricsText';
 import { measuresProxy, whereTimeLines } from './whereText';
 import { connectionText, endpointText, networkShort } from './endpointText';
+import { sentLine, sentNotes, sentPerPromptLines } from './sentText';
 
 function pad(s: string, width: number, right = false): string {
   return right ? s.padStart(width) : s.padEnd(width);
@@ -74,6 +75,8 @@ export function formatRunTable(run: RunFile): string {
   out.push(`============ LLM Profiler result ============`);
   out.push(line('Endpoint:', endpointText(run.endpoint)));
   out.push(line('Workload:', mode));
+  out.push(line('Sent with:', sentLine(run)));
+  for (const p of sentPerPromptLines(run)) out.push(`  ${p}`);
   const connections = connectionText(run.connection);
   if (connections !== undefined) out.push(line('Connections:', connections));
   out.push(line('Successful requests:', String(s.completed)));
@@ -114,6 +117,7 @@ export function formatRunTable(run: RunFile): string {
   if (resent) out.push(resent);
   const overlong = overlongLine(run);
   if (overlong) out.push(`Warning: ${overlong}`);
+  for (const n of sentNotes(run)) out.push(`Note: ${n}`);
   if (s.malformedEvents > 0) out.push(`Malformed stream events skipped: ${s.malformedEvents}`);
   if (s.multiTokenChunks > 0) out.push(`Chunks carrying more than one token: ${s.multiTokenChunks}`);
   if (run.cancelled) out.push('Cancelled: the figures cover what finished.');

@@ -66,6 +66,8 @@ export interface SidebarRun {
   readonly tpotP50Ms?: number;
   /** "via proxy http://p:3128", "certificates not checked": how the endpoint was reached, when it changed what was measured. */
   readonly network?: readonly string[];
+  /** What a prompt file's prompts were sent with ("max 256 tokens (from the file)"), when the run records it. */
+  readonly sent?: string;
 }
 
 export interface SidebarWorkload {

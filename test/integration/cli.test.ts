@@ -84,7 +84,7 @@ test('an SLO in the prompt file counts for --fail-on-slo', async () => {
     writeFileSync(bad, 'name: x\nmodel: y\n');
     const rb = await runCli(['run', '--url', s.url, '--prompt-file', bad]);
     assert.equal(rb.code, 2);
-    assert.match(rb.stderr, /--prompt-file: .*bad\.prompt\.yml:1: messages must be a list/);
+    assert.match(rb.stderr, /--prompt-file: .*bad\.prompt\.yml:1: the file has no messages/);
   });
 });
 

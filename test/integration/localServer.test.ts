@@ -181,7 +181,7 @@ test('bundled server: OpenAI chat/completions, llama.cpp /completion, exact toke
     assert.match(((await bad.json()) as { error: { message: string } }).error.message, /not valid JSON/);
     const long = await fetch(`${h.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ prompt: 'word '.repeat(1500), max_tokens: 1 }) });
     assert.equal(long.status, 400);
-    assert.match(((await long.json()) as { error: { message: string } }).error.message, /a slot's context holds 1024/);
+    assert.match(((await long.json()) as { error: { message: string } }).error.message, /more than a slot holds: 1024 tokens \(this server's --ctx-size 4096 over --parallel 4\); start it with --ctx-size \d+/);
     assert.equal((await fetch(`${h.url}/v1/nothing`, { method: 'POST', body: '{}' })).status, 404);
     assert.equal((await fetch(`${h.url}/health`)).status, 200);
   } finally {

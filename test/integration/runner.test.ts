@@ -267,8 +267,8 @@ test('the runner reads a prompt file or a dataset named by the workload itself, 
       const texts = s.log.map((l) => (l.body.messages as { content: string }[] | undefined)?.[0]?.content ?? String(l.body.prompt));
       assert.deepEqual(texts, ['Q: one', 'Q: two', 'Q: one', 'from the dataset']);
       const bad = join(dir, 'bad.prompty');
-      writeFileSync(bad, '---\nname: x\n---\nno user section\n');
-      await assert.rejects(runWorkload(endpoint, defaultWorkload({ prompt: { kind: 'file', path: bad } })), /bad\.prompty:4: no user: section/);
+      writeFileSync(bad, '---\nname: x\nmodel: [\n---\nuser:\nHi\n');
+      await assert.rejects(runWorkload(endpoint, defaultWorkload({ prompt: { kind: 'file', path: bad } })), /bad\.prompty:\d+: the front matter is not valid YAML/);
       await assert.rejects(runWorkload(endpoint, defaultWorkload({ prompt: { kind: 'dataset', path: join(dir, 'missing.jsonl') } })), /cannot read dataset/);
       assert.equal(s.log.length, 4, 'nothing sent for the broken ones');
     });

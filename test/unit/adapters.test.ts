@@ -67,8 +67,9 @@ test('openai-chat request: messages, usage requested, ignore_eos, seed, max_toke
     seed: 42,
     ignore_eos: true,
   });
-  const plain = JSON.parse(adapterFor('openai-chat').buildRequest(spec({ ignoreEos: false, seed: undefined, temperature: undefined, prompt: { messages: [{ role: 'user', content: 'x' }], maxTokens: 7, temperature: 0.5 } }), endpoint('openai-chat', 'http://h', null)).body);
-  assert.deepEqual(plain, { messages: [{ role: 'user', content: 'x' }], stream: true, stream_options: { include_usage: true }, max_tokens: 7, temperature: 0.5 });
+  // Only the spec's values are sent: the prompt's own were weighed by the runner (sentWith.ts), never read here.
+  const plain = JSON.parse(adapterFor('openai-chat').buildRequest(spec({ ignoreEos: false, seed: undefined, temperature: undefined, maxTokens: 9, prompt: { messages: [{ role: 'user', content: 'x' }], maxTokens: 7, temperature: 0.5 } }), endpoint('openai-chat', 'http://h', null)).body);
+  assert.deepEqual(plain, { messages: [{ role: 'user', content: 'x' }], stream: true, stream_options: { include_usage: true }, max_tokens: 9 });
 });
 
 test('openai-chat events as vLLM streams them: role-only first chunk, content, finish, usage, [DONE]', () => {

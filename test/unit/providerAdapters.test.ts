@@ -181,8 +181,8 @@ test('gemini request: the model in the path (either name form), alt=sse after th
   assert.equal(path('https://generativelanguage.googleapis.com', 'tunedModels/my-tune'), '/v1beta/tunedModels/my-tune:streamGenerateContent?alt=sse');
   assert.equal(modelPath('a b'), 'models/a%20b');
   assert.throws(() => g.buildRequest(spec(), endpoint('gemini', 'https://generativelanguage.googleapis.com')), /needs a model/);
-  const body = JSON.parse(g.buildRequest(spec({ seed: undefined, temperature: undefined, prompt: { messages: [{ role: 'user', content: 'x' }], maxTokens: 7 } }), endpoint('gemini', 'http://h', 'm')).body) as Record<string, unknown>;
-  assert.deepEqual(body, { contents: [{ role: 'user', parts: [{ text: 'x' }] }], generationConfig: { maxOutputTokens: 7 } });
+  const body = JSON.parse(g.buildRequest(spec({ seed: undefined, temperature: undefined, maxTokens: 7, prompt: { messages: [{ role: 'user', content: 'x' }], maxTokens: 99 } }), endpoint('gemini', 'http://h', 'm')).body) as Record<string, unknown>;
+  assert.deepEqual(body, { contents: [{ role: 'user', parts: [{ text: 'x' }] }], generationConfig: { maxOutputTokens: 7 } }, "the spec's max tokens, never the prompt's own");
   assert.equal(g.probeBaseUrl!('https://generativelanguage.googleapis.com/v1beta?key=K1'), 'https://generativelanguage.googleapis.com/?key=K1');
   assert.equal(g.probeBaseUrl!('https://gw.example/google/'), 'https://gw.example/google');
 });

@@ -14,7 +14,7 @@ import { readTheme, watchTheme, type Theme } from './theme';
 import { Timeline } from './timeline';
 import { SWEEP_POINT_SELECTED, hasSweepView, renderSweep, type SweepPointSelectedDetail } from './sweepView';
 import { asRun } from './validate';
-import { compareTable, errorView, headerView, headlineView, percentileTable, prefixCacheCheckView, runTitle, stallsList } from './views';
+import { compareTable, errorView, headerView, headlineView, percentileTable, prefixCacheCheckView, runTitle, sentWithView, stallsList } from './views';
 import { post, setPanelState } from './vscodeApi';
 import { whereSection } from './whereView';
 
@@ -122,6 +122,8 @@ export class ReportApp {
         'Clicking a point shows its requests on the timeline.'));
     }
     this.#root.append(section('Percentiles', 'percentiles', percentileTable(run)));
+    const sent = sentWithView(run);
+    if (sent) this.#root.append(section('Sent with', 'sent-with', sent));
     const tl = this.#timelineSection(model, run, 'Timeline');
     const causes = run.summary.stalls.byCause !== undefined;
     this.#root.append(section('Stalls', 'stalls', stallsList(run, (s) => this.#selectStall(tl, model, s), model.t0),

@@ -9,6 +9,7 @@ import { connectionRetriesLine, rateLimitLine, statusCounts } from '../../src/pr
 import { formatAt, formatDelta, formatInt, formatMs, formatNumber, formatPercent } from '../../src/present/units';
 import { bufferingSentence, measuresProxy, stallPhrase } from '../../src/present/whereText';
 import { networkNotes } from '../../src/present/endpointText';
+import { FROM_TEXT, sentLine, sentNotes, sentWithRows } from '../../src/present/sentText';
 
 /** The metrics a buffer between the server and the client distorts: with a buffer they time the proxy's flushes. */
 const PROXY_METRICS: ReadonlySet<MetricKey> = new Set(['tpotMs', 'itlMs']);
@@ -38,7 +39,8 @@ function describeWorkload(run: RunFile): string {
   const mode = w.mode.kind === 'closed' ? `concurrency ${w.mode.concurrency}` : `${w.mode.rate} req/s (open loop)`;
   const size = w.requests !== undefined ? `${formatInt(w.requests)} requests` : `${w.durationS ?? '?'} s`;
   const prompt = w.prompt.kind === 'synthetic' ? `${w.prompt.tokens}-token prompts` : `prompts from ${w.prompt.path}`;
-  return `${mode} · ${size}${w.warmup ? ` + ${w.warmup} warmup` : ''} · ${prompt} · max ${w.maxTokens} tokens`;
+  // what was sent (RunFile.prompts: a prompt file's max tokens, not the workload's default)
+  return `${mode} · ${size}${w.warmup ? ` + ${w.warmup} warmup` : ''} · ${prompt} · ${sentLine(run)}`;
 }
 
 function when(run: RunFile): string {
@@ -58,6 +60,7 @@ export function headerView(run: RunFile, actions: HTMLElement): HTMLElement {
   flags.push(...networkNotes(run.endpoint));
   const overlong = overlongLine(run);
   if (overlong) flags.push(overlong);
+  flags.push(...sentNotes(run));
   if (run.sweep) flags.push(`sweep over ${run.sweep.dimension} (${run.sweep.points.length} points)`);
   const buffered = bufferingSentence(run.summary);
   const evidence = run.summary.buffering?.evidence ?? [];
@@ -232,6 +235,22 @@ export function errorView(message: string, path?: string): HTMLElement {
  * A cache-check run's verdict (`run.prefixCache`): TTFT cold, warm and for a variant, the cached
  * tokens the server reported, and the check's own sentence. Undefined for any other run.
  */
+/** "Sent with": per prompt of the run (RunFile.prompts), each setting sent, its value and where it came from. Undefined without prompts. */
+export function sentWithView(run: RunFile): HTMLElement | undefined {
+  const rows = sentWithRows(run);
+  if (rows.length === 0) return undefined;
+  const head = h('tr', {}, ...['Prompt', 'Setting', 'Value', 'From'].map((c) => h('th', { scope: 'col', text: c })));
+  const body = rows.flatMap((r, i) => r.settings.map((x, j) =>
+    h('tr', { 'data-prompt': i, 'data-setting': x.key },
+      j === 0 ? h('th', { scope: 'rowgroup', rowspan: r.settings.length, text: r.name }) : undefined,
+      h('td', { text: x.label }),
+      h('td', { 'data-value': x.value, text: x.value }),
+      h('td', { class: 'from', text: x.from }))));
+  return h('table', { class: 'sent-with' },
+    h('caption', { text: `What each prompt was sent with: a flag or setting beats the prompt file, the file beats the defaults ("${FROM_TEXT.workload}", "${FROM_TEXT.file}", "${FROM_TEXT.default}")` }),
+    h('thead', {}, head), h('tbody', {}, ...body));
+}
+
 export function prefixCacheCheckView(run: RunFile): HTMLElement | undefined {
   const c = run.prefixCache;
   if (!c) return undefined;

@@ -216,7 +216,7 @@ function runRow(r: SidebarRun): HTMLElement {
   head.append(el('span', 'name', r.endpointName));
   if (r.cancelled) head.append(badge('cancelled'));
   if (r.failed) head.append(badge(`${r.failed} failed`));
-  const meta = el('div', 'meta', `${Number.isNaN(when.getTime()) ? r.startedAt : when.toLocaleString()}${r.network?.length ? ` · ${r.network.join(' · ')}` : ''} · TTFT p50 ${ms(r.ttftP50Ms)} · TPOT p50 ${ms(r.tpotP50Ms)}`);
+  const meta = el('div', 'meta', `${Number.isNaN(when.getTime()) ? r.startedAt : when.toLocaleString()}${r.network?.length ? ` · ${r.network.join(' · ')}` : ''} · TTFT p50 ${ms(r.ttftP50Ms)} · TPOT p50 ${ms(r.tpotP50Ms)}${r.sent ? ` · ${r.sent}` : ''}`);
   const open = button('Open', 'secondary', `Open the run of ${r.endpointName}`);
   open.dataset.focus = `open:${r.id}`;
   open.addEventListener('click', () => post('openRun', { runId: r.id }));

@@ -1,7 +1,7 @@
 // One interface for every endpoint API: how to ask (path, body, headers) and how to read one parsed
 // stream event, and the helpers the adapters share. Adapters are stateless and pure (no I/O, no
 // clock): the client owns time and sockets. Which adapter serves which API is registry.ts.
-import type { ApiKind, EndpointSpec, Prompt, RequestSpec, ServerTimings } from '../types';
+import type { ApiKind, ChatMessage, ContentPart, EndpointSpec, Prompt, RequestSpec, ServerTimings } from '../types';
 import type { Framing } from '../streamParsers';
 import { count, duration, isObject, str } from '../json';
 
@@ -11,6 +11,12 @@ export interface BuiltRequest {
   readonly path: string;
   readonly headers: Record<string, string>;
   readonly body: string;
+  /**
+   * What of the request this API could not take, and what it was sent as instead ("images are not
+   * sent: the openai-completions API takes text only"). The same words for every request of a
+   * prompt: the runner records them once per prompt (RunFile.prompts[].notes), the surfaces once per run.
+   */
+  readonly notes?: readonly string[];
 }
 
 export interface UsageInfo {
@@ -101,10 +107,43 @@ export function joinPath(endpoint: EndpointSpec, path: string): string {
   return requestPath(splitBaseUrl(endpoint.url), path);
 }
 
-/** Completion-style APIs get the chat messages as one plain text. */
+/** Completion-style APIs get the chat messages as one plain text (a message's `content` is its text, images left out). */
 export function promptText(prompt: Prompt): string {
   if (prompt.messages.length === 1) return prompt.messages[0]!.content;
   return prompt.messages.map((m) => m.content).join('\n\n');
+}
+
+/** True when a message of the prompt carries an image. */
+export function hasImages(prompt: Prompt): boolean {
+  return prompt.messages.some((m) => m.parts?.some((p) => p.type === 'image') === true);
+}
+
+/** True when an image of the prompt is an http(s) URL (not a `data:` URL). */
+export function hasImageUrls(prompt: Prompt): boolean {
+  return prompt.messages.some((m) => m.parts?.some((p) => p.type === 'image' && !p.url.startsWith('data:')) === true);
+}
+
+/** The note of a completion-style API given a prompt with images: the text is sent, the images are not. */
+export function textOnlyNote(api: ApiKind): string {
+  return `images are not sent: the ${api} API takes text only`;
+}
+
+/** The note of an API that is given image URLs: the server downloads them, inside the request's time. */
+export const IMAGE_URL_NOTE = 'image URLs are fetched by the server: the download is part of TTFT';
+
+/** A `data:` URL's media type and base64 payload; undefined for any other URL. */
+export function dataUrl(url: string): { readonly mediaType: string; readonly base64: string } | undefined {
+  const m = /^data:([^;,]*)((?:;[^;,]*)*),/i.exec(url);
+  if (!m) return undefined;
+  const payload = url.slice(m[0].length);
+  const isBase64 = /;base64$/i.test(m[2]!);
+  const base64 = isBase64 ? payload : Buffer.from(decodeURIComponent(payload), 'utf8').toString('base64');
+  return { mediaType: m[1] || 'application/octet-stream', base64 };
+}
+
+/** A message's parts: its `parts`, or its text as the one part. */
+export function partsOf(m: Pick<ChatMessage, 'content' | 'parts'>): readonly ContentPart[] {
+  return m.parts ?? [{ type: 'text', text: m.content }];
 }
 
 export function jsonHeaders(endpoint: EndpointSpec, accept: string): Record<string, string> {
@@ -120,17 +159,35 @@ export function withDefaultHeaders(headers: Readonly<Record<string, string>> | u
   return out;
 }
 
-/** The system messages' text (joined), and the other turns: for APIs that take the system prompt apart from the conversation. */
-export function splitSystem(prompt: Prompt): { readonly system: string | undefined; readonly turns: readonly { readonly role: 'user' | 'assistant'; readonly content: string }[] } {
+/** A turn of the conversation, as the APIs with a separate system prompt take it: its text, and its parts when it has images. */
+export interface Turn {
+  readonly role: 'user' | 'assistant';
+  readonly content: string;
+  readonly parts?: readonly ContentPart[];
+}
+
+/**
+ * The system messages' text (joined), and the other turns: for APIs that take the system prompt apart
+ * from the conversation. A system prompt is text there: `systemImages` says whether one carried images (not sent).
+ */
+export function splitSystem(prompt: Prompt): { readonly system: string | undefined; readonly turns: readonly Turn[]; readonly systemImages: boolean } {
   const system: string[] = [];
-  const turns: { role: 'user' | 'assistant'; content: string }[] = [];
+  const turns: Turn[] = [];
+  let systemImages = false;
   for (const m of prompt.messages) {
-    if (m.role === 'system') system.push(m.content);
-    else turns.push({ role: m.role, content: m.content });
+    if (m.role === 'system') {
+      system.push(m.content);
+      if (m.parts?.some((p) => p.type === 'image')) systemImages = true;
+    } else turns.push({ role: m.role, content: m.content, ...(m.parts ? { parts: m.parts } : {}) });
   }
   // A prompt that is only a system text is asked as the user's turn: these APIs need one.
-  if (turns.length === 0 && system.length > 0) return { system: undefined, turns: [{ role: 'user', content: system.join('\n\n') }] };
-  return { system: system.length > 0 ? system.join('\n\n') : undefined, turns };
+  if (turns.length === 0 && system.length > 0) return { system: undefined, turns: [{ role: 'user', content: system.join('\n\n') }], systemImages };
+  return { system: system.length > 0 ? system.join('\n\n') : undefined, turns, systemImages };
+}
+
+/** The note of an API whose system prompt is text only, given a system message with images. */
+export function systemImagesNote(api: ApiKind): string {
+  return `images in system messages are not sent: the ${api} API's system prompt is text only`;
 }
 
 /** An error object as servers put it in a stream: `{error: "…"}`, `{error: {message}}`, or vLLM's `{object: "error", message}`. Never throws. */
@@ -303,14 +360,36 @@ export function mergeTimings(...parts: (TimingResult | undefined)[]): TimingResu
   return { ...(timings ? { timings } : {}), ...(notes.length > 0 ? { notes } : {}) };
 }
 
-/** Fields common to the OpenAI request bodies. `ignore_eos` only when asked: OpenAI itself rejects it. */
+/**
+ * Fields common to the OpenAI request bodies (chat and completions, as OpenAI, vLLM, SGLang, TGI and
+ * llama.cpp's /v1 take them): the spec's values only, the precedence already applied by the runner.
+ * `ignore_eos` only when asked: OpenAI itself rejects it.
+ */
 export function commonSampling(spec: RequestSpec, body: Record<string, unknown>): void {
-  const temperature = spec.temperature ?? spec.prompt.temperature;
-  if (temperature !== undefined) body.temperature = temperature;
+  if (spec.temperature !== undefined) body.temperature = spec.temperature;
+  if (spec.topP !== undefined) body.top_p = spec.topP;
+  if (spec.stop !== undefined && spec.stop.length > 0) body.stop = [...spec.stop];
+  if (spec.frequencyPenalty !== undefined) body.frequency_penalty = spec.frequencyPenalty;
+  if (spec.presencePenalty !== undefined) body.presence_penalty = spec.presencePenalty;
+  if (spec.responseFormat !== undefined) body.response_format = spec.responseFormat;
   if (spec.seed !== undefined) body.seed = spec.seed;
   if (spec.ignoreEos) body.ignore_eos = true;
 }
 
+/** The max tokens a request is sent with (the spec's: the runner has applied the precedence). */
 export function maxTokensOf(spec: RequestSpec): number {
-  return spec.prompt.maxTokens ?? spec.maxTokens;
+  return spec.maxTokens;
+}
+
+/**
+ * The JSON schema a response format asks for: `{}` (any JSON) for json_object, the schema of a
+ * json_schema (`{}` when it names none); undefined for text or no format. For APIs that take a
+ * plain JSON schema (llama.cpp's /completion, Ollama's `format`, Gemini's responseJsonSchema).
+ */
+export function jsonSchemaOf(spec: RequestSpec): Record<string, unknown> | undefined {
+  const f = spec.responseFormat;
+  if (f === undefined || f.type === 'text') return undefined;
+  if (f.type === 'json_object') return {};
+  const schema = f.json_schema.schema;
+  return isObject(schema) ? schema : {};
 }

@@ -5,10 +5,12 @@
 // reasoning, so TTFO lands beside TTFT; signature and tool-input deltas are not tokens. The key goes
 // in `x-api-key`, every request names an `anthropic-version`. System messages are the top-level
 // `system`, not turns. Anthropic refuses fields it does not know (`seed`, `ignore_eos`): not sent.
+// Sampling: temperature, top_p, stop_sequences; the API has no penalties and no response_format
+// (each noted, not sent). Images are image blocks: base64 for `data:` URLs, a url source for http(s).
 import type { EndpointSpec, RequestSpec, ServerTimings } from '../types';
-import type { BuiltRequest, EndpointAdapter, EventInfo, UsageInfo } from './adapter';
+import type { BuiltRequest, EndpointAdapter, EventInfo, Turn, UsageInfo } from './adapter';
 import { count, isObject, str } from '../json';
-import { joinPath, jsonHeaders, maxTokensOf, splitSystem, streamError, TimingReader, withDefaultHeaders } from './adapter';
+import { dataUrl, IMAGE_URL_NOTE, joinPath, jsonHeaders, maxTokensOf, splitSystem, streamError, systemImagesNote, TimingReader, withDefaultHeaders } from './adapter';
 import { sentPrompt } from './cacheBust';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -22,20 +24,27 @@ export const anthropicAdapter: EndpointAdapter = {
   probeHeaders: API_HEADERS,
 
   buildRequest(spec: RequestSpec, endpoint: EndpointSpec): BuiltRequest {
-    const { system, turns } = splitSystem(sentPrompt(spec));
+    const { system, turns, systemImages } = splitSystem(sentPrompt(spec));
     const body: Record<string, unknown> = {};
     if (endpoint.model !== undefined) body.model = endpoint.model;
     body.max_tokens = maxTokensOf(spec);
     if (system !== undefined) body.system = system;
-    body.messages = turns.map((m) => ({ role: m.role, content: m.content }));
+    body.messages = turns.map(anthropicMessage);
     body.stream = true;
-    const temperature = spec.temperature ?? spec.prompt.temperature;
-    if (temperature !== undefined) body.temperature = temperature;
+    if (spec.temperature !== undefined) body.temperature = spec.temperature;
+    if (spec.topP !== undefined) body.top_p = spec.topP;
+    if (spec.stop !== undefined && spec.stop.length > 0) body.stop_sequences = [...spec.stop];
+    const notes: string[] = [];
+    if (turns.some((t) => t.parts?.some((p) => p.type === 'image' && !p.url.startsWith('data:')))) notes.push(IMAGE_URL_NOTE);
+    if (systemImages) notes.push(systemImagesNote('anthropic'));
+    if (spec.frequencyPenalty !== undefined || spec.presencePenalty !== undefined) notes.push('frequency and presence penalties are not sent: the anthropic API has none');
+    if (spec.responseFormat !== undefined && spec.responseFormat.type !== 'text') notes.push('the response format is not sent: the anthropic API has no response_format');
     return {
       method: 'POST',
       path: joinPath(endpoint, '/v1/messages'),
       headers: withDefaultHeaders(jsonHeaders(endpoint, 'text/event-stream'), API_HEADERS),
       body: JSON.stringify(body),
+      ...(notes.length > 0 ? { notes } : {}),
     };
   },
 
@@ -76,6 +85,18 @@ export const anthropicAdapter: EndpointAdapter = {
     }
   },
 };
+
+/** A turn as the Messages API takes it: text as a string, text with images as content blocks. */
+function anthropicMessage(t: Turn): Record<string, unknown> {
+  if (!t.parts) return { role: t.role, content: t.content };
+  // Anthropic refuses an empty text block
+  const content = t.parts.filter((p) => p.type !== 'text' || p.text !== '').map((p) => {
+    if (p.type === 'text') return { type: 'text', text: p.text };
+    const inline = dataUrl(p.url);
+    return { type: 'image', source: inline ? { type: 'base64', media_type: inline.mediaType, data: inline.base64 } : { type: 'url', url: p.url } };
+  });
+  return { role: t.role, content };
+}
 
 function textOf(text: string | undefined, as: 'content' | 'reasoning'): EventInfo {
   return text ? { [as]: text } : {};

@@ -5,7 +5,7 @@
 // vLLM's `cache_salt` would do it without touching the prompt, but hosted OpenAI-compatible APIs
 // refuse unknown fields with a 400, and the server behind a URL cannot be known for sure.
 // Pure, as the adapters are: the runner makes the nonce (unique per request) and records the way.
-import type { ApiKind, CacheBust, Prompt, RequestSpec } from '../types';
+import type { ApiKind, CacheBust, ChatMessage, Prompt, RequestSpec } from '../types';
 
 /** A short random base-36 tag from `bytes` random bytes: what makes a nonce unique to a run or a check. */
 export function randomTag(bytes: Uint8Array): string {
@@ -14,11 +14,19 @@ export function randomTag(bytes: Uint8Array): string {
   return s;
 }
 
-/** The prompt with `lead` before its first message's content. */
+/** The prompt with `lead` before its first message's content (and before its first part, when it has parts: its images and name kept). */
 export function withLead(prompt: Prompt, lead: string): Prompt {
   if (prompt.messages.length === 0) return prompt;
-  const [first, ...rest] = prompt.messages;
-  return { ...prompt, messages: [{ role: first!.role, content: lead + first!.content }, ...rest] };
+  const [first, ...rest] = prompt.messages as [ChatMessage, ...ChatMessage[]];
+  const parts = first.parts;
+  const led: ChatMessage = {
+    ...first,
+    content: lead + first.content,
+    ...(parts
+      ? { parts: parts[0]?.type === 'text' ? [{ type: 'text', text: lead + parts[0].text }, ...parts.slice(1)] : [{ type: 'text', text: lead }, ...parts] }
+      : {}),
+  };
+  return { ...prompt, messages: [led, ...rest] };
 }
 
 /** How a cold request is kept cold on an API. */

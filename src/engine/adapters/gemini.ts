@@ -5,12 +5,27 @@
 // usageMetadata whose counts are cumulative (candidatesTokenCount, thoughtsTokenCount apart; the
 // prompt's cachedContentTokenCount inside promptTokenCount). An error is `{error: {code, message,
 // status}}`. Turns are `user` / `model`; system messages go in systemInstruction. Gemini refuses
-// unknown fields: no ignore_eos.
-import type { EndpointSpec, RequestSpec, ServerTimings } from '../types';
+// unknown fields: no ignore_eos. Sampling goes in generationConfig (topP, stopSequences, the
+// penalties); a response format as responseMimeType application/json, with a json_schema's schema
+// as responseJsonSchema (JSON Schema as given, not the OpenAPI subset of responseSchema). Images:
+// inlineData for `data:` URLs, fileData for http(s) URLs (fetched by Gemini, noted).
+import type { ContentPart, EndpointSpec, RequestSpec, ServerTimings } from '../types';
 import type { BuiltRequest, EndpointAdapter, EventInfo, UsageInfo } from './adapter';
 import { count, isObject, str } from '../json';
-import { jsonHeaders, maxTokensOf, requestPath, splitBaseUrl, splitSystem, streamError, TimingReader } from './adapter';
+import { dataUrl, IMAGE_URL_NOTE, jsonHeaders, jsonSchemaOf, maxTokensOf, requestPath, splitBaseUrl, splitSystem, streamError, systemImagesNote, TimingReader } from './adapter';
 import { sentPrompt } from './cacheBust';
+
+const IMAGE_TYPES: Readonly<Record<string, string>> = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', heic: 'image/heic', heif: 'image/heif' };
+
+/** A content part as Gemini takes it: text, inlineData (a `data:` URL), or fileData (a URL Gemini fetches; its type from the extension when it has one). */
+function geminiPart(p: ContentPart): Record<string, unknown> {
+  if (p.type === 'text') return { text: p.text };
+  const inline = dataUrl(p.url);
+  if (inline) return { inlineData: { mimeType: inline.mediaType, data: inline.base64 } };
+  const ext = /\.([a-z0-9]+)(?:[?#]|$)/i.exec(p.url)?.[1]?.toLowerCase();
+  const mimeType = ext !== undefined ? IMAGE_TYPES[ext] : undefined;
+  return { fileData: { ...(mimeType !== undefined ? { mimeType } : {}), fileUri: p.url } };
+}
 
 /** The API version asked for when the URL names none. */
 const DEFAULT_VERSION = '/v1beta';
@@ -38,17 +53,28 @@ export const geminiAdapter: EndpointAdapter = {
     const split = splitBaseUrl(endpoint.url);
     const root = VERSION_AT_END.test(split.basePath) ? split.basePath : split.basePath + DEFAULT_VERSION;
     const path = requestPath({ ...split, basePath: root, query: withAltSse(split.query) }, `/${modelPath(endpoint.model)}:streamGenerateContent`);
-    const { system, turns } = splitSystem(sentPrompt(spec));
+    const { system, turns, systemImages } = splitSystem(sentPrompt(spec));
     const body: Record<string, unknown> = {
-      contents: turns.map((m) => ({ role: m.role === 'assistant' ? 'model' : 'user', parts: [{ text: m.content }] })),
+      contents: turns.map((m) => ({ role: m.role === 'assistant' ? 'model' : 'user', parts: m.parts ? m.parts.filter((p) => p.type !== 'text' || p.text !== '').map(geminiPart) : [{ text: m.content }] })),
     };
     if (system !== undefined) body.systemInstruction = { parts: [{ text: system }] };
     const config: Record<string, unknown> = { maxOutputTokens: maxTokensOf(spec) };
-    const temperature = spec.temperature ?? spec.prompt.temperature;
-    if (temperature !== undefined) config.temperature = temperature;
+    if (spec.temperature !== undefined) config.temperature = spec.temperature;
+    if (spec.topP !== undefined) config.topP = spec.topP;
+    if (spec.stop !== undefined && spec.stop.length > 0) config.stopSequences = [...spec.stop];
+    if (spec.frequencyPenalty !== undefined) config.frequencyPenalty = spec.frequencyPenalty;
+    if (spec.presencePenalty !== undefined) config.presencePenalty = spec.presencePenalty;
+    const schema = jsonSchemaOf(spec);
+    if (schema !== undefined) {
+      config.responseMimeType = 'application/json';
+      if (spec.responseFormat?.type === 'json_schema') config.responseJsonSchema = schema;
+    }
     if (spec.seed !== undefined) config.seed = spec.seed;
     body.generationConfig = config;
-    return { method: 'POST', path, headers: jsonHeaders(endpoint, 'text/event-stream'), body: JSON.stringify(body) };
+    const notes: string[] = [];
+    if (turns.some((t) => t.parts?.some((p) => p.type === 'image' && !p.url.startsWith('data:')))) notes.push(IMAGE_URL_NOTE);
+    if (systemImages) notes.push(systemImagesNote('gemini'));
+    return { method: 'POST', path, headers: jsonHeaders(endpoint, 'text/event-stream'), body: JSON.stringify(body), ...(notes.length > 0 ? { notes } : {}) };
   },
 
   interpret(event: unknown): EventInfo {

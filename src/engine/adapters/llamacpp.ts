@@ -2,11 +2,13 @@
 // `content`, and `tokens` (the token ids, asked for with return_tokens) whose length tells how many
 // tokens a chunk carried (several with speculative decoding). The last event has `stop: true`, the
 // server's `timings` (prompt_n/prompt_ms/predicted_n/predicted_ms) and the counts
-// `tokens_predicted`/`tokens_evaluated`.
+// `tokens_predicted`/`tokens_evaluated`. Sampling as llama.cpp's README names it: top_p, stop (a
+// list), frequency/presence_penalty, and a response format as `json_schema` (`{}`: any JSON). The
+// prompt is text: images cannot be sent here (noted).
 import type { EndpointSpec, RequestSpec, ServerTimings } from '../types';
 import type { BuiltRequest, EndpointAdapter, EventInfo, UsageInfo } from './adapter';
 import { count, isObject, str } from '../json';
-import { joinPath, jsonHeaders, llamaTimings, maxTokensOf, promptText, streamError } from './adapter';
+import { hasImages, joinPath, jsonHeaders, jsonSchemaOf, llamaTimings, maxTokensOf, promptText, streamError, textOnlyNote } from './adapter';
 import { sentPrompt } from './cacheBust';
 
 export const llamacppAdapter: EndpointAdapter = {
@@ -17,17 +19,24 @@ export const llamacppAdapter: EndpointAdapter = {
   buildRequest(spec: RequestSpec, endpoint: EndpointSpec): BuiltRequest {
     const body: Record<string, unknown> = {};
     if (endpoint.model !== undefined) body.model = endpoint.model;
-    body.prompt = promptText(sentPrompt(spec));
+    const prompt = sentPrompt(spec);
+    body.prompt = promptText(prompt);
     body.stream = true;
     body.n_predict = maxTokensOf(spec);
     body.return_tokens = true;
     // a cold request: the slot's cached prefix is not reused (llama-server's default is to reuse it)
     if (spec.cacheBust === 'cache_prompt') body.cache_prompt = false;
-    const temperature = spec.temperature ?? spec.prompt.temperature;
-    if (temperature !== undefined) body.temperature = temperature;
+    if (spec.temperature !== undefined) body.temperature = spec.temperature;
+    if (spec.topP !== undefined) body.top_p = spec.topP;
+    if (spec.stop !== undefined && spec.stop.length > 0) body.stop = [...spec.stop];
+    if (spec.frequencyPenalty !== undefined) body.frequency_penalty = spec.frequencyPenalty;
+    if (spec.presencePenalty !== undefined) body.presence_penalty = spec.presencePenalty;
+    const schema = jsonSchemaOf(spec);
+    if (schema !== undefined) body.json_schema = schema;
     if (spec.seed !== undefined) body.seed = spec.seed;
     if (spec.ignoreEos) body.ignore_eos = true;
-    return { method: 'POST', path: joinPath(endpoint, '/completion'), headers: jsonHeaders(endpoint, 'text/event-stream'), body: JSON.stringify(body) };
+    const built: BuiltRequest = { method: 'POST', path: joinPath(endpoint, '/completion'), headers: jsonHeaders(endpoint, 'text/event-stream'), body: JSON.stringify(body) };
+    return hasImages(prompt) ? { ...built, notes: [textOnlyNote('llamacpp')] } : built;
   },
 
   interpret(event: unknown): EventInfo {

@@ -1,14 +1,32 @@
 // Ollama's native chat API (/api/chat): NDJSON, one object per line. Text is in `message.content`,
 // thinking models put reasoning in `message.thinking`. The final object (`done: true`) carries the
 // server's own counts and durations in nanoseconds, kept here as ServerTimings in ms. Ollama has no
-// ignore_eos; max tokens, temperature and seed go in `options`.
-import type { EndpointSpec, RequestSpec, ServerTimings } from '../types';
+// ignore_eos; max tokens, temperature, top_p, stop, the penalties and seed go in `options`, a response
+// format in `format` ("json", or the JSON schema itself). Images travel as base64 in a message's
+// `images`: an image given by URL cannot be (noted).
+import type { ChatMessage, EndpointSpec, RequestSpec, ServerTimings } from '../types';
 import type { BuiltRequest, EndpointAdapter, EventInfo, UsageInfo } from './adapter';
 import { count, isObject, str } from '../json';
-import { joinPath, jsonHeaders, maxTokensOf, streamError, TimingReader } from './adapter';
+import { dataUrl, joinPath, jsonHeaders, jsonSchemaOf, maxTokensOf, streamError, TimingReader } from './adapter';
 import { sentPrompt } from './cacheBust';
 
 const NS_PER_MS = 1e6;
+const URL_NOTE = 'image URLs are not sent: the ollama API takes images inline only (a data: URL, a file next to the prompt)';
+
+/** A message as /api/chat takes it: its text, and its inline images as base64 (`skippedUrls`: it had images given by URL, not sent). */
+function ollamaMessage(m: ChatMessage): { message: Record<string, unknown>; skippedUrls: boolean } {
+  const message: Record<string, unknown> = { role: m.role, content: m.content };
+  let skippedUrls = false;
+  const images: string[] = [];
+  for (const p of m.parts ?? []) {
+    if (p.type !== 'image') continue;
+    const inline = dataUrl(p.url);
+    if (inline) images.push(inline.base64);
+    else skippedUrls = true;
+  }
+  if (images.length > 0) message.images = images;
+  return { message, skippedUrls };
+}
 
 export const ollamaAdapter: EndpointAdapter = {
   api: 'ollama',
@@ -17,15 +35,26 @@ export const ollamaAdapter: EndpointAdapter = {
 
   buildRequest(spec: RequestSpec, endpoint: EndpointSpec): BuiltRequest {
     const options: Record<string, unknown> = { num_predict: maxTokensOf(spec) };
-    const temperature = spec.temperature ?? spec.prompt.temperature;
-    if (temperature !== undefined) options.temperature = temperature;
+    if (spec.temperature !== undefined) options.temperature = spec.temperature;
+    if (spec.topP !== undefined) options.top_p = spec.topP;
+    if (spec.stop !== undefined && spec.stop.length > 0) options.stop = [...spec.stop];
+    if (spec.frequencyPenalty !== undefined) options.frequency_penalty = spec.frequencyPenalty;
+    if (spec.presencePenalty !== undefined) options.presence_penalty = spec.presencePenalty;
     if (spec.seed !== undefined) options.seed = spec.seed;
     const body: Record<string, unknown> = {};
     if (endpoint.model !== undefined) body.model = endpoint.model;
-    body.messages = sentPrompt(spec).messages.map((m) => ({ role: m.role, content: m.content }));
+    let urls = false;
+    body.messages = sentPrompt(spec).messages.map((m) => {
+      const { message, skippedUrls } = ollamaMessage(m);
+      urls ||= skippedUrls;
+      return message;
+    });
     body.stream = true;
+    const schema = jsonSchemaOf(spec);
+    if (schema !== undefined) body.format = spec.responseFormat?.type === 'json_schema' ? schema : 'json';
     body.options = options;
-    return { method: 'POST', path: joinPath(endpoint, '/api/chat'), headers: jsonHeaders(endpoint, 'application/x-ndjson'), body: JSON.stringify(body) };
+    const built: BuiltRequest = { method: 'POST', path: joinPath(endpoint, '/api/chat'), headers: jsonHeaders(endpoint, 'application/x-ndjson'), body: JSON.stringify(body) };
+    return urls ? { ...built, notes: [URL_NOTE] } : built;
   },
 
   interpret(event: unknown): EventInfo {

@@ -1,11 +1,13 @@
 // OpenAI-compatible chat completions (/v1/chat/completions), as OpenAI, vLLM, SGLang, llama.cpp's
 // server and Ollama's /v1 speak it. vLLM sends a role-only first chunk (not a token), puts reasoning
 // in `reasoning_content` (older) or `reasoning` (newer), and with `stream_options.include_usage` ends
-// with a chunk whose `choices` is empty and whose `usage` holds the counts.
-import type { EndpointSpec, RequestSpec, ServerTimings } from '../types';
+// with a chunk whose `choices` is empty and whose `usage` holds the counts. A message with images is
+// sent as OpenAI's content array (text and image_url parts, as vLLM, SGLang and llama.cpp take it);
+// a participant's name as the message's `name`.
+import type { ChatMessage, EndpointSpec, RequestSpec, ServerTimings } from '../types';
 import type { BuiltRequest, EndpointAdapter, EventInfo } from './adapter';
 import { isObject, str } from '../json';
-import { commonSampling, joinPath, jsonHeaders, llamaTimings, maxTokensOf, mergeTimings, openaiCachedTokens, openaiUsage, streamError, vllmMetrics } from './adapter';
+import { commonSampling, hasImageUrls, IMAGE_URL_NOTE, joinPath, jsonHeaders, llamaTimings, maxTokensOf, mergeTimings, openaiCachedTokens, openaiUsage, streamError, vllmMetrics } from './adapter';
 import { sentPrompt } from './cacheBust';
 
 export const openaiChatAdapter: EndpointAdapter = {
@@ -16,18 +18,28 @@ export const openaiChatAdapter: EndpointAdapter = {
   buildRequest(spec: RequestSpec, endpoint: EndpointSpec): BuiltRequest {
     const body: Record<string, unknown> = {};
     if (endpoint.model !== undefined) body.model = endpoint.model;
-    body.messages = sentPrompt(spec).messages.map((m) => ({ role: m.role, content: m.content }));
+    const prompt = sentPrompt(spec);
+    body.messages = prompt.messages.map(openaiMessage);
     body.stream = true;
     body.stream_options = { include_usage: true };
     body.max_tokens = maxTokensOf(spec);
     commonSampling(spec, body);
-    return { method: 'POST', path: joinPath(endpoint, '/v1/chat/completions'), headers: jsonHeaders(endpoint, 'text/event-stream'), body: JSON.stringify(body) };
+    const built: BuiltRequest = { method: 'POST', path: joinPath(endpoint, '/v1/chat/completions'), headers: jsonHeaders(endpoint, 'text/event-stream'), body: JSON.stringify(body) };
+    return hasImageUrls(prompt) ? { ...built, notes: [IMAGE_URL_NOTE] } : built;
   },
 
   interpret(event: unknown): EventInfo {
     return interpretOpenAi(event, 'chat');
   },
 };
+
+/** A chat message as OpenAI takes it: text as a string, text with images as a content array. */
+function openaiMessage(m: ChatMessage): Record<string, unknown> {
+  const content = m.parts
+    ? m.parts.map((p) => (p.type === 'text' ? { type: 'text', text: p.text } : { type: 'image_url', image_url: { url: p.url } }))
+    : m.content;
+  return { role: m.role, ...(m.name !== undefined ? { name: m.name } : {}), content };
+}
 
 /** Shared by chat and completions: they differ only in where a choice keeps its text. */
 export function interpretOpenAi(event: unknown, kind: 'chat' | 'completions'): EventInfo {

@@ -1,7 +1,8 @@
 // Profile endpoint (the Prefix cache check among its workloads), the prompt CodeLens' ▶ Profile /
-// Profile with… / Prefix cache check, and Compare prefill chunk sizes:
-// each picks what to run, builds the job from the same option values the CLI uses, and hands it to
-// the job runner.
+// Profile with… / Prefix cache check (after asking for the prompt file's variables), and Compare
+// prefill chunk sizes: each picks what to run, builds the job from the same option values the CLI
+// uses, and hands it to the job runner.
+import { basename } from 'node:path';
 import * as vscode from 'vscode';
 import type { Prompt, SloSpec } from '../../engine/types';
 import type { BuildContext } from '../../jobs/build';
@@ -10,11 +11,12 @@ import type { PresetId, PresetInput } from '../../jobs/presets';
 import { OptionValues } from '../../jobs/values';
 import type { OptionValue } from '../../jobs/values';
 import type { SyntheticPreset } from '../../localServer/presets';
-import { parseDocument } from '../codeLens';
 import { Command } from '../commands';
 import { registerCommand } from './register';
 import type { JobRequest, RunOutcome } from '../jobRunner';
 import { askCustom, pickChoice, pickPreset } from '../pickers';
+import { explicitSamplingKeys, setByUser, unfilledEditorNote, varAssignments } from '../promptModel';
+import { editorStateNow, fillVariables } from '../promptVariables';
 import { PROMPT_REF_KEY, type PromptRef } from '../runStore';
 import type { Services } from '../services';
 import { choiceId, type Choice } from '../targets';
@@ -55,6 +57,14 @@ interface PromptExtras {
   readonly prompt: Prompt;
   readonly ref: PromptRef;
   readonly slo?: SloSpec;
+  /** The values the prompt was filled with (answers, the editor's): recorded in the run file as `--var` would. */
+  readonly vars?: Readonly<Record<string, string>>;
+}
+
+/** The prompt file and its variables' values, as the CLI's --prompt-file and --var give them. */
+function promptFileValues(prompt: PromptExtras): Record<string, OptionValue | undefined> {
+  const assignments = prompt.vars ? varAssignments(prompt.vars) : [];
+  return { promptFile: prompt.ref.file, var: assignments.length > 0 ? assignments : undefined };
 }
 
 /** The option values of a preset's workload, as the CLI's flags would give them. */
@@ -62,7 +72,7 @@ function workloadValues(s: Services, preset: PresetId, input: WorkloadInput | un
   const w = presetWorkload(preset, s.config.current.workload, input);
   if (preset === 'cache-check') {
     // the check sets its own load; the prompt is this one, or a synthetic one of the check's length
-    return { ...(prompt ? { promptFile: prompt.ref.file } : { promptTokens: w.promptTokens }), maxTokens: w.maxTokens, timeout: w.timeoutMs / 1000 };
+    return { ...(prompt ? promptFileValues(prompt) : { promptTokens: w.promptTokens }), maxTokens: w.maxTokens, timeout: w.timeoutMs / 1000 };
   }
   const sweep = preset === 'sweep';
   return {
@@ -76,7 +86,7 @@ function workloadValues(s: Services, preset: PresetId, input: WorkloadInput | un
     requests: w.requests,
     warmup: w.warmup,
     maxTokens: w.maxTokens,
-    ...(prompt ? { promptFile: prompt.ref.file } : { promptTokens: w.promptTokens }),
+    ...(prompt ? promptFileValues(prompt) : { promptTokens: w.promptTokens }),
     timeout: w.timeoutMs / 1000,
     prefixCache: s.config.current.prefixCache,
     respectRetryAfter: s.config.current.respectRetryAfter || undefined,
@@ -88,8 +98,12 @@ async function profile(s: Services, choice: Choice, preset: PresetId, input: Wor
   if (!resolved) return undefined;
   const sweep = preset === 'sweep';
   const check = preset === 'cache-check';
+  const settingMaxTokens = vscode.workspace.getConfiguration('llmProfiler').inspect<number>('workload.maxTokens');
+  const sentMaxTokens = presetWorkload(preset, s.config.current.workload, input).maxTokens;
   const ctx: BuildContext = {
     target: resolved.target,
+    // only the values the user set beat the prompt file's own; the presets' are defaults
+    explicit: explicitSamplingKeys(preset, sentMaxTokens, { value: s.config.current.workload.maxTokens, setByUser: setByUser(settingMaxTokens) }, input),
     ...(prompt ? { prompts: [prompt.prompt] } : {}),
     ...((prompt?.slo ?? s.config.current.slo) ? { slo: prompt?.slo ?? s.config.current.slo } : {}),
   };
@@ -135,17 +149,40 @@ async function profileEndpoint(s: Services, args: ProfileArgs | undefined): Prom
   return outcome;
 }
 
-/** ▶ Profile (the last target, a quick check) or Profile with… (pick both) on the prompt at a line. */
+/** Says why a prompt cannot be profiled: the file's refusal first, with its line; a button opens it there. */
+function cannotProfile(doc: vscode.TextDocument, message: string, line: number | undefined): void {
+  const where = line !== undefined ? `${basename(doc.fileName)}:${line + 1}: ` : `${basename(doc.fileName)}: `;
+  void vscode.window.showErrorMessage(`LLM Profiler: cannot profile this prompt: ${where}${message}`, ...(line !== undefined ? ['Go to line'] : [])).then((pick) => {
+    if (pick) void vscode.window.showTextDocument(doc, { selection: new vscode.Range(line!, 0, line!, 0) });
+  });
+}
+
+/**
+ * ▶ Profile (the last target, a quick check) or Profile with… (pick both) on the prompt at a line,
+ * after asking for the file's variables (▶ Profile: only those never answered; Profile with…: all).
+ */
 async function profilePrompt(s: Services, uri: vscode.Uri | undefined, range: vscode.Range | undefined, choose: boolean, args?: ProfileArgs): Promise<RunOutcome | undefined> {
   const docUri = uri ?? vscode.window.activeTextEditor?.document.uri;
   if (!docUri) return undefined;
+  // the editor's variables as they are when the command starts, before any input box
+  const editor = editorStateNow(docUri);
   const doc = await vscode.workspace.openTextDocument(docUri);
-  const parsed = await parseDocument(doc);
   const line = range?.start.line ?? vscode.window.activeTextEditor?.selection.active.line ?? 0;
+  const filled = await fillVariables(s.promptAnswers, doc, choose ? 'all' : 'missing', editor);
+  if (!filled) return undefined;
+  const parsed = filled.parse;
   const found = parsed.prompts.find((p) => p.range.startLine === line) ?? parsed.prompts.find((p) => p.range.startLine <= line && line <= p.range.endLine);
   if (!found) {
-    void vscode.window.showErrorMessage(`LLM Profiler: cannot profile this prompt: ${parsed.errors[0]?.message ?? 'no prompt at this line'}`);
+    if (parsed.refusal) cannotProfile(doc, parsed.refusal.message, parsed.refusal.line);
+    else cannotProfile(doc, 'there is no prompt at this line', line);
     return undefined;
+  }
+  const name = basename(doc.fileName);
+  for (const w of parsed.warnings) s.log.warn(`${name}${w.line !== undefined ? `:${w.line + 1}` : ''}: ${w.message}`);
+  if (filled.unfilledEditor.length > 0) {
+    const notes = filled.unfilledEditor.map((v) => `${name}:${v.line + 1}: ${unfilledEditorNote(v)}`);
+    for (const n of notes) s.log.warn(n);
+    void vscode.window.showWarningMessage(`LLM Profiler: ${notes.join('; ')}`);
   }
   const remembered = args?.endpoint ?? (choose ? undefined : s.context.workspaceState.get<string>(LAST_TARGET_KEY));
   const choice = (remembered ? s.targets.find(remembered) : undefined) ?? (await pickChoice(s));
@@ -153,9 +190,18 @@ async function profilePrompt(s: Services, uri: vscode.Uri | undefined, range: vs
   const w = await chooseWorkload(s, args?.preset ?? (choose ? undefined : 'quick'), args?.workload);
   if (!w) return undefined;
   const ref: PromptRef = { file: doc.uri.fsPath, startLine: found.range.startLine, ...(found.name !== undefined ? { name: found.name } : {}) };
-  const outcome = await profile(s, choice, w.preset, w.input, { prompt: found.prompt, ref, ...(parsed.slo ? { slo: parsed.slo } : {}) });
+  const outcome = await profile(s, choice, w.preset, w.input, { prompt: found.prompt, ref, vars: filled.vars, ...(parsed.slo ? { slo: parsed.slo } : {}) });
   if (outcome) void s.context.workspaceState.update(LAST_TARGET_KEY, choiceId(choice));
   return outcome;
+}
+
+/** The "N variables to fill" lens: asks for the file's variables never answered, and remembers the answers. */
+async function fillPromptVariables(s: Services, uri: vscode.Uri | undefined): Promise<boolean> {
+  const docUri = uri ?? vscode.window.activeTextEditor?.document.uri;
+  if (!docUri) return false;
+  const editor = editorStateNow(docUri);
+  const doc = await vscode.workspace.openTextDocument(docUri);
+  return (await fillVariables(s.promptAnswers, doc, 'missing', editor)) !== undefined;
 }
 
 /**
@@ -192,5 +238,6 @@ export function registerProfileCommands(s: Services): void {
   registerCommand(s.context, Command.ProfileEndpoint, (args?: ProfileArgs) => profileEndpoint(s, args));
   registerCommand(s.context, Command.ProfilePrompt, (uri?: vscode.Uri, range?: vscode.Range, args?: ProfileArgs) => profilePrompt(s, uri, range, false, args));
   registerCommand(s.context, Command.ProfilePromptWith, (uri?: vscode.Uri, range?: vscode.Range, args?: ProfileArgs) => profilePrompt(s, uri, range, true, args));
+  registerCommand(s.context, Command.FillPromptVariables, (uri?: vscode.Uri) => fillPromptVariables(s, uri));
   registerCommand(s.context, Command.ComparePrefillChunks, (args?: PrefillDialArgs) => prefillDial(s, args));
 }

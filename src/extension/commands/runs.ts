@@ -77,9 +77,10 @@ async function deleteRun(s: Services, runId: string | undefined, opts: { confirm
   return true;
 }
 
-async function showPromptProblem(uri: vscode.Uri | undefined, range: vscode.Range | undefined, message: string | undefined): Promise<void> {
+async function showPromptProblem(uri: vscode.Uri | undefined, range: vscode.Range | undefined, message: string | undefined, severity?: 'error' | 'warning'): Promise<void> {
   if (uri && range) await vscode.window.showTextDocument(uri, { selection: range });
-  void vscode.window.showErrorMessage(`LLM Profiler: ${message ?? 'this prompt file has a problem'}`);
+  const text = `LLM Profiler: ${message ?? 'this prompt file has a problem'}`;
+  void (severity === 'warning' ? vscode.window.showWarningMessage(text) : vscode.window.showErrorMessage(text));
 }
 
 export function registerRunCommands(s: Services): void {
@@ -88,5 +89,5 @@ export function registerRunCommands(s: Services): void {
   registerCommand(s.context, Command.ExportRunCsv, (runId?: string, target?: string) => exportCsv(s, runId, target));
   registerCommand(s.context, Command.DeleteRun, (runId?: string, opts?: { confirm?: boolean }) => deleteRun(s, runId, opts));
   registerCommand(s.context, Command.ShowLog, () => s.log.show());
-  registerCommand(s.context, Command.ShowPromptProblem, (uri?: vscode.Uri, range?: vscode.Range, message?: string) => showPromptProblem(uri, range, message));
+  registerCommand(s.context, Command.ShowPromptProblem, (uri?: vscode.Uri, range?: vscode.Range, message?: string, severity?: 'error' | 'warning') => showPromptProblem(uri, range, message, severity));
 }

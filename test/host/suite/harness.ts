@@ -15,7 +15,10 @@ export function hostTest(name: string, fn: HostTest['fn'], timeoutMs = 60_000): 
 export async function runAll(): Promise<{ passed: number; failed: number }> {
   let passed = 0;
   let failed = 0;
+  // LLMP_HOST_GREP (a regular expression over test names) runs some tests only, while developing
+  const grep = process.env.LLMP_HOST_GREP ? new RegExp(process.env.LLMP_HOST_GREP) : undefined;
   for (const t of tests) {
+    if (grep && !grep.test(t.name)) continue;
     const started = Date.now();
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {

@@ -19,6 +19,7 @@ import { answerGet, answerStream, errorEvent, sendJson, startStream, startTruthS
 import { startForwardProxy } from '../../support/forwardProxy';
 import { makeTestCerts } from '../../support/tlsCerts';
 import { hostTest, runAll, until } from './harness';
+import { registerPromptVariableTests } from './promptVariables';
 
 const EXT_ID = 'llm-profiler.llm-profiler';
 const cfg = () => vscode.workspace.getConfiguration('llmProfiler');
@@ -322,6 +323,8 @@ hostTest('▶ Profile on a prompt runs it and shows the result in place', async 
   assert.equal(lenses[0]!.range.start.line, 11);
   assert.match(lenses[0]!.command!.title, /^TTFT p50 [\d.,]+ ms · p99 [\d.,]+ ms · TPOT [\d.,]+ ms$/);
 });
+
+registerPromptVariableTests();
 
 hostTest('export as CSV, a corrupt run file reported and skipped, delete a run', async () => {
   assert.ok(firstRun);

@@ -1,0 +1,173 @@
+// Prompt files in the editor: one parse for the CodeLens and the commands (the engine's reader, with
+// the files next to the prompt and the environment), the answers to a file's variables remembered
+// per file in the workspace state, and the flow that asks for the missing ones. The rules (what to
+// ask, what to keep, the editor's variables) are pure, in promptModel.ts.
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, relative, resolve, isAbsolute } from 'node:path';
+import * as vscode from 'vscode';
+import type { PromptFileParse, PromptFileVariable } from '../engine/promptFiles';
+import { Disposable } from './dispose';
+import { loadFiles } from './lazy';
+import { parserFileName } from './promptFileKinds';
+import {
+  answersToRemember, applicableAnswers, askPrompt, askTitle, editorValues, initialAnswer, looksSecret, variablesToAsk,
+  type Answers, type EditorState,
+} from './promptModel';
+
+/** Files a prompt file pulls in (`${file:…}`, images) above this size are not read: a prompt is not a data dump. */
+const MAX_SIBLING_BYTES = 20 * 1024 * 1024;
+
+function within(parent: string, child: string): boolean {
+  const rel = relative(parent, child);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+/**
+ * Reads files by a path relative to the document's folder, synchronously, for the reader. Only for
+ * documents on disk; in an untrusted workspace only files inside a workspace folder or the prompt's
+ * own folder (a workspace's prompt file must not pull ~/.ssh into a request). Never throws.
+ */
+function siblingReader(doc: vscode.TextDocument): ((relativePath: string) => Uint8Array | undefined) | undefined {
+  if (doc.uri.scheme !== 'file') return undefined;
+  const dir = dirname(doc.uri.fsPath);
+  return (relativePath) => {
+    try {
+      const path = resolve(dir, relativePath);
+      if (!vscode.workspace.isTrusted && !within(dir, path) && !vscode.workspace.workspaceFolders?.some((f) => f.uri.scheme === 'file' && within(f.uri.fsPath, path))) return undefined;
+      const st = statSync(path);
+      if (!st.isFile() || st.size > MAX_SIBLING_BYTES) return undefined;
+      return readFileSync(path);
+    } catch {
+      return undefined;
+    }
+  };
+}
+
+/**
+ * Parses a document with the engine's reader (loaded on first use), with the caller's values. Never
+ * throws. Prompty's `${env:…}` reads the environment only in a trusted workspace.
+ */
+export async function parseDocument(doc: vscode.TextDocument, vars?: Readonly<Record<string, unknown>>): Promise<PromptFileParse> {
+  try {
+    const { parsePromptFile } = await loadFiles();
+    const readFile = siblingReader(doc);
+    return parsePromptFile(parserFileName(doc.fileName), doc.getText(), {
+      ...(vars ? { vars } : {}),
+      env: vscode.workspace.isTrusted ? process.env : {},
+      ...(readFile ? { readFile } : {}),
+    });
+  } catch (err) {
+    return { kind: 'text', prompts: [], refusal: { message: `could not read this prompt file: ${(err as Error).message}` }, warnings: [], variables: [] };
+  }
+}
+
+/** The key a file's answers are kept under: its path on disk, else its URI (an untitled prompt). */
+function fileKey(uri: vscode.Uri): string {
+  return uri.scheme === 'file' ? uri.fsPath : uri.toString();
+}
+
+/**
+ * Answers to prompt files' input variables, per file, in the workspace state (so a second ▶ Profile
+ * asks nothing). Secret-looking names are never stored (promptModel.ts `looksSecret`).
+ */
+export class PromptAnswers extends Disposable {
+  static readonly STATE_KEY = 'llmProfiler.promptAnswers';
+  readonly #onDidChange = this._register(new vscode.EventEmitter<void>());
+  readonly onDidChange = this.#onDidChange.event;
+
+  constructor(private readonly state: vscode.Memento) {
+    super();
+  }
+
+  #all(): Record<string, Record<string, string>> {
+    const v = this.state.get<unknown>(PromptAnswers.STATE_KEY);
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, Record<string, string>>) : {};
+  }
+
+  get(uri: vscode.Uri): Answers {
+    const a = this.#all()[fileKey(uri)];
+    if (a === null || typeof a !== 'object') return {};
+    return Object.fromEntries(Object.entries(a).filter(([, v]) => typeof v === 'string'));
+  }
+
+  /** Adds these answers to the file's (secret-looking names dropped); no answers left forgets the file. */
+  async remember(uri: vscode.Uri, given: Answers): Promise<void> {
+    const all = { ...this.#all() };
+    const key = fileKey(uri);
+    const next = answersToRemember(all[key] ?? {}, given);
+    if (Object.keys(next).length === 0) delete all[key];
+    else all[key] = next;
+    await this.state.update(PromptAnswers.STATE_KEY, all);
+    this.#onDidChange.fire();
+  }
+
+  /** Forgets every answer (tests; a clean slate). */
+  async clear(): Promise<void> {
+    await this.state.update(PromptAnswers.STATE_KEY, undefined);
+    this.#onDidChange.fire();
+  }
+}
+
+/** The file parsed with the answers remembered for it (the CodeLens: no editor variables, so that lenses do not follow the selection). */
+export async function parseWithAnswers(doc: vscode.TextDocument, answers: PromptAnswers): Promise<PromptFileParse> {
+  const base = await parseDocument(doc);
+  const remembered = applicableAnswers(base.variables, answers.get(doc.uri));
+  return Object.keys(remembered).length === 0 ? base : parseDocument(doc, remembered);
+}
+
+/**
+ * The editor's state for VS Code's editor variables, read when a command starts. As VS Code's
+ * variables reference says, `${file}` is the active editor's file and `${selection}` its selection,
+ * whichever file that is: the prompt file itself when the command came from its CodeLens.
+ */
+export function editorStateNow(promptUri: vscode.Uri): EditorState {
+  const ed = vscode.window.activeTextEditor;
+  const active = ed?.document.uri;
+  const folder = (active && vscode.workspace.getWorkspaceFolder(active)) ?? vscode.workspace.getWorkspaceFolder(promptUri) ?? vscode.workspace.workspaceFolders?.[0];
+  const selectedText = ed && !ed.selection.isEmpty ? ed.document.getText(ed.selection) : undefined;
+  return {
+    ...(active?.scheme === 'file' ? { file: active.fsPath } : {}),
+    ...(selectedText !== undefined ? { selectedText } : {}),
+    ...(folder?.uri.scheme === 'file' ? { workspaceFolder: folder.uri.fsPath } : {}),
+  };
+}
+
+export interface FilledPrompts {
+  /** The file read with every value: the answers and the editor's. */
+  readonly parse: PromptFileParse;
+  /** Those values, by variable name (what the prompt was filled with). */
+  readonly vars: Readonly<Record<string, string>>;
+  /** Editor variables the file uses that still have no value. */
+  readonly unfilledEditor: readonly PromptFileVariable[];
+}
+
+/**
+ * Asks for the file's input variables ('missing': those never answered, ▶ Profile; 'all': each again
+ * with the last answer filled in, Profile with…), remembers the answers, and reads the file again with
+ * them and the editor's variables. Undefined when the user pressed Esc: nothing runs.
+ */
+export async function fillVariables(answers: PromptAnswers, doc: vscode.TextDocument, mode: 'missing' | 'all', editor: EditorState): Promise<FilledPrompts | undefined> {
+  const base = await parseDocument(doc);
+  const remembered = answers.get(doc.uri);
+  const toAsk = variablesToAsk(base.variables, remembered, mode);
+  const given: Record<string, string> = {};
+  for (const [i, v] of toAsk.entries()) {
+    const value = await vscode.window.showInputBox({
+      title: askTitle(v, i + 1, toAsk.length),
+      prompt: askPrompt(v, doc.fileName),
+      value: initialAnswer(v, remembered),
+      password: looksSecret(v.name),
+      ignoreFocusOut: true,
+    });
+    if (value === undefined) return undefined;
+    given[v.name] = value;
+  }
+  if (Object.keys(given).length > 0) await answers.remember(doc.uri, given);
+  const values: Record<string, string> = {
+    ...editorValues(editor, base.variables.filter((v) => v.kind === 'editor').map((v) => v.name)),
+    ...applicableAnswers(base.variables, remembered),
+    ...given,
+  };
+  const parse = Object.keys(values).length > 0 ? await parseDocument(doc, values) : base;
+  return { parse, vars: values, unfilledEditor: parse.variables.filter((v) => v.kind === 'editor' && !v.filled) };
+}
