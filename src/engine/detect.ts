@@ -10,7 +10,7 @@ import { endsWithV1, requestPath, splitBaseUrl, withDefaultHeaders } from './ada
 import type { EndpointAdapter, SplitUrl } from './adapters/adapter';
 import { deploymentOf } from './adapters/azureOpenai';
 import { adapterFor, apiFromUrl, keyHeaderFor } from './adapters/registry';
-import { isObject } from './json';
+import { isObject, parseJson } from './json';
 import { connectionFailure, createDispatcher } from './network';
 import { authHeaders, displayUrl, fromServer, Scrubber, secretsOf } from './redact';
 
@@ -165,14 +165,6 @@ async function readCapped(body: AsyncIterable<unknown>): Promise<string> {
     size += b.length;
   }
   return Buffer.concat(parts).toString('utf8');
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
 
 const ok = (r: ProbeResult): boolean => r.status !== undefined && r.status >= 200 && r.status < 300;

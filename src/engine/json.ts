@@ -1,5 +1,14 @@
 // Small readers for untrusted JSON (stream events, server replies, request bodies). Pure.
 
+/** The value of JSON text, or undefined when it is not JSON. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** A JSON object (not null, not an array). */
 export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -2,12 +2,13 @@
 // builders both use it): a file that yields no prompt names its line and the reason; a prompt
 // file is read with its variables' values, the environment (Prompty's ${env:…}) and the files
 // next to it (${file:…}, images).
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, resolve as resolvePath } from 'node:path';
+import { dirname } from 'node:path';
 import { loadDataset } from './dataset';
 import { MAX_PROMPT_FILE_BYTES, parsePromptFile } from './promptFiles';
-import type { PromptFileContext, PromptFileVariable } from './promptFiles';
+import type { PromptFileVariable } from './promptFiles';
+import { siblingReader } from './siblingFiles';
 import type { Prompt, SloSpec, WorkloadSpec } from './types';
 
 export type FilePromptSource = Exclude<WorkloadSpec['prompt'], { kind: 'synthetic' }>;
@@ -28,19 +29,6 @@ export class PromptSourceError extends Error {
   constructor(message: string, readonly source: FilePromptSource['kind'], options?: ErrorOptions) {
     super(message, options);
   }
-}
-
-/** Files next to a prompt file (Prompty's `${file:…}`, local images), read as the prompt file is: whole, up to the same size. */
-export function siblingReader(promptFile: string): NonNullable<PromptFileContext['readFile']> {
-  const dir = dirname(promptFile);
-  return (relative) => {
-    try {
-      const p = resolvePath(dir, relative);
-      return statSync(p).size > MAX_PROMPT_FILE_BYTES ? undefined : readFileSync(p);
-    } catch {
-      return undefined;
-    }
-  };
 }
 
 export async function readPrompts(source: FilePromptSource): Promise<ReadPrompts> {
@@ -65,7 +53,8 @@ export async function readPrompts(source: FilePromptSource): Promise<ReadPrompts
   const parsed = parsePromptFile(source.path, bytes.toString('utf8'), {
     ...(source.vars ? { vars: source.vars } : {}),
     env: process.env,
-    readFile: siblingReader(source.path),
+    // files next to it, up to a prompt file's own size limit
+    readFile: siblingReader(dirname(source.path), { maxBytes: MAX_PROMPT_FILE_BYTES }),
   });
   const where = (line?: number) => `${source.path}${line !== undefined ? `:${line + 1}` : ''}`;
   if (parsed.refusal !== undefined) {

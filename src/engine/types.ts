@@ -138,20 +138,17 @@ export interface Prompt extends SamplingParams {
   readonly name?: string;
 }
 
-export interface RequestSpec {
+/**
+ * One request to send. Its sampling values (SamplingParams) are the ones to send, precedence applied
+ * (workload explicit > prompt file > workload default): adapters send these, never the prompt's own.
+ */
+export interface RequestSpec extends Omit<SamplingParams, 'maxTokens'> {
   readonly index: number;
   readonly warmup: boolean;
   readonly prompt: Prompt;
   readonly maxTokens: number;
   readonly seed?: number;
   readonly ignoreEos: boolean;
-  /** The sampling values to send, precedence applied (workload explicit > prompt file > workload default): adapters send these, never the prompt's own. */
-  readonly temperature?: number;
-  readonly topP?: number;
-  readonly stop?: readonly string[];
-  readonly frequencyPenalty?: number;
-  readonly presencePenalty?: number;
-  readonly responseFormat?: ResponseFormat;
   /** Index into RunFile.prompts of what this request's prompt was sent with. */
   readonly promptRef?: number;
   /** Epoch ms (µs resolution) at which the runner meant this request to start. */

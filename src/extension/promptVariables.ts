@@ -2,10 +2,10 @@
 // the files next to the prompt and the environment), the answers to a file's variables remembered
 // per file in the workspace state, and the flow that asks for the missing ones. The rules (what to
 // ask, what to keep, the editor's variables) are pure, in promptModel.ts.
-import { readFileSync, statSync } from 'node:fs';
-import { dirname, relative, resolve, isAbsolute } from 'node:path';
+import { dirname, relative, isAbsolute } from 'node:path';
 import * as vscode from 'vscode';
 import type { PromptFileParse, PromptFileVariable } from '../engine/promptFiles';
+import { siblingReader } from '../engine/siblingFiles';
 import { Disposable } from './dispose';
 import { loadFiles } from './lazy';
 import { parserFileName } from './promptFileKinds';
@@ -27,20 +27,12 @@ function within(parent: string, child: string): boolean {
  * documents on disk; in an untrusted workspace only files inside a workspace folder or the prompt's
  * own folder (a workspace's prompt file must not pull ~/.ssh into a request). Never throws.
  */
-function siblingReader(doc: vscode.TextDocument): ((relativePath: string) => Uint8Array | undefined) | undefined {
+function documentSiblings(doc: vscode.TextDocument): ((relativePath: string) => Uint8Array | undefined) | undefined {
   if (doc.uri.scheme !== 'file') return undefined;
   const dir = dirname(doc.uri.fsPath);
-  return (relativePath) => {
-    try {
-      const path = resolve(dir, relativePath);
-      if (!vscode.workspace.isTrusted && !within(dir, path) && !vscode.workspace.workspaceFolders?.some((f) => f.uri.scheme === 'file' && within(f.uri.fsPath, path))) return undefined;
-      const st = statSync(path);
-      if (!st.isFile() || st.size > MAX_SIBLING_BYTES) return undefined;
-      return readFileSync(path);
-    } catch {
-      return undefined;
-    }
-  };
+  const allowed = (path: string) =>
+    vscode.workspace.isTrusted || within(dir, path) || (vscode.workspace.workspaceFolders ?? []).some((f) => f.uri.scheme === 'file' && within(f.uri.fsPath, path));
+  return siblingReader(dir, { maxBytes: MAX_SIBLING_BYTES, allowed });
 }
 
 /**
@@ -50,7 +42,7 @@ function siblingReader(doc: vscode.TextDocument): ((relativePath: string) => Uin
 export async function parseDocument(doc: vscode.TextDocument, vars?: Readonly<Record<string, unknown>>): Promise<PromptFileParse> {
   try {
     const { parsePromptFile } = await loadFiles();
-    const readFile = siblingReader(doc);
+    const readFile = documentSiblings(doc);
     return parsePromptFile(parserFileName(doc.fileName), doc.getText(), {
       ...(vars ? { vars } : {}),
       env: vscode.workspace.isTrusted ? process.env : {},

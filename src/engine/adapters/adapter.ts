@@ -366,14 +366,22 @@ export function mergeTimings(...parts: (TimingResult | undefined)[]): TimingResu
  * `ignore_eos` only when asked: OpenAI itself rejects it.
  */
 export function commonSampling(spec: RequestSpec, body: Record<string, unknown>): void {
-  if (spec.temperature !== undefined) body.temperature = spec.temperature;
-  if (spec.topP !== undefined) body.top_p = spec.topP;
-  if (spec.stop !== undefined && spec.stop.length > 0) body.stop = [...spec.stop];
-  if (spec.frequencyPenalty !== undefined) body.frequency_penalty = spec.frequencyPenalty;
-  if (spec.presencePenalty !== undefined) body.presence_penalty = spec.presencePenalty;
+  snakeSampling(spec, body);
   if (spec.responseFormat !== undefined) body.response_format = spec.responseFormat;
   if (spec.seed !== undefined) body.seed = spec.seed;
   if (spec.ignoreEos) body.ignore_eos = true;
+}
+
+/**
+ * temperature, top_p, stop, frequency_penalty, presence_penalty under OpenAI's names, which the
+ * OpenAI APIs, llama.cpp's /completion and Ollama's `options` share: the ones the spec has.
+ */
+export function snakeSampling(spec: RequestSpec, into: Record<string, unknown>): void {
+  if (spec.temperature !== undefined) into.temperature = spec.temperature;
+  if (spec.topP !== undefined) into.top_p = spec.topP;
+  if (spec.stop !== undefined && spec.stop.length > 0) into.stop = [...spec.stop];
+  if (spec.frequencyPenalty !== undefined) into.frequency_penalty = spec.frequencyPenalty;
+  if (spec.presencePenalty !== undefined) into.presence_penalty = spec.presencePenalty;
 }
 
 /** The max tokens a request is sent with (the spec's: the runner has applied the precedence). */

@@ -8,7 +8,7 @@
 import type { EndpointSpec, RequestSpec, ServerTimings } from '../types';
 import type { BuiltRequest, EndpointAdapter, EventInfo, UsageInfo } from './adapter';
 import { count, isObject, str } from '../json';
-import { hasImages, joinPath, jsonHeaders, jsonSchemaOf, llamaTimings, maxTokensOf, promptText, streamError, textOnlyNote } from './adapter';
+import { hasImages, joinPath, jsonHeaders, jsonSchemaOf, llamaTimings, maxTokensOf, promptText, snakeSampling, streamError, textOnlyNote } from './adapter';
 import { sentPrompt } from './cacheBust';
 
 export const llamacppAdapter: EndpointAdapter = {
@@ -26,11 +26,7 @@ export const llamacppAdapter: EndpointAdapter = {
     body.return_tokens = true;
     // a cold request: the slot's cached prefix is not reused (llama-server's default is to reuse it)
     if (spec.cacheBust === 'cache_prompt') body.cache_prompt = false;
-    if (spec.temperature !== undefined) body.temperature = spec.temperature;
-    if (spec.topP !== undefined) body.top_p = spec.topP;
-    if (spec.stop !== undefined && spec.stop.length > 0) body.stop = [...spec.stop];
-    if (spec.frequencyPenalty !== undefined) body.frequency_penalty = spec.frequencyPenalty;
-    if (spec.presencePenalty !== undefined) body.presence_penalty = spec.presencePenalty;
+    snakeSampling(spec, body);
     const schema = jsonSchemaOf(spec);
     if (schema !== undefined) body.json_schema = schema;
     if (spec.seed !== undefined) body.seed = spec.seed;

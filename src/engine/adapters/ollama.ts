@@ -7,7 +7,7 @@
 import type { ChatMessage, EndpointSpec, RequestSpec, ServerTimings } from '../types';
 import type { BuiltRequest, EndpointAdapter, EventInfo, UsageInfo } from './adapter';
 import { count, isObject, str } from '../json';
-import { dataUrl, joinPath, jsonHeaders, jsonSchemaOf, maxTokensOf, streamError, TimingReader } from './adapter';
+import { dataUrl, joinPath, jsonHeaders, jsonSchemaOf, maxTokensOf, snakeSampling, streamError, TimingReader } from './adapter';
 import { sentPrompt } from './cacheBust';
 
 const NS_PER_MS = 1e6;
@@ -35,11 +35,7 @@ export const ollamaAdapter: EndpointAdapter = {
 
   buildRequest(spec: RequestSpec, endpoint: EndpointSpec): BuiltRequest {
     const options: Record<string, unknown> = { num_predict: maxTokensOf(spec) };
-    if (spec.temperature !== undefined) options.temperature = spec.temperature;
-    if (spec.topP !== undefined) options.top_p = spec.topP;
-    if (spec.stop !== undefined && spec.stop.length > 0) options.stop = [...spec.stop];
-    if (spec.frequencyPenalty !== undefined) options.frequency_penalty = spec.frequencyPenalty;
-    if (spec.presencePenalty !== undefined) options.presence_penalty = spec.presencePenalty;
+    snakeSampling(spec, options);
     if (spec.seed !== undefined) options.seed = spec.seed;
     const body: Record<string, unknown> = {};
     if (endpoint.model !== undefined) body.model = endpoint.model;

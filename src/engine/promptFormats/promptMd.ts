@@ -3,7 +3,7 @@
 // variables are filled from the caller's values: `${input:name}` / `${input:name:placeholder}` (what
 // VS Code asks the user for) and the editor's `${selection}`, `${file}`, `${workspaceFolder}`, …
 // A variable left without a value is sent as written and listed, with its line.
-import { str, type Reader } from './reader';
+import { asText, str, type Reader } from './reader';
 import { frontMatter } from './yamlDoc';
 import { sloOf, type FileBody } from './body';
 
@@ -39,7 +39,7 @@ export function readPromptMd(r: Reader): FileBody {
     const line = r.lineOf(whole, first);
     const value = r.given(name);
     const filled = value !== undefined;
-    const text = filled ? (typeof value === 'string' ? value : JSON.stringify(value)) : undefined;
+    const text = filled ? asText(value) : undefined;
     r.variable({
       name,
       kind: input !== undefined ? 'input' : 'editor',

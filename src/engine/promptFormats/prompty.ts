@@ -14,7 +14,7 @@
 // The sampling settings come from `model.parameters` (0.1.x, OpenAI's names) or `model.options` (v2).
 import { parse as parseYamlText } from 'yaml';
 import type { ChatMessage, ContentPart, ResponseFormat, SamplingKey, SamplingParams } from '../types';
-import { isObject } from '../json';
+import { isObject, parseJson } from '../json';
 import { asText, str, type Reader } from './reader';
 import { OPENAI_FIELDS, PROMPTY_OPTIONS, readSampling } from './sampling';
 import { renderJinja, renderMustache, TemplateError } from './templates';
@@ -358,18 +358,20 @@ function spliceThreads(r: Reader, m: ChatMessage, threads: readonly string[], va
     if (at < 0) continue;
     const before = m.content.slice(0, at).trim();
     const after = m.content.slice(at + mark.length).trim();
-    const out: ChatMessage[] = [];
-    if (before !== '') out.push({ ...m, content: before, parts: undefined } as ChatMessage);
-    out.push(...threadMessages(r, t, values.get(t)));
-    if (after !== '') out.push(...spliceThreads(r, { ...m, content: after }, threads, values));
-    return out.map((x) => (x.parts === undefined ? (({ parts: _p, ...rest }) => rest)(x as ChatMessage & { parts?: unknown }) : x));
+    // the text around the marker stays in the message's role (as text: the marker stands in a text part)
+    const around = (content: string): ChatMessage => ({ role: m.role, content, ...(m.name !== undefined ? { name: m.name } : {}) });
+    return [
+      ...(before !== '' ? [around(before)] : []),
+      ...threadMessages(r, t, values.get(t)),
+      ...(after !== '' ? spliceThreads(r, around(after), threads, values) : []),
+    ];
   }
   return [m];
 }
 
 function threadMessages(r: Reader, name: string, v: unknown): ChatMessage[] {
   if (v === undefined) return [];
-  const list = typeof v === 'string' ? safeJson(v) : v;
+  const list = typeof v === 'string' ? parseJson(v) : v;
   if (!Array.isArray(list)) {
     r.warn(`the thread input ${name} must be a list of { role, content }: left out`);
     return [];
@@ -379,12 +381,4 @@ function threadMessages(r: Reader, name: string, v: unknown): ChatMessage[] {
     const role = String(x.role ?? '').toLowerCase();
     return role === 'user' || role === 'assistant' || role === 'system' ? [{ role, content: x.content } as ChatMessage] : [];
   });
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

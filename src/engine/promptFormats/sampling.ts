@@ -1,6 +1,7 @@
 // The sampling settings a prompt file gives (Prompty's `model.parameters` / `model.options`, GitHub
 // Models' `modelParameters` and `responseFormat`), read into SamplingParams. A setting the profiler
 // does not send is named in a warning, never dropped silently.
+import { parseJson } from '../json';
 import type { ResponseFormat, SamplingKey, SamplingParams } from '../types';
 import type { Reader } from './reader';
 import { keyLine, type Yaml } from './yamlDoc';
@@ -105,7 +106,7 @@ export function responseFormat(value: unknown, jsonSchema?: unknown): { value: R
   if (type === 'text' || type === 'json_object') return { value: { type } };
   if (type === 'json_schema') {
     const schema = jsonSchema ?? (value as { json_schema?: unknown }).json_schema;
-    const parsed = typeof schema === 'string' ? safeJson(schema) : schema;
+    const parsed = typeof schema === 'string' ? parseJson(schema) : schema;
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return 'is json_schema without a schema (jsonSchema: { name, schema })';
     const s = parsed as Record<string, unknown>;
     // gh-models also takes a bare JSON schema ({ type: object, properties, … }) and names it itself
@@ -113,12 +114,4 @@ export function responseFormat(value: unknown, jsonSchema?: unknown): { value: R
     return { value: { type: 'json_schema', json_schema: named } };
   }
   return `must be text, json_object or json_schema, got ${JSON.stringify(type ?? value)}`;
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
