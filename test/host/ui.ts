@@ -1,93 +1,12 @@
 // UI tests through the real workbench (code-server in Chromium): "Profile endpoint" from the
-// command palette, the sidebar renders and its Run button works. Screenshots go to test-artifacts/.
+// command palette, the sidebar renders and its Run button works; then the endpoint flows
+// (uiEndpoints.ts) and the report paths (uiReports.ts). Screenshots go to test-artifacts/.
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import type { FrameLocator, Page } from 'playwright-core';
-import type { ScriptedServer } from '../support/scriptedServer';
-import { ROOT } from './build';
+import { endpointSteps } from './uiEndpoints';
+import { reportSteps } from './uiReports';
+import { ARTIFACTS, pickQuickItem, posts, reportFrame, runFromPalette, shot, sidebarFrame, waitFor, type Step, type UiContext } from './uiKit';
 
-export const ARTIFACTS = join(ROOT, 'test-artifacts');
-
-export interface UiContext {
-  readonly page: Page;
-  /** The endpoint the user settings define for the UI tests. */
-  readonly server: ScriptedServer;
-  readonly endpointName: string;
-}
-
-type Step = { name: string; fn: (c: UiContext) => Promise<void> };
-
-const posts = (s: ScriptedServer) => s.log.filter((l) => l.path === '/v1/chat/completions').length;
-
-async function shot(page: Page, name: string): Promise<void> {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`) });
-}
-
-async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-/** Runs a palette command; retries while the remote extension host is still starting (5–9 s after load). */
-async function runFromPalette(page: Page, label: string): Promise<void> {
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible', timeout: 10_000 });
-    await input.fill(`>${label}`);
-    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
-    try {
-      await row.waitFor({ state: 'visible', timeout: 3000 });
-      await row.click();
-      return;
-    } catch {
-      await page.keyboard.press('Escape');
-      if (Date.now() > deadline) throw new Error(`"${label}" never appeared in the command palette`);
-      await page.waitForTimeout(1000);
-    }
-  }
-}
-
-async function pickQuickItem(page: Page, text: string): Promise<void> {
-  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first();
-  await row.waitFor({ state: 'visible', timeout: 15_000 });
-  await row.click();
-}
-
-/** The report panel's webview: the one with the percentile table. */
-async function reportFrame(page: Page): Promise<FrameLocator> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const n = await page.locator('iframe.webview.ready').count();
-    for (let i = 0; i < n; i++) {
-      const f = page.frameLocator('iframe.webview.ready').nth(i).frameLocator('iframe#active-frame');
-      if (await f.locator('table.percentiles').count()) return f;
-    }
-    if (Date.now() > deadline) throw new Error(`no report webview among ${n} webviews`);
-    await page.waitForTimeout(300);
-  }
-}
-
-/** The sidebar's webview: among the workbench's webviews (the report panel is one too), the one with the Run button. */
-async function sidebarFrame(page: Page): Promise<FrameLocator> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const outer = page.locator('iframe.webview.ready');
-    const n = await outer.count();
-    for (let i = 0; i < n; i++) {
-      const f = page.frameLocator('iframe.webview.ready').nth(i).frameLocator('iframe#active-frame');
-      if (await f.locator('#run-button').count()) return f;
-    }
-    if (Date.now() > deadline) throw new Error(`no sidebar webview among ${n} webviews`);
-    await page.waitForTimeout(300);
-  }
-}
+export { ARTIFACTS, type UiContext };
 
 const steps: Step[] = [
   {
@@ -251,7 +170,7 @@ export async function runUntrustedUiTests(c: UiContext): Promise<{ passed: numbe
 }
 
 export function runUiTests(c: UiContext): Promise<{ passed: number; failed: number }> {
-  return runSteps(steps, c);
+  return runSteps([...steps, ...endpointSteps, ...reportSteps], c);
 }
 
 async function runSteps(steps: readonly Step[], c: UiContext): Promise<{ passed: number; failed: number }> {

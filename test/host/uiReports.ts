@@ -1,0 +1,4 @@
+// (to be written)
+import type { Step } from './uiKit';
+
+export const reportSteps: Step[] = [];
