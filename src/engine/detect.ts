@@ -19,6 +19,17 @@ export class PreflightError extends Error {
   override readonly name = 'PreflightError';
 }
 
+/**
+ * No probe told which API a server speaks. The message is the CLI's (pass --api); the extension
+ * tells it by `apiUndetected` (the engine is its own bundle there, so not by instanceof) and asks.
+ */
+export class ApiUndetectedError extends PreflightError {
+  readonly apiUndetected = true;
+  constructor(readonly shownUrl: string, readonly seen: string) {
+    super(`could not tell which API ${shownUrl} speaks (GET ${seen}); pass --api ${API_KINDS.join('|')}`);
+  }
+}
+
 const DEFAULT_TIMEOUT_MS = 2000;
 /** Connecting is the part that hangs on a dead host; it gets at most a second. */
 const CONNECT_TIMEOUT_MS = 1000;
@@ -78,7 +89,9 @@ class Prober {
   /** GET an API path (from the server root) under the endpoint's base path, with its query. */
   async get(path: string): Promise<ProbeResult> {
     const signal = AbortSignal.timeout(this.#timeoutMs);
+    // the server root of a URL without a path is "/" (an empty request path is no request at all)
     let target = requestPath(this.#split, path);
+    if (!target.startsWith('/')) target = `/${target}`;
     try {
       for (let hop = 0; ; hop++) {
         const res = await this.#pool.request({ origin: this.#split.origin, path: target, method: 'GET', headers: this.#headers, signal, headersTimeout: this.#timeoutMs, bodyTimeout: this.#timeoutMs });
@@ -207,7 +220,7 @@ export async function detectApi(url: string, options: ProbeOptions = {}): Promis
     const redirected = all.find((r) => r.redirect !== undefined);
     if (redirected) throw new PreflightError(p.redirectLine(redirected));
     const seen = all.map((r) => `${r.path} → ${r.status ?? r.failure?.code}`).join(', ');
-    throw new PreflightError(`could not tell which API ${p.shownUrl} speaks (GET ${seen}); pass --api ${API_KINDS.join('|')}`);
+    throw new ApiUndetectedError(p.shownUrl, seen);
   });
 }
 

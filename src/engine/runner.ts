@@ -46,6 +46,8 @@ export interface RunOptions {
   readonly signal?: AbortSignal;
   /** The first at once, then at most every 100 ms, and a last one at the end. */
   onProgress?(p: Progress): void;
+  /** With onProgress: carry the streams in flight (Progress.streams) for a live view. Off for the CLI: no chunk time is kept twice. */
+  readonly streams?: boolean;
   /** Each finished request, warmup ones included (marked `warmup: true`). */
   onRecord?(r: RequestRecord): void;
   /** Prompts to cycle through instead of the workload's prompt source. */
@@ -290,14 +292,14 @@ class Sender {
     this.#client = client;
     this.#tally = tally;
     this.#options = options;
-    this.#observer = { onChunk: (index) => tally.chunk(index) };
+    this.#observer = { onChunk: (index, atMs) => tally.chunk(index, atMs) };
   }
 
   /** Sends one request; resolves when its record is in (never rejects). */
   send({ spec, repeatOf }: Planned): Promise<void> {
     const ctrl = new AbortController();
     const sentAt = realClock.origin + realClock.now();
-    this.#tally.sent(spec.index, spec.warmup);
+    this.#tally.sent(spec.index, spec.warmup, sentAt, spec.scheduledAt);
     const done = (async () => {
       let rec: RequestRecord;
       try {
@@ -383,8 +385,9 @@ export async function runWorkload(endpoint: EndpointSpec, workload: WorkloadSpec
   const runId = options.runId ?? newRunId();
   const startedAt = new Date().toISOString();
   const signal = options.signal;
-  const tally = new RunTally(runId, w.requests);
   const onProgress = options.onProgress;
+  // in-flight streams ride on the progress reports (a live view's lanes), when asked for and read
+  const tally = new RunTally(runId, w.requests, realClock, { streams: options.streams === true && onProgress !== undefined });
   const ticker = onProgress ? new ProgressTicker(() => onProgress(tally.progress())) : undefined;
   let planner: Planner | undefined;
   const build = (cancelled: boolean, connection?: ConnectionInfo): RunFile =>

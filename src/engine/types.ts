@@ -784,4 +784,25 @@ export interface Progress {
   readonly ttftP50Ms?: number;
   readonly outputTokensPerSecond?: number;
   readonly elapsedS: number;
+  /**
+   * The streams of requests in flight, as deltas: each request once when sent, then the chunks that
+   * arrived since the previous report (bounded per report; the rest follows in the next one); a
+   * request's entries stop once its record is in. Only the live report reads them (the CLI ignores them).
+   */
+  readonly streams?: readonly StreamDelta[];
+  /** Epoch ms this report was made (with `streams`: where a lane still in flight ends for now). */
+  readonly at?: number;
+}
+
+/** New chunks of a request still in flight (Progress.streams). */
+export interface StreamDelta {
+  readonly index: number;
+  readonly warmup?: boolean;
+  /** Epoch ms the runner meant to send it, and sent it. */
+  readonly scheduledAt: number;
+  readonly sentAt: number;
+  /** How many of its chunks earlier deltas carried: `chunkMs[0]` is chunk number `from`. */
+  readonly from: number;
+  /** Arrival times of the new chunks, ms since it was sent, as in RequestRecord.chunkTimesMs. */
+  readonly chunkMs: readonly number[];
 }

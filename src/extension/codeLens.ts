@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import { Command } from './commands';
 import type { ConfigService } from './config';
 import { Disposable } from './dispose';
-import { lensResult } from '../present/runText';
+import { lensResult, lensVerdict, runName } from '../present/runText';
 import { PROMPT_FILE_GLOBS } from './promptFileKinds';
 import { lensPlan } from './promptModel';
 import { parseWithAnswers, type PromptAnswers } from './promptVariables';
@@ -78,6 +78,7 @@ export class PromptCodeLens extends Disposable implements vscode.CodeLensProvide
           const end = Math.min(Math.max(start, p.range.endLine), last);
           const range = new vscode.Range(start, 0, end, 0);
           const name = p.name ? ` "${p.name}"` : '';
+          const first = lenses.length;
           lenses.push(new vscode.CodeLens(range, { title: '▶ Profile', tooltip: `Profile this prompt${name} (quick check)`, command: Command.ProfilePrompt, arguments: [doc.uri, range] }));
           lenses.push(new vscode.CodeLens(range, { title: 'Profile with…', tooltip: `Choose an endpoint and workload for this prompt${name}`, command: Command.ProfilePromptWith, arguments: [doc.uri, range] }));
           lenses.push(new vscode.CodeLens(range, {
@@ -89,8 +90,11 @@ export class PromptCodeLens extends Disposable implements vscode.CodeLensProvide
           const run = this.runs.latestForPrompt(doc.uri.fsPath, start);
           if (run) {
             // the SLO where the prompt lives wins over the settings' one, as for the run itself
-            const slo = parsed.slo ?? this.config.current.slo;
-            lenses.push(new vscode.CodeLens(range, { title: lensResult(run, slo), tooltip: `Last run ${run.startedAt}: open it`, command: Command.OpenRun, arguments: [run.id] }));
+            const verdict = lensVerdict(run, parsed.slo ?? this.config.current.slo);
+            const lastRun = runName(run);
+            // first on its line, and short: a narrow editor (the report open beside) cuts a line of lenses at its end
+            if (verdict) lenses.splice(first, 0, new vscode.CodeLens(range, { title: verdict.title, tooltip: `${verdict.tooltip}\nLast run: ${lastRun}: open it`, command: Command.OpenRun, arguments: [run.id] }));
+            lenses.push(new vscode.CodeLens(range, { title: lensResult(run), tooltip: `Last run: ${lastRun}: open it`, command: Command.OpenRun, arguments: [run.id] }));
           }
           break;
         }

@@ -6,6 +6,8 @@ export const enum Command {
   StopLocalServer = 'llmProfiler.stopLocalServer',
   AddEndpoint = 'llmProfiler.addEndpoint',
   SetApiKey = 'llmProfiler.setApiKey',
+  EditEndpoint = 'llmProfiler.editEndpoint',
+  RemoveEndpoint = 'llmProfiler.removeEndpoint',
   OpenRun = 'llmProfiler.openRun',
   CompareRuns = 'llmProfiler.compareRuns',
   ExportRunCsv = 'llmProfiler.exportRunCsv',
@@ -21,7 +23,7 @@ export const enum Command {
 /** For the manifest test: const enums vanish at run time, so the list is spelled once more here. */
 export const ALL_COMMANDS: readonly string[] = [
   Command.ProfileEndpoint, Command.StartLocalServer, Command.StopLocalServer, Command.AddEndpoint,
-  Command.SetApiKey, Command.OpenRun, Command.CompareRuns, Command.ExportRunCsv, Command.DeleteRun,
+  Command.SetApiKey, Command.EditEndpoint, Command.RemoveEndpoint, Command.OpenRun, Command.CompareRuns, Command.ExportRunCsv, Command.DeleteRun,
   Command.ShowLog, Command.ProfilePrompt, Command.ProfilePromptWith, Command.ShowPromptProblem,
   Command.FillPromptVariables, Command.ComparePrefillChunks,
 ];

@@ -314,3 +314,10 @@ export function buildConfig(raw: RawConfig, parseSlo: (text: string) => SloSpec)
 export function keyOrigin(url: string): string {
   try { return new URL(url).origin; } catch { return url; }
 }
+
+/** A URL on this machine (localhost, 127.0.0.0/8, ::1): a server there usually needs no key. */
+export function isLoopbackUrl(url: string): boolean {
+  let host: string;
+  try { host = new URL(url).hostname.toLowerCase(); } catch { return false; }
+  return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
+}

@@ -5,7 +5,7 @@ export { executeJob } from '../jobs/execute';
 export { buildCacheCheckJob, buildDialJob, buildRunJob, buildSweepJob } from '../jobs/build';
 export { localEndpoint, startLocalServerFor } from '../jobs/resolve';
 export { startLocalServer } from '../localServer/launcher';
-export { reachable } from '../engine/detect';
+export { detectApi, reachable } from '../engine/detect';
 export { buildNetwork, networkSecrets } from '../jobs/network';
 export { systemCa } from '../jobs/systemCa';
 export { insecureWarning, proxyFor, shownProxy } from '../engine/network';

@@ -53,7 +53,7 @@ function services(context: vscode.ExtensionContext): Services {
   const network = new NetworkSettings(config, log);
   const jobs = own(new JobRunner(runs, reports, localServer, log, network));
   const promptAnswers = own(new PromptAnswers(context.workspaceState));
-  return { context, log, config, keys, trust, targets: new Targets(config, keys, trust, log), runs, localServer, reports, jobs, network, runsDir, promptAnswers };
+  return { context, log, config, keys, trust, targets: new Targets(config, keys, trust, log, context.workspaceState), runs, localServer, reports, jobs, network, runsDir, promptAnswers };
 }
 
 export function activate(context: vscode.ExtensionContext): ExtensionApi {

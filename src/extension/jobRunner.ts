@@ -194,7 +194,7 @@ export class JobRunner extends Disposable {
           this.log.info(`run ${runId}: ${displayUrl(endpoint.url)} (${endpoint.api}${endpoint.model ? `, ${endpoint.model}` : ''})${via ? ` · ${via}` : ''}`);
           if (req.live && this.reports) onLive((live = this.reports.startLive(skeleton)));
         },
-        ...(req.live ? { onRecord: (r: RequestRecord) => { pending.push(r); } } : {}),
+        ...(req.live ? { onRecord: (r: RequestRecord) => { pending.push(r); }, streams: true } : {}),
         onProgress: (p: JobProgress) => {
           if (this.#active?.runId !== runId) return;
           this.#active = { ...this.#active, progress: p };

@@ -11,22 +11,11 @@ import type { LocalServerConfig } from './configModel';
 import { Disposable } from './dispose';
 import type { Log } from './log';
 import { loadEngine } from './lazy';
+import { bundledBackendAvailable, startFailure } from './bundledBackend';
+
+export { BUNDLED_MISSING, bundledBackendAvailable, startFailure } from './bundledBackend';
 
 export type LocalServerState = 'stopped' | 'starting' | 'running' | 'stopping' | 'error';
-
-/** Why a local server did not start, for the log (`message`) and a notification or status line (`short`). */
-export function startFailure(err: unknown, backend: LocalServerConfig['backend']): { message: string; short: string } {
-  let message = err instanceof Error ? err.message : String(err);
-  let short = message.split('\n')[0]!;
-  if (backend === 'bundled' && /node-llama-cpp/.test(message) && /(Cannot find|ERR_MODULE_NOT_FOUND)/.test(message)) {
-    // The VSIX is platform-neutral and does not carry node-llama-cpp (native, per platform).
-    message = 'the bundled backend needs the node-llama-cpp package, which the VSIX does not include. ' +
-      'Set llmProfiler.localServer.backend to "llama-server" (with llmProfiler.localServer.llamaServerPath or llama-server on PATH), ' +
-      'or run the extension from a checkout after `npm ci`. Details:\n' + message;
-    short = 'the bundled backend needs node-llama-cpp, which the VSIX does not include: set localServer.backend to "llama-server" (see the log)';
-  }
-  return { message, short };
-}
 
 export class LocalServerManager extends Disposable {
   #state: LocalServerState = 'stopped';
@@ -57,6 +46,8 @@ export class LocalServerManager extends Disposable {
   get slotContext(): number | undefined { return this.#handle ? this.#slotContext : undefined; }
   get message(): string | undefined { return this.#message; }
   get config(): LocalServerConfig { return this.#config; }
+  /** The settings ask for the bundled backend and this install has none: not offered first, and a start says what to do instead. */
+  get bundledMissing(): boolean { return this.#config.backend === 'bundled' && !bundledBackendAvailable(); }
 
   /** New settings apply at the next start. */
   setConfig(config: LocalServerConfig): void {

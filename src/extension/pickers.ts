@@ -1,14 +1,19 @@
 // The quick picks and input boxes of "Profile endpoint": which endpoint, which workload, the custom
-// figures. UI only: what they return is turned into a job elsewhere.
+// figures, and which API a server speaks when no probe can tell. UI only: what they return is turned
+// into a job elsewhere.
 import * as vscode from 'vscode';
+import { API_KINDS, type ApiKind } from '../engine/types';
 import { inputProblem } from '../jobs/options';
-import { presetWorkload } from '../jobs/presets';
-import type { PresetId, PresetInput, WorkloadDefaults } from '../jobs/presets';
+import { parseSweepValues, presetWorkload, SWEEP_PROMPT_LENGTHS, SWEEP_RATES, sweepConcurrencies } from '../jobs/presets';
+import type { PresetId, PresetInput, SweepAxis, SweepInput, WorkloadDefaults } from '../jobs/presets';
 import { formatMs } from '../present/units';
+import { Command } from './commands';
 import type { ConfigService } from './config';
+import { loadEngine } from './lazy';
 import type { LocalServerManager } from './localServerManager';
+import type { NetworkSettings } from './network';
 import type { RunsModel } from './runsModel';
-import type { Choice } from './targets';
+import { choiceId, type Choice, type Targets } from './targets';
 import type { TrustGate } from './trust';
 
 export interface PickerServices {
@@ -16,6 +21,57 @@ export interface PickerServices {
   readonly trust: TrustGate;
   readonly runs: RunsModel;
   readonly localServer: LocalServerManager;
+  readonly targets: Pick<Targets, 'last' | 'find'>;
+  readonly network: NetworkSettings;
+}
+
+/** What each API is, for the API pick. */
+export const API_DESCRIPTIONS: Readonly<Record<ApiKind, string>> = {
+  'openai-chat': 'OpenAI-compatible /v1/chat/completions (vLLM, SGLang, TGI, llama-server, LM Studio…)',
+  'openai-completions': 'OpenAI-compatible /v1/completions (plain text in, text out)',
+  ollama: 'Ollama\'s /api/chat',
+  llamacpp: 'llama.cpp\'s own /completion',
+  anthropic: 'Anthropic\'s Messages API',
+  gemini: 'Google Gemini\'s generateContent',
+  'azure-openai': 'an Azure OpenAI deployment',
+};
+
+/** What probing a URL for its API came to: the API; or `undetected` (it answered, no probe told: what it answered); or `failed` (why it could not be asked). */
+export type Detection = { readonly api: ApiKind } | { readonly undetected: string } | { readonly failed: string };
+
+/** Probes a URL for its API, as a run with `auto` does (the engine's detectApi, through the proxy the settings name). */
+export async function detectApi(s: { readonly network: NetworkSettings }, url: string,
+  o: { readonly apiKey?: string; readonly apiKeyHeader?: string; readonly headers?: Readonly<Record<string, string>> } = {}): Promise<Detection> {
+  const engine = await loadEngine();
+  const network = await s.network.forProbe(engine, url);
+  if (network === null) return { failed: 'the proxy or certificate settings cannot be used (see the log)' };
+  try {
+    const api = await engine.detectApi(url, {
+      timeoutMs: 5000,
+      ...(o.apiKey ? { apiKey: o.apiKey } : {}),
+      ...(o.apiKeyHeader ? { apiKeyHeader: o.apiKeyHeader } : {}),
+      ...(o.headers ? { headers: { ...o.headers } } : {}),
+      ...(network ? { network } : {}),
+    });
+    return { api };
+  } catch (err) {
+    const e = err as Error & { apiUndetected?: boolean; seen?: string };
+    return e.apiUndetected ? { undetected: e.seen ?? '' } : { failed: e.message };
+  }
+}
+
+/** Which API a server speaks, when no probe could tell: a pick of the kinds, saying what the server answered. */
+export async function pickApi(title: string, url: string, answered: string, current?: ApiKind): Promise<ApiKind | undefined> {
+  const items = API_KINDS.map((k) => ({ label: k, description: API_DESCRIPTIONS[k], picked: k === current, api: k }));
+  if (current) items.sort((a, b) => Number(b.api === current) - Number(a.api === current));
+  const pick = await vscode.window.showQuickPick(items, {
+    title,
+    // the question first: a long placeholder is cut at the box's end
+    placeHolder: `Which API does ${url} speak? No probe could tell${answered ? ` (it answered GET ${answered})` : ''}`,
+    matchOnDescription: true,
+    ignoreFocusOut: true,
+  });
+  return pick?.api;
 }
 
 function validateUrl(v: string): string | undefined {
@@ -29,29 +85,43 @@ function validateUrl(v: string): string | undefined {
 }
 
 export async function pickChoice(s: PickerServices): Promise<Choice | undefined> {
-  type Item = vscode.QuickPickItem & { choice?: Choice; enterUrl?: boolean };
+  type Item = vscode.QuickPickItem & { choice?: Choice; enterUrl?: boolean; add?: boolean };
+  const last = s.targets.last;
   const items: Item[] = [];
   for (const e of s.config.current.endpoints) {
     const restricted = s.trust.isRestricted(e);
-    const last = s.runs.latestForUrl(e.url);
+    const lastRun = s.runs.latestForUrl(e.url);
     items.push({
       label: `$(globe) ${e.name}`,
       description: e.url,
       detail: [e.model, e.api === 'auto' ? undefined : e.api, restricted ? 'from an untrusted workspace: asks first, no key' : undefined,
-        last?.ttftP50Ms !== undefined ? `last TTFT p50 ${formatMs(last.ttftP50Ms)}` : undefined].filter(Boolean).join(' · ') || undefined,
+        lastRun?.ttftP50Ms !== undefined ? `last TTFT p50 ${formatMs(lastRun.ttftP50Ms)}` : undefined].filter(Boolean).join(' · ') || undefined,
       choice: { kind: 'configured', entry: e },
     });
   }
   const ls = s.localServer;
-  items.push({
-    label: '$(server-process) Local server',
-    description: ls.handle ? ls.handle.url : 'starts it',
-    detail: ls.handle ? `running: ${ls.handle.model}` : `llama.cpp on this machine (${ls.config.modelPath ? ls.config.modelPath : `synthetic ${ls.config.preset}`})`,
-    choice: { kind: 'local' },
-  });
-  items.push({ label: '$(link) Enter a URL…', enterUrl: true });
+  const missing = ls.bundledMissing;
+  const local: Item = missing
+    ? { label: '$(server-process) Local server', description: 'not bundled on this platform', detail: 'Needs a llama-server binary (llama.cpp\'s server): pick this to set one, or add an endpoint', choice: { kind: 'local' } }
+    : {
+      label: '$(server-process) Local server',
+      description: ls.handle ? ls.handle.url : 'starts it',
+      detail: ls.handle ? `running: ${ls.handle.model}` : `llama.cpp on this machine (${ls.config.modelPath ? ls.config.modelPath : `synthetic ${ls.config.preset}`})`,
+      choice: { kind: 'local' },
+    };
+  const enterUrl: Item = { label: '$(link) Enter a URL…', enterUrl: true };
+  const add: Item = { label: '$(add) Add endpoint…', description: 'to your settings', add: true };
+  // Where the bundled server cannot run here, it is never the first (or the only) thing offered.
+  items.push(...(missing ? [enterUrl, add, local] : [local, enterUrl, add]));
+  const lastAt = last === undefined ? -1 : items.findIndex((i) => i.choice && choiceId(i.choice) === last && !(missing && i.choice.kind === 'local'));
+  if (lastAt > 0) items.unshift(...items.splice(lastAt, 1));
+  if (lastAt >= 0) items[0] = { ...items[0]!, description: `${items[0]!.description ?? ''} · last used`.replace(/^ · /, '') };
   const pick = await vscode.window.showQuickPick(items, { title: 'Profile endpoint', placeHolder: 'Which endpoint?', matchOnDescription: true });
   if (!pick) return undefined;
+  if (pick.add) {
+    const name = await vscode.commands.executeCommand<string | undefined>(Command.AddEndpoint, { then: 'return' });
+    return name !== undefined ? s.targets.find(name) : undefined;
+  }
   if (!pick.enterUrl) return pick.choice;
   const url = await vscode.window.showInputBox({
     title: 'Profile endpoint',
@@ -59,7 +129,12 @@ export async function pickChoice(s: PickerServices): Promise<Choice | undefined>
     placeHolder: 'http://127.0.0.1:8000',
     validateInput: validateUrl,
   });
-  return url ? { kind: 'url', url: url.trim() } : undefined;
+  if (!url) return undefined;
+  // the API step, where no probe can tell it (a server that cannot be reached is reported by the run)
+  const found = await detectApi(s, url.trim());
+  if (!('undetected' in found)) return { kind: 'url', url: url.trim() };
+  const api = await pickApi('Profile endpoint: API', url.trim(), found.undetected);
+  return api ? { kind: 'url', url: url.trim(), api } : undefined;
 }
 
 export async function pickPreset(w: WorkloadDefaults): Promise<PresetId | undefined> {
@@ -71,7 +146,7 @@ export async function pickPreset(w: WorkloadDefaults): Promise<PresetId | undefi
     { id: 'quick', label: 'Quick check', description: `${q.requests} requests, one at a time, ${q.maxTokens} tokens out` },
     { id: 'load', label: 'Load test', description: `${l.requests} requests, ${l.concurrency} concurrent, ${l.maxTokens} tokens out` },
     { id: 'custom', label: 'Custom…', description: 'choose concurrency and requests' },
-    { id: 'sweep', label: 'Sweep', description: `concurrency 1, 2, 4, … ${s.concurrency}, ${s.requests} requests each: throughput against latency, the operating point` },
+    { id: 'sweep', label: 'Sweep', description: `concurrency, request rate or prompt length, ${s.requests} requests each: throughput against latency, the operating point` },
     { id: 'cache-check', label: 'Prefix cache check', description: `a ${c.promptTokens}-token prompt (or this prompt) cold, again and varied, ${c.requests / 3} rounds: does the server cache prompts?` },
   ];
   const pick = await vscode.window.showQuickPick(items, { title: 'Profile endpoint: workload', placeHolder: 'Which workload?' });
@@ -84,4 +159,35 @@ export async function askCustom(w: WorkloadDefaults): Promise<PresetInput | unde
   const r = await vscode.window.showInputBox({ title: 'Custom workload (2/2)', prompt: 'Measured requests', value: String(w.requests), validateInput: (v) => inputProblem('requests', v) });
   if (r === undefined) return undefined;
   return { concurrency: Number(c), requests: Number(r) };
+}
+
+/**
+ * What a sweep varies and over which values: concurrency (1, 2, 4, … as today), request rate (the
+ * CLI's `sweep --rate`) or prompt length (`sweep --prompt-tokens`; not for a prompt of a file, whose
+ * length is its own). Each list is checked value by value against the options table.
+ */
+export async function askSweep(w: WorkloadDefaults, opts: { readonly promptFile?: boolean } = {}): Promise<SweepInput | undefined> {
+  const s = presetWorkload('sweep', w);
+  const concurrencies = sweepConcurrencies(s.concurrency);
+  type Item = vscode.QuickPickItem & { axis: SweepAxis; values: readonly number[]; unit: string };
+  const items: Item[] = [
+    { axis: 'concurrency', values: concurrencies, unit: 'requests in flight', label: 'Concurrency', description: `${concurrencies.join(', ')} requests in flight (closed loop): where latency starts to climb` },
+    { axis: 'rate', values: SWEEP_RATES, unit: 'requests per second', label: 'Request rate', description: `${SWEEP_RATES.join(', ')} requests/s (open loop, Poisson arrivals): the load it keeps up with` },
+  ];
+  if (!opts.promptFile) {
+    items.push({ axis: 'promptTokens', values: SWEEP_PROMPT_LENGTHS, unit: 'prompt tokens', label: 'Prompt length', description: `${SWEEP_PROMPT_LENGTHS.join(', ')} tokens, one request at a time: what prefill costs per token` });
+  }
+  const pick = await vscode.window.showQuickPick(items, { title: 'Sweep: what to vary', placeHolder: 'Sweep over which dimension?' });
+  if (!pick) return undefined;
+  const problem = (v: string) => { const r = parseSweepValues(pick.axis, v); return 'problem' in r ? r.problem : undefined; };
+  const text = await vscode.window.showInputBox({
+    title: `Sweep: ${pick.label.toLowerCase()}`,
+    prompt: `The ${pick.unit} of each point, separated by commas (${s.requests} requests each)`,
+    value: pick.values.join(', '),
+    validateInput: problem,
+  });
+  if (text === undefined) return undefined;
+  const r = parseSweepValues(pick.axis, text);
+  if ('problem' in r) return undefined;
+  return pick.axis === 'concurrency' ? { concurrencies: r.values } : pick.axis === 'rate' ? { rates: r.values } : { promptLengths: r.values };
 }

@@ -14,7 +14,9 @@ import type { ReportHostMessage, ReportWebviewMessage } from '../shared/protocol
 import type { Log } from './log';
 import { Disposable } from './dispose';
 import { loadFiles } from './lazy';
+import { LiveStreams } from './liveStreams';
 import { LiveThrottle } from './liveThrottle';
+import { compareName, runName, runNameParts } from '../present/runText';
 import { newNonce, reportHtml, type ReportInitialState } from './webviewHtml';
 
 /** The webview type: package.json lists `onWebviewPanel:llmProfiler.report` so a panel survives a reload. */
@@ -35,7 +37,7 @@ type Shown =
   | { readonly kind: 'empty' }
   | { readonly kind: 'run'; readonly run: RunFile; readonly compareWith?: RunFile }
   | { readonly kind: 'error'; readonly message: string; readonly path?: string }
-  | { kind: 'live'; run: RunFile; readonly records: Map<number, RequestRecord>; progress?: Progress };
+  | { kind: 'live'; run: RunFile; readonly records: Map<number, RequestRecord>; progress?: Progress; readonly streams: LiveStreams };
 
 
 class ReportPanel {
@@ -43,6 +45,8 @@ class ReportPanel {
   key: string;
   #shown: Shown = { kind: 'empty' };
   #ready = false;
+  /** The runs shown here whose files were deleted: the panel keeps its copy and says so. */
+  readonly #deleted = new Set<string>();
   #disposed = false;
   readonly #owner: ReportPanels;
 
@@ -82,8 +86,17 @@ class ReportPanel {
   /** Shows something else; `send` false when the page already has it (a live run that just ended). */
   display(shown: Shown, send = true): void {
     this.#shown = shown;
-    this.panel.title = titleOf(shown);
+    for (const id of [...this.#deleted]) if (!shows(shown, id)) this.#deleted.delete(id);
+    this.panel.title = titleOf(shown, this.#deleted);
     if (send && this.#ready) this.#post(this.#snapshot());
+  }
+
+  /** The run's file was deleted: the page says so (a banner), the title too; a reload finds it no longer stored. */
+  markDeleted(runId: string): void {
+    if (!shows(this.#shown, runId) || this.#deleted.has(runId)) return;
+    this.#deleted.add(runId);
+    this.panel.title = titleOf(this.#shown, this.#deleted);
+    if (this.#ready) this.#post({ type: 'runDeleted', runId });
   }
 
   /** A live delta; dropped when the page is not there (it gets the whole state on `ready`). */
@@ -99,7 +112,8 @@ class ReportPanel {
       case 'error': return { type: 'runError', message: s.message, ...(s.path ? { path: s.path } : {}) };
       case 'live': {
         const run = { ...s.run, requests: [...s.records.values()] };
-        return { type: 'liveStart', runId: s.run.id, run };
+        const streams = s.streams.all();
+        return { type: 'liveStart', runId: s.run.id, run, ...(streams.length ? { streams } : {}) };
       }
     }
   }
@@ -108,6 +122,7 @@ class ReportPanel {
     if (!msg || this.#disposed) return;
     void this.panel.webview.postMessage(this.#owner.scrub(msg));
     const s = this.#shown;
+    if (msg.type === 'showRun') for (const runId of this.#deleted) void this.panel.webview.postMessage(this.#owner.scrub({ type: 'runDeleted', runId } satisfies ReportHostMessage));
     if (msg.type === 'liveStart' && s.kind === 'live' && s.progress) {
       void this.panel.webview.postMessage({ type: 'liveUpdate', runId: s.run.id, progress: s.progress, records: [] } satisfies ReportHostMessage);
     }
@@ -144,14 +159,24 @@ class ReportPanel {
   }
 }
 
-function titleOf(s: Shown): string {
+/** Whether a panel shows this run (alone, in a compare, or live). */
+function shows(s: Shown, runId: string): boolean {
+  return (s.kind === 'run' && (s.run.id === runId || s.compareWith?.id === runId)) || (s.kind === 'live' && s.run.id === runId);
+}
+
+/** A tab's title: the run's name (runText.ts runName), two told apart, "(deleted)" when its file is gone. */
+function titleOf(s: Shown, deleted: ReadonlySet<string> = new Set()): string {
   switch (s.kind) {
     case 'empty': return 'LLM Profiler report';
     case 'error': return 'LLM Profiler: cannot show run';
-    case 'live': return `● ${s.run.endpoint?.model ?? s.run.endpoint?.name ?? 'run'} (live)`;
+    case 'live': return `● ${runName(runNameParts(s.run))}`;
     case 'run': {
-      const name = (r: RunFile) => r.endpoint?.model ?? r.endpoint?.name ?? r.id;
-      return s.compareWith ? `${name(s.run)} vs ${name(s.compareWith)}` : `Report: ${name(s.run)}`;
+      const a = s.run;
+      const b = s.compareWith;
+      if (!b) return `${runName(runNameParts(a))}${deleted.has(a.id) ? ' (deleted)' : ''}`;
+      const title = compareName({ ...runNameParts(a), id: a.id }, { ...runNameParts(b), id: b.id });
+      const gone = [a, b].filter((r) => deleted.has(r.id));
+      return gone.length === 0 ? title : `${title} (${gone.length === 2 ? 'both deleted' : `${gone[0] === a ? 'A' : 'B'} deleted`})`;
     }
   }
 }
@@ -179,6 +204,11 @@ export class ReportPanels extends Disposable {
   }
 
   forget(p: ReportPanel): void { this.#panels.delete(p); }
+
+  /** A run's file was deleted: every panel showing it (alone or in a compare) says so. */
+  markDeleted(runId: string): void {
+    for (const p of this.#panels) p.markDeleted(runId);
+  }
 
   scrub<T>(value: T): T { return this.#log.forWebview(value); }
 
@@ -208,15 +238,20 @@ export class ReportPanels extends Disposable {
     const p = this.#panelFor(run.id, true);
     const records = new Map<number, RequestRecord>();
     for (const r of run.requests) records.set(r.index, r);
-    const shown: Shown = { kind: 'live', run, records };
+    // requests in flight: their chunks so far, and the deltas gathered for the next liveUpdate
+    const streams = new LiveStreams();
+    const shown: Shown = { kind: 'live', run, records, streams };
     p.display(shown);
     const throttle = new LiveThrottle<Progress, RequestRecord>((progress, batch) => {
-      p.postLive({ type: 'liveUpdate', runId: run.id, progress, records: batch });
+      const deltas = streams.take();
+      p.postLive({ type: 'liveUpdate', runId: run.id, progress, records: batch, ...(deltas.length ? { streams: deltas } : {}) });
     }, 100);
     let ended = false;
     return {
-      update: (progress, recs) => {
+      update: (withStreams, recs) => {
         if (ended || p.shown !== shown) return; // the panel moved on to something else
+        const { streams: deltas, ...progress } = withStreams;
+        streams.add(deltas, recs);
         for (const r of recs) records.set(r.index, r);
         shown.progress = progress;
         throttle.update(progress, recs);

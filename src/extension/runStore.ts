@@ -6,6 +6,7 @@ import { mkdir, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunFile } from '../engine/types';
 import { networkShort } from '../present/endpointText';
+import { runWhat } from '../present/runText';
 import { sentLine } from '../present/sentText';
 import { loadFiles } from './lazy';
 
@@ -39,6 +40,8 @@ export interface RunIndexEntry {
   readonly promptRef?: PromptRef;
   /** How the endpoint was reached when that changed what was measured: "via proxy http://p:3128" (networkShort). */
   readonly network?: readonly string[];
+  /** What ran, for the run's name (runText.ts runWhat): "c=8 · 64 req", "sweep rate 1–8/s", "greet.prompt.md". */
+  readonly what: string;
   /** What a prompt file's prompts were sent with ("max 256 tokens (from the file)"), when the run records it (RunFile.prompts). */
   readonly sent?: string;
 }
@@ -77,6 +80,7 @@ export function indexEntry(run: RunFile, path: string): RunIndexEntry {
     itlP99Ms: s?.itlMs?.count ? finite(s.itlMs.p99) : undefined,
     e2eP99Ms: s?.e2eMs?.count ? finite(s.e2eMs.p99) : undefined,
     promptRef: ref && typeof ref.file === 'string' && typeof ref.startLine === 'number' ? ref : undefined,
+    what: runWhat(run),
     ...(networkShort(run.endpoint).length ? { network: networkShort(run.endpoint) } : {}),
     ...(run.prompts?.length && run.workload ? { sent: sentLine(run) } : {}),
   };

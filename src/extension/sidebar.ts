@@ -2,18 +2,22 @@
 // form with a Run button, and recent runs. State flows host → webview as one `state` message; the
 // webview posts `ready` first and the host holds state until then.
 import * as vscode from 'vscode';
+import { runName } from '../present/runText';
 import type { SidebarEndpoint, SidebarHostMessage, SidebarState, SidebarWebviewMessage, SidebarWorkload } from '../shared/protocol';
 import type { Log } from './log';
 import { Command } from './commands';
+import { useLlamaServerBinary } from './commands/localServer';
 import type { ConfigService } from './config';
+import { isLoopbackUrl, type EndpointEntry } from './configModel';
 import { Disposable } from './dispose';
 import { loadEngine } from './lazy';
 import type { JobRunner } from './jobRunner';
-import type { LocalServerManager } from './localServerManager';
+import { BUNDLED_MISSING, type LocalServerManager } from './localServerManager';
 import type { NetworkSettings } from './network';
 import type { RunsModel } from './runsModel';
 import type { ApiKeys } from './secrets';
 import type { Services } from './services';
+import type { Targets } from './targets';
 import type { TrustGate } from './trust';
 import { newNonce, webviewHtml } from './webviewHtml';
 
@@ -24,6 +28,9 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
   #hasKey = new Map<string, boolean>();
   #pushTimer: ReturnType<typeof setTimeout> | undefined;
   #workload: SidebarWorkload | undefined;
+  /** The endpoints as last seen (name → URL): one that appears or moves is checked at once. */
+  #known = new Map<string, string>();
+  #select: { id: string; seq: number } | undefined;
 
   private readonly config: ConfigService;
   private readonly keys: ApiKeys;
@@ -31,19 +38,27 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
   private readonly localServer: LocalServerManager;
   private readonly runs: RunsModel;
   private readonly jobs: JobRunner;
-  private readonly log: Pick<Log, 'forWebview'>;
+  private readonly log: Pick<Log, 'forWebview' | 'info'>;
   private readonly network: NetworkSettings;
+  private readonly targets: Pick<Targets, 'last' | 'onDidRemember'>;
 
-  constructor(private readonly extensionUri: vscode.Uri, s: Pick<Services, 'config' | 'keys' | 'trust' | 'localServer' | 'runs' | 'jobs' | 'log' | 'network'>) {
+  constructor(private readonly extensionUri: vscode.Uri, s: Pick<Services, 'config' | 'keys' | 'trust' | 'localServer' | 'runs' | 'jobs' | 'log' | 'network' | 'targets'> & { readonly context?: Pick<vscode.ExtensionContext, 'secrets'> }) {
     super();
-    ({ config: this.config, keys: this.keys, trust: this.trust, localServer: this.localServer, runs: this.runs, jobs: this.jobs, log: this.log, network: this.network } = s);
+    ({ config: this.config, keys: this.keys, trust: this.trust, localServer: this.localServer, runs: this.runs, jobs: this.jobs, log: this.log, network: this.network, targets: this.targets } = s);
     const push = () => this.schedulePush();
-    this._register(this.config.onDidChange(() => { this.#workload = undefined; void this.#refreshKeys(); push(); }));
+    for (const e of this.config.current.endpoints) this.#known.set(e.name, e.url);
+    this._register(this.config.onDidChange(() => { this.#workload = undefined; this.#endpointsChanged(); void this.#refreshKeys(); push(); }));
+    this._register(this.targets.onDidRemember(push));
+    // a key set or removed from anywhere (the palette, Edit, Remove): the badges follow
+    if (s.context) this._register(s.context.secrets.onDidChange(() => { void this.#refreshKeys(); }));
     this._register(this.localServer.onDidChange(push));
     this._register(this.runs.onDidChange(push));
     this._register(this.jobs.onDidChange(push));
     this._register({ dispose: () => clearTimeout(this.#pushTimer) });
   }
+
+  /** Whether the view is open and its page ready (tests). */
+  get isOpen(): boolean { return this.#view !== undefined && this.#ready; }
 
   resolveWebviewView(view: vscode.WebviewView): void {
     this.#view = view;
@@ -91,6 +106,8 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
       const last = this.runs.latestForUrl(e.url);
       return {
         id, name: e.name, url: e.url, api: e.api, model: e.model,
+        ...(e.origin === 'user' ? { editable: true } : {}),
+        ...(isLoopbackUrl(e.url) ? { keyOptional: true } : {}),
         restricted: this.trust.isRestricted(e),
         hasKey: this.#hasKey.get(e.name) ?? false,
         reachable: this.#reachability.get(id),
@@ -100,11 +117,15 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
     const ls = this.localServer;
     const h = ls.handle;
     const localLast = h ? this.runs.latestForUrl(h.url) : undefined;
+    const unavailable = ls.bundledMissing ? BUNDLED_MISSING : undefined;
     endpoints.push({
       id: 'local', name: 'Local server', url: h?.url ?? '(not running)', api: 'openai-chat', model: h?.model,
       restricted: false, hasKey: false, reachable: h ? 'yes' : undefined,
       lastTtftP50Ms: localLast?.ttftP50Ms, lastTpotP50Ms: localLast?.tpotP50Ms,
+      ...(unavailable ? { unavailable } : {}),
     });
+    const last = this.targets.last;
+    const lastEndpointId = last === 'local' ? 'local' : last !== undefined && cfg.endpoints.some((e) => e.name === last) ? `cfg:${last}` : undefined;
     const a = this.jobs.active;
     return {
       endpoints,
@@ -112,9 +133,10 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
         state: ls.state, url: h?.url, model: h?.model, port: h ? Number(new URL(h.url).port) : undefined,
         source: ls.config.modelPath ? ls.config.modelPath.split(/[\\/]/).pop()! : `preset:${ls.config.preset}`,
         parallel: ls.config.parallel, message: ls.message,
+        ...(unavailable ? { unavailable } : {}),
       },
       runs: this.runs.runs.slice(0, 30).map((r) => ({
-        id: r.id, endpointName: r.endpointName, startedAt: r.startedAt, completed: r.completed, failed: r.failed,
+        id: r.id, name: runName(r), endpointName: r.endpointName, startedAt: r.startedAt, completed: r.completed, failed: r.failed,
         cancelled: r.cancelled, ttftP50Ms: r.ttftP50Ms, tpotP50Ms: r.tpotP50Ms, ...(r.network ? { network: r.network } : {}), ...(r.sent ? { sent: r.sent } : {}),
       })),
       workload: this.#workload ?? {
@@ -126,6 +148,8 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
         ...this.config.problems.map((p) => `${p.setting}: ${p.message}`),
         ...this.runs.problems.map((p) => `skipped ${p.path.split(/[\\/]/).pop()}: ${p.message}`),
       ],
+      ...(lastEndpointId ? { lastEndpointId } : {}),
+      ...(this.#select ? { select: this.#select } : {}),
     };
   }
 
@@ -134,8 +158,28 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
     this.schedulePush();
   }
 
-  async #checkReachability(): Promise<void> {
-    for (const e of this.config.current.endpoints) {
+  /**
+   * An endpoint that appeared or moved (Add, Edit, a settings file) is checked at once while the view
+   * is open; when it is the only one, the form switches to it.
+   */
+  #endpointsChanged(): void {
+    const now = this.config.current.endpoints;
+    const fresh = now.filter((e) => this.#known.get(e.name) !== e.url);
+    this.#known = new Map(now.map((e) => [e.name, e.url]));
+    if (!fresh.length) return;
+    if (fresh.length === 1) this.#selectEndpoint(fresh[0]!.name);
+    // a probe is a request: only for a view that shows its dot (the view checks them all when it opens)
+    if (this.#view) void this.#checkReachability(fresh);
+  }
+
+  #selectEndpoint(name: string): void {
+    this.#select = { id: `cfg:${name}`, seq: (this.#select?.seq ?? 0) + 1 };
+    this.schedulePush();
+  }
+
+  async #checkReachability(only?: readonly EndpointEntry[]): Promise<void> {
+    const all = only ?? this.config.current.endpoints;
+    for (const e of all) {
       const id = `cfg:${e.name}`;
       // Probing is a request too: an untrusted workspace's endpoint is not contacted unasked.
       if (this.trust.isRestricted(e)) { this.#reachability.delete(id); continue; }
@@ -143,7 +187,7 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
     }
     this.schedulePush();
     const engine = await loadEngine();
-    await Promise.all(this.config.current.endpoints.filter((e) => !this.trust.isRestricted(e)).map(async (e) => {
+    await Promise.all(all.filter((e) => !this.trust.isRestricted(e)).map(async (e) => {
       // Through the engine's client, as every request: no key, no redirect followed; through the proxy the settings name.
       const network = await this.network.forProbe(engine, e.url);
       this.#reachability.set(`cfg:${e.name}`, network !== null && (await engine.reachable(e.url, 3000, network)) ? 'yes' : 'no');
@@ -187,6 +231,15 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
         return;
       case 'addEndpoint':
         await vscode.commands.executeCommand(Command.AddEndpoint);
+        return;
+      case 'editEndpoint':
+        await vscode.commands.executeCommand(Command.EditEndpoint, m.endpointId.replace(/^cfg:/, ''));
+        return;
+      case 'removeEndpoint':
+        await vscode.commands.executeCommand(Command.RemoveEndpoint, m.endpointId.replace(/^cfg:/, ''));
+        return;
+      case 'useLlamaServer':
+        await useLlamaServerBinary({ log: this.log });
         return;
       case 'setApiKey':
         await vscode.commands.executeCommand(Command.SetApiKey, m.endpointId.replace(/^cfg:/, ''));

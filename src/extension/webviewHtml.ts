@@ -40,7 +40,9 @@ export function webviewHtml(o: WebviewHtmlOptions): string {
     `img-src ${o.cspSource} data:`,
     `font-src ${o.cspSource}`,
   ].join('; ');
-  const placeholder = o.placeholder ? `<p class="placeholder">${escapeHtml(o.placeholder)}</p>` : '';
+  // no aria-live around the whole page (every redraw would be read out): the placeholder and the
+  // pages' own small status regions say what changes
+  const placeholder = o.placeholder ? `<p class="placeholder" role="status">${escapeHtml(o.placeholder)}</p>` : '';
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -51,7 +53,7 @@ export function webviewHtml(o: WebviewHtmlOptions): string {
 <title>${escapeHtml(o.title)}</title>
 </head>
 <body data-state="${escapeHtml(JSON.stringify(o.state))}">
-<main id="app" aria-live="polite">${placeholder}</main>
+<main id="app">${placeholder}</main>
 <script nonce="${o.nonce}" src="${escapeHtml(o.scriptUri)}"></script>
 </body>
 </html>

@@ -32,6 +32,8 @@ export interface JobHooks extends ResolveHooks {
   /** Once the endpoint is known, before the first request. */
   onStart?(start: JobStart): void;
   onProgress?(p: JobProgress): void;
+  /** Progress carries the streams in flight (a live view's lanes; RunOptions.streams). */
+  readonly streams?: boolean;
   /** Each finished request, with its index in the final run file. */
   onRecord?(r: RequestRecord): void;
   /** A sweep's finished point. */
@@ -81,6 +83,7 @@ async function executeOnEndpoint(job: RunJob | SweepJob, runId: string, hooks: J
       ...(job.prompts ? { prompts: job.prompts } : {}),
       ...(resolved.detectedApi ? { detectedApi: true } : {}),
       ...(hooks.onRecord ? { onRecord: guard(hooks.onRecord)! } : {}),
+      ...(hooks.streams ? { streams: true } : {}),
     };
     if (job.kind === 'run') {
       const onProgress = guard(hooks.onProgress);

@@ -1,6 +1,6 @@
 // Named workloads and the rules that pick defaults from other options: one place for the CLI and
 // the extension. Pure (no node or `vscode` import).
-import { defaultOf } from './options';
+import { defaultOf, inputProblem } from './options';
 
 /** The settings' workload block (`llmProfiler.workload.*`): what the presets start from. */
 export interface WorkloadDefaults {
@@ -70,6 +70,47 @@ export function presetWorkload(preset: PresetId, w: WorkloadDefaults, input: Pre
 }
 
 // ---- Sweeps: defaults that depend on the target ----
+
+/** What a sweep varies: the CLI's --concurrency, --rate or --prompt-tokens list (src/engine/sweep.ts SweepDimension). */
+export type SweepAxis = 'concurrency' | 'rate' | 'promptTokens';
+
+/** A sweep's values on one axis, given by the caller (the extension's pickers, command arguments); at most one list. */
+export interface SweepInput {
+  /** The concurrencies to run, in order (instead of 1, 2, 4, … up to the preset's `concurrency`). */
+  readonly concurrencies?: readonly number[];
+  /** Open-loop request rates (requests per second), in order: the CLI's `sweep --rate 1,2,4`. */
+  readonly rates?: readonly number[];
+  /** Synthetic prompt lengths (tokens), one request at a time: the CLI's `sweep --prompt-tokens 128,512,2048`. */
+  readonly promptLengths?: readonly number[];
+}
+
+/** 1, 2, 4, … up to and including `limit` (src/engine/sweep.ts defaultConcurrencies; here so that this file stays pure and light). */
+export function sweepConcurrencies(limit: number): number[] {
+  const out: number[] = [];
+  for (let c = 1; c < limit; c *= 2) out.push(c);
+  out.push(Math.max(1, Math.floor(limit)));
+  return out;
+}
+
+/** The values the extension offers for each axis (the concurrency sweep's are 1, 2, 4, … up to the preset's limit). */
+export const SWEEP_RATES: readonly number[] = [1, 2, 4, 8];
+export const SWEEP_PROMPT_LENGTHS: readonly number[] = [128, 512, 2048];
+
+/**
+ * A list of sweep values as typed ("1, 2, 4,8"): the numbers, or the problem, each value checked as
+ * its option's (the options table: `concurrency`, `rate`, `promptTokens`). At least two values.
+ */
+export function parseSweepValues(axis: SweepAxis, text: string): { values: number[] } | { problem: string } {
+  const parts = text.split(/[\s,]+/).filter(Boolean);
+  if (parts.length < 2) return { problem: 'Enter two or more values, separated by commas' };
+  for (const part of parts) {
+    const problem = inputProblem(axis, part);
+    if (problem) return { problem: `${part}: ${problem.replace(/from above 0 to any size$/, 'above 0')}` };
+  }
+  const values = parts.map(Number);
+  if (new Set(values).size !== values.length) return { problem: 'Enter each value once' };
+  return { values };
+}
 
 /** The largest default concurrency: the bundled server runs on this machine's CPU, so a shorter list there. */
 export function sweepConcurrencyLimit(local: boolean): number {

@@ -1,11 +1,11 @@
 // A run in words, for every surface: the CLI's result table (laid out like vLLM's `bench serve`)
 // and progress line, and the short texts of the extension (notification, status bar, CodeLens,
 // run lists). Pure.
-import type { Progress, RunFile, SloSpec, Stats, Summary } from '../engine/types';
+import type { Progress, RunFile, SloSpec, Stall, Stats, Summary } from '../engine/types';
 import { formatSlo } from '../engine/slo';
 import { prefixCacheSplitLine } from './cacheCheckText';
 import { connectionRetriesLine, rateLimitLine, retryAfterNote, statusCounts } from './retryText';
-import { DASH, fixed as num, formatMs } from './units';
+import { DASH, fixed as num, formatMs, formatNumber, TINY_MS } from './units';
 import { serverMetricsLines } from './serverMetricsText';
 import { measuresProxy, whereTimeLines } from './whereText';
 import { connectionText, endpointText, networkShort } from './endpointText';
@@ -53,6 +53,31 @@ export function overlongLine(run: Pick<RunFile, 'requests'>): string | undefined
   return `${n} ${n === 1 ? 'reply' : 'replies'} ran far past max_tokens (the server ignored it)`;
 }
 
+/** A stream's median ITL in words: "4.2 ms", or, when its chunks come several to a network read, "under 0.01 ms (chunks arrive in bursts)". */
+export function medianItlText(ms: number): string {
+  return ms < TINY_MS ? `under ${TINY_MS} ms (chunks arrive in bursts)` : formatMs(ms);
+}
+
+/**
+ * How far a stall's gap went past what made it a stall, against the bar it crossed: "12.5× median
+ * ITL" when the stream's own rhythm set the bar, "3.4× the 50 ms stall floor" when the floor did
+ * (a median of ~0 from chunks that arrive in bursts would otherwise give "86,545× median ITL").
+ */
+export function stallSizeText(stall: Pick<Stall, 'gapMs' | 'medianItlMs'>, rule: { readonly factor: number; readonly floorMs: number }): string {
+  const byMedian = rule.factor * stall.medianItlMs;
+  const ratio = byMedian >= rule.floorMs && stall.medianItlMs > 0
+    ? `${formatNumber(stall.gapMs / stall.medianItlMs)}× median ITL`
+    : `${formatNumber(stall.gapMs / rule.floorMs)}× the ${formatMs(rule.floorMs)} stall floor`;
+  return stall.medianItlMs < TINY_MS ? `${ratio}; median ITL ${medianItlText(stall.medianItlMs)}` : ratio;
+}
+
+/** A line under the latency table when ITL's median is below what a duration shows: why it is so small. */
+export function itlBurstNote(s: Pick<Summary, 'itlMs'>): string | undefined {
+  const p50 = s.itlMs.p50;
+  if (s.itlMs.count === 0 || p50 === undefined || p50 >= TINY_MS) return undefined;
+  return `ITL p50 is under ${TINY_MS} ms: chunks arrive in bursts, several in one network read, so most gaps between them are about zero.`;
+}
+
 export function formatStalls(s: Summary): string {
   const st = s.stalls;
   if (st.count === 0) return `Stalls: none (a gap > ${st.factor}× the stream's median ITL and > ${st.floorMs} ms)`;
@@ -61,7 +86,7 @@ export function formatStalls(s: Summary): string {
   const causes = by ? ` (${(['prefill', 'buffering', 'unknown'] as const).filter((k) => by[k] > 0).map((k) => `${k} ${by[k]}`).join(', ')})` : '';
   return (
     `Stalls: ${st.count}${causes}, ${formatMs(st.totalMs)} in all, ${num(st.shareOfDecode * 100, 1)}% of decode time` +
-    (worst ? `; worst ${formatMs(worst.gapMs)} in request ${worst.requestIndex} (its median ITL ${formatMs(worst.medianItlMs)})` : '')
+    (worst ? `; worst ${formatMs(worst.gapMs)} in request ${worst.requestIndex} (${stallSizeText(worst, st)})` : '')
   );
 }
 
@@ -98,6 +123,8 @@ export function formatRunTable(run: RunFile): string {
   rows.push(statRow('E2E', s.e2eMs, pcts));
   out.push(grid(rows));
   if (proxy) out.push('* measures the buffer between the server and you, not the server (see below)');
+  const bursts = itlBurstNote(s);
+  if (bursts) out.push(bursts);
   out.push('');
   if (s.sloMissed !== undefined) {
     out.push(s.sloMissed.length === 0 ? `SLO: met at p99 (${formatSlo(w.slo ?? {})})` : `SLO: MISSED at p99: ${s.sloMissed.map((k) => k.replace(/Ms$/, '')).join(', ')} (${formatSlo(w.slo ?? {})})`);
@@ -149,46 +176,204 @@ export interface SloFigures {
 
 const SLO_KEYS = [['ttftMs', 'ttft', 'ttftP99Ms'], ['tpotMs', 'tpot', 'tpotP99Ms'], ['itlMs', 'itl', 'itlP99Ms'], ['e2eMs', 'e2e', 'e2eP99Ms']] as const;
 
+interface SloMiss { readonly name: string; readonly value: number; readonly limit: number }
+
+/** The SLOs a run missed at p99 (a metric without a sample is not held against it); undefined without an SLO. */
+function sloMisses(r: SloFigures, slo: SloSpec | undefined): readonly SloMiss[] | 'none completed' | undefined {
+  if (!slo || !SLO_KEYS.some(([k]) => slo[k] !== undefined)) return undefined;
+  if (!r.completed) return 'none completed';
+  const misses: SloMiss[] = [];
+  for (const [key, name, field] of SLO_KEYS) {
+    const limit = slo[key];
+    const value = r[field];
+    if (limit === undefined || value === undefined) continue;
+    if (value > limit) misses.push({ name, value, limit });
+  }
+  return misses;
+}
+
 /**
  * A run's p99s against an SLO, judged as the engine's summary judges `sloMissed` (p99 ≤ limit):
  * "SLO ✓", or "SLO ✗ tpot p99 63 ms > 50 ms" naming each miss. A metric the run has no sample of
  * (ITL of one-token replies) is not held against it, unless nothing completed. Undefined without an SLO.
  */
 export function sloVerdict(r: SloFigures, slo: SloSpec | undefined): string | undefined {
-  if (!slo || !SLO_KEYS.some(([k]) => slo[k] !== undefined)) return undefined;
-  if (!r.completed) return 'SLO ✗ none completed';
-  const misses: string[] = [];
-  for (const [key, name, field] of SLO_KEYS) {
-    const limit = slo[key];
-    const value = r[field];
-    if (limit === undefined || value === undefined) continue;
-    if (value > limit) misses.push(`${name} p99 ${formatMs(value)} > ${formatMs(limit)}`);
-  }
-  return misses.length ? `SLO ✗ ${misses.join(', ')}` : 'SLO ✓';
+  const misses = sloMisses(r, slo);
+  if (misses === undefined) return undefined;
+  if (misses === 'none completed') return 'SLO ✗ none completed';
+  return misses.length ? `SLO ✗ ${misses.map((m) => `${m.name} p99 ${formatMs(m.value)} > ${formatMs(m.limit)}`).join(', ')}` : 'SLO ✓';
 }
 
 /**
- * The result shown in place above a prompt: "TTFT p50 312 ms · p99 540 ms · TPOT 41 ms", with the
- * SLO verdict appended when an SLO applies (the prompt file's front matter, else the settings').
+ * The SLO verdict above a prompt, as its own CodeLens: a title short enough to survive a narrow
+ * editor ("✓ SLOs met", "✗ TTFT p99 1.2 s > 1 s", "✗ TTFT p99 540 ms > 500 ms +1") and the whole
+ * verdict, with the SLO, for its tooltip. Undefined without an SLO.
  */
-export function lensResult(
-  r: SloFigures & { readonly ttftP50Ms?: number; readonly tpotP50Ms?: number; readonly failed: number },
-  slo?: SloSpec,
-): string {
-  const verdict = sloVerdict(r, slo);
-  if (!r.completed) return [`last run: ${r.failed} failed, none completed`, verdict].filter(Boolean).join(' · ');
+export function lensVerdict(r: SloFigures, slo: SloSpec | undefined): { readonly title: string; readonly tooltip: string } | undefined {
+  const misses = sloMisses(r, slo);
+  if (misses === undefined || !slo) return undefined;
+  const judged = `SLO ${formatSlo(slo)} (ms, at p99)`;
+  if (misses === 'none completed') return { title: '✗ none completed', tooltip: `${judged}: missed, no request of the last run completed` };
+  if (!misses.length) return { title: '✓ SLOs met', tooltip: `${judged}: met by the last run` };
+  const first = misses[0]!;
+  const more = misses.length > 1 ? ` +${misses.length - 1}` : '';
+  return {
+    title: `✗ ${first.name.toUpperCase()} p99 ${formatMs(first.value)} > ${formatMs(first.limit)}${more}`,
+    tooltip: `${judged}: missed by the last run: ${misses.map((m) => `${m.name.toUpperCase()} p99 ${formatMs(m.value)} > ${formatMs(m.limit)}`).join(', ')}`,
+  };
+}
+
+/**
+ * The result shown in place above a prompt: "TTFT p50 312 ms · p99 540 ms · TPOT 41 ms" (the SLO
+ * verdict is a lens of its own, lensVerdict, so that a narrow editor does not cut it off).
+ */
+export function lensResult(r: SloFigures & { readonly ttftP50Ms?: number; readonly tpotP50Ms?: number; readonly failed: number }): string {
+  if (!r.completed) return `last run: ${r.failed} failed, none completed`;
   const parts = [`TTFT p50 ${formatMs(r.ttftP50Ms)}`, `p99 ${formatMs(r.ttftP99Ms)}`];
   if (r.tpotP50Ms !== undefined) parts.push(`TPOT ${formatMs(r.tpotP50Ms)}`);
   if (r.failed) parts.push(`${r.failed} failed`);
-  if (verdict) parts.push(verdict);
   return parts.join(' · ');
 }
 
-/** A run in a list: "<endpoint> — <local time>", or "<endpoint> (via proxy http://p:3128) — <local time>" (`network`: networkShort's notes). */
-export function runLabel(r: { readonly endpointName: string; readonly startedAt: string; readonly network?: readonly string[] }): string {
-  const d = new Date(r.startedAt);
-  const when = Number.isNaN(d.getTime()) ? r.startedAt : d.toLocaleString();
-  return `${r.endpointName}${r.network?.length ? ` (${r.network.join(' · ')})` : ''} — ${when}`;
+// ---- Run names: what tells one run from another (tab titles, run lists, quick picks) ----
+
+/** What a run's name is built from: RunIndexEntry carries these, and runNameParts gets them from a run file. */
+export interface RunNameParts {
+  /** What ran: the workload or the prompt ("c=8 · 64 req", "sweep rate 1–8/s", "greet.prompt.md"); runWhat. */
+  readonly what?: string;
+  readonly endpointName: string;
+  readonly startedAt: string;
+}
+
+/** A prompt a run was started from in the editor (the extension's `promptRef`): its file and name. */
+interface PromptRefLike { readonly file?: unknown; readonly name?: unknown }
+
+type RunForName = Pick<RunFile, 'workload' | 'sweep' | 'prefillDial' | 'prefixCache' | 'prompts'> & { readonly promptRef?: unknown };
+
+const fileName = (path: string): string => path.split(/[\\/]/).pop() || path;
+
+/** A sweep's values, first to last: "1–16", or "4" for one point. */
+function span(values: readonly number[], unit = ''): string {
+  if (values.length === 0) return '';
+  const lo = Math.min(...values);
+  const hi = Math.max(...values);
+  return lo === hi ? `${lo}${unit}` : `${lo}–${hi}${unit}`;
+}
+
+/** "rows.prompt.yml: Rows · row 2"; the name left out when the file's name already says it (greet.prompt.md's "greet"). */
+function withName(file: string, name: string | undefined): string {
+  if (!name || file.toLowerCase().startsWith(`${name.toLowerCase()}.`)) return file;
+  return `${file}: ${name}`;
+}
+
+/** The prompt a run sent, when it was not synthetic: "rows.prompt.yml: Rows · row 2", "data.jsonl". */
+function promptWhat(run: RunForName): string | undefined {
+  const ref = run.promptRef as PromptRefLike | undefined;
+  if (ref && typeof ref.file === 'string') return withName(fileName(ref.file), typeof ref.name === 'string' ? ref.name : undefined);
+  const p = run.workload?.prompt;
+  if (!p || p.kind === 'synthetic') return undefined;
+  const base = fileName(p.path);
+  if (p.kind === 'dataset') return base;
+  const named = run.prompts?.filter((r) => r.name) ?? [];
+  return run.prompts?.length === 1 && named.length === 1 ? withName(base, named[0]!.name) : base;
+}
+
+/** The load of a plain run: "c=8 · 64 req", "rate 4/s · 30 s". */
+function loadWhat(w: RunFile['workload']): string | undefined {
+  const mode = w?.mode;
+  if (!mode) return undefined;
+  const load = mode.kind === 'closed' ? `c=${mode.concurrency}` : `rate ${mode.rate}/s`;
+  const size = w.durationS !== undefined ? `${w.durationS} s` : w.requests !== undefined ? `${w.requests} req` : undefined;
+  return size ? `${load} · ${size}` : load;
+}
+
+/**
+ * What ran, in a few words: the workload ("c=8 · 64 req", "rate 4/s · 64 req", "sweep c 1–16",
+ * "sweep rate 1–8/s", "sweep prompt 128–2048 tok", "cache check", "prefill dial") or the prompt
+ * ("greet.prompt.md", "rows.prompt.yml: Rows · row 2"), the prompt with its load when that is more
+ * than one at a time. Tolerates a partial run file (a run list entry of an odd file).
+ */
+export function runWhat(run: RunForName): string {
+  const prompt = promptWhat(run);
+  const withPrompt = (head: string) => (prompt ? `${head} · ${prompt}` : head);
+  if (run.prefillDial) return `prefill dial ${run.prefillDial.configs.map((c) => c.batchSize).join('/')}`.trim();
+  if (run.prefixCache) return withPrompt('cache check');
+  const sweep = run.sweep;
+  if (sweep) {
+    const pts = sweep.points ?? [];
+    switch (sweep.dimension) {
+      case 'rate': return withPrompt(`sweep rate ${span(pts.map((p) => p.rate ?? Number.NaN).filter(Number.isFinite), '/s')}`.trim());
+      case 'promptTokens': return `sweep prompt ${span(pts.map((p) => p.promptTokens ?? Number.NaN).filter(Number.isFinite), ' tok')}`.trim();
+      default: return withPrompt(`sweep c ${span(pts.map((p) => p.concurrency ?? Number.NaN).filter(Number.isFinite))}`.trim());
+    }
+  }
+  const load = loadWhat(run.workload);
+  if (!prompt) return load ?? 'run';
+  const m = run.workload?.mode;
+  // one prompt, one at a time (▶ Profile's quick check): the prompt says it all
+  return m && (m.kind === 'open' || m.concurrency > 1) && load ? `${prompt} · ${load}` : prompt;
+}
+
+/** The parts of a run file's name. */
+export function runNameParts(run: RunForName & Pick<RunFile, 'endpoint' | 'startedAt' | 'id'>): RunNameParts {
+  return { what: runWhat(run), endpointName: run.endpoint?.name ?? run.endpoint?.url ?? run.id, startedAt: run.startedAt };
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const two = (n: number) => String(n).padStart(2, '0');
+
+/** "10:14" today, "3 Dec 10:14" another day this year, "3 Dec 2025 10:14" before; `seconds` adds ":05". Local time. */
+export function runTime(startedAt: string, now: Date = new Date(), seconds = false): string {
+  const d = new Date(startedAt);
+  if (Number.isNaN(d.getTime())) return startedAt;
+  const time = `${two(d.getHours())}:${two(d.getMinutes())}${seconds ? `:${two(d.getSeconds())}` : ''}`;
+  if (d.getFullYear() === now.getFullYear() && d.getMonth() === now.getMonth() && d.getDate() === now.getDate()) return time;
+  return `${d.getDate()} ${MONTHS[d.getMonth()]}${d.getFullYear() === now.getFullYear() ? '' : ` ${d.getFullYear()}`} ${time}`;
+}
+
+/** An endpoint as a name shows it: its configured name, or a URL's host. */
+function endpointShort(name: string): string {
+  if (!/^https?:\/\//i.test(name)) return name;
+  try {
+    return new URL(name).host;
+  } catch {
+    return name;
+  }
+}
+
+interface NameOptions {
+  readonly now?: Date;
+  /** Leave the endpoint out (a compare says it once when both sides share it). */
+  readonly endpoint?: boolean;
+  readonly seconds?: boolean;
+}
+
+/**
+ * A run's name, short enough for a tab: "c=8 · 64 req on ui-scripted, 10:14", "sweep rate 1–8/s on
+ * vllm, 3 Dec 09:02", "greet.prompt.md on 127.0.0.1:8080, 10:20".
+ */
+export function runName(r: RunNameParts, opts: NameOptions = {}): string {
+  const what = r.what || 'run';
+  const where = opts.endpoint === false ? '' : ` on ${endpointShort(r.endpointName)}`;
+  return `${what}${where}, ${runTime(r.startedAt, opts.now, opts.seconds)}`;
+}
+
+/**
+ * Two runs side by side ("A vs B"), told apart: the endpoint said once when both share it, the
+ * seconds when the minutes are the same, and the ids when nothing else differs.
+ */
+export function compareName(a: RunNameParts & { readonly id?: string }, b: RunNameParts & { readonly id?: string }, now: Date = new Date()): string {
+  const same = endpointShort(a.endpointName) === endpointShort(b.endpointName);
+  let opts: NameOptions = { now, endpoint: !same };
+  if (runName(a, opts) === runName(b, opts)) opts = { ...opts, seconds: true };
+  let [na, nb] = [runName(a, opts), runName(b, opts)];
+  if (na === nb && a.id && b.id) [na, nb] = [`${na} (${a.id})`, `${nb} (${b.id})`];
+  return `${na} vs ${nb}${same ? ` on ${endpointShort(a.endpointName)}` : ''}`;
+}
+
+/** A run in a list: its name, and how the endpoint was reached when that changed what was measured (`network`: networkShort's notes). */
+export function runLabel(r: RunNameParts & { readonly network?: readonly string[] }, now: Date = new Date()): string {
+  return `${runName(r, { now })}${r.network?.length ? ` (${r.network.join(' · ')})` : ''}`;
 }
 
 /** A one-paragraph summary (a notification, the log). */

@@ -108,6 +108,35 @@ export function dialRows(run: RunFile): { readonly header: string[]; readonly ro
   return { header: ['', ...figs.map((f) => f.label)], rows: rows.map(([name, get]) => [name, ...figs.map(get)]) };
 }
 
+/** A point's value of the swept dimension: "8", "2/s", "1024". */
+function pointValue(dimension: NonNullable<RunFile['sweep']>['dimension'], p: SweepPoint): string {
+  if (dimension === 'concurrency' && p.concurrency !== undefined) return String(p.concurrency);
+  if (dimension === 'rate' && p.rate !== undefined) return `${p.rate}/s`;
+  if (dimension === 'promptTokens' && p.promptTokens !== undefined) return String(p.promptTokens);
+  return p.label;
+}
+
+/**
+ * What a sweep ran, for its header: the dimension and its values, the requests of each point, and
+ * what stays the same across points ("sweep over concurrency 1, 2, 4, 8 · 32 requests per point ·
+ * 128-token prompts"). The run's own workload is only its first point's. Empty for another run.
+ */
+export function sweepWorkload(run: RunFile): string {
+  const sw = run.sweep;
+  if (!sw) return '';
+  const w = run.workload;
+  const name = sw.dimension === 'concurrency' ? 'concurrency' : sw.dimension === 'rate' ? 'request rate' : 'prompt length (tokens)';
+  const values = sw.points.map((p) => pointValue(sw.dimension, p));
+  const counts = sw.points.map((p) => p.summary.completed + p.summary.failed);
+  const lo = Math.min(...counts), hi = Math.max(...counts);
+  const size = counts.length === 0 ? (w.durationS !== undefined ? `${w.durationS} s per point` : '')
+    : `${lo === hi ? lo : `${lo}–${hi}`} request${hi === 1 ? '' : 's'} per point${w.warmup ? ` (+ ${w.warmup} warmup)` : ''}`;
+  const prompts = w.prompt.kind === 'synthetic' ? `${w.prompt.tokens}-token prompts` : `prompts from ${w.prompt.path}`;
+  // what every point shares: the prompts, except where they are what is swept (then one stream at a time)
+  const shared = sw.dimension === 'promptTokens' ? 'concurrency 1' : prompts;
+  return [`sweep over ${name} ${values.join(', ')}`, size, shared].filter(Boolean).join(' · ');
+}
+
 /** The dial's workload in one sentence. */
 export function dialWorkload(run: RunFile): string {
   const d = run.prefillDial;
@@ -126,7 +155,7 @@ function table(header: readonly string[], rows: readonly string[][]): string {
 /** The sweep as the CLI prints it: a row per point, then the facts. */
 export function formatSweep(run: RunFile): string {
   if (!run.sweep) return 'not a sweep run\n';
-  return [table(SWEEP_COLUMNS, sweepRows(run)), '', ...sweepFacts(run).map((f) => f.text)].join('\n') + '\n';
+  return [sweepWorkload(run), '', table(SWEEP_COLUMNS, sweepRows(run)), '', ...sweepFacts(run).map((f) => f.text)].join('\n') + '\n';
 }
 
 /** The dial as the CLI prints it: a column per prefill chunk size. */

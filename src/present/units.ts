@@ -27,20 +27,30 @@ function digitsFor(v: number): number {
 export const DASH = '–';
 const dash = DASH;
 
+/** The smallest duration shown as a number: below it (chunks stamped in one network read) a figure says "< 0.01 ms", not a "0.00" that reads like a bug. */
+export const TINY_MS = 0.01;
+
 /**
  * A duration given in ms, everywhere it is shown: three significant figures below 100 ms ("4.32 ms",
  * "45.7 ms"), whole milliseconds below 10 s ("1,234 ms"), then seconds ("12.3 s", "125 s");
- * trailing zeros dropped ("41 ms", "50 ms").
+ * trailing zeros dropped ("41 ms", "50 ms"); above zero but under 0.01 ms, "< 0.01 ms".
  */
 export function formatMs(v: number | undefined): string {
   if (v === undefined || !Number.isFinite(v)) return dash;
+  if (v > 0 && v < TINY_MS) return `< ${TINY_MS} ms`;
   if (Math.abs(v) >= 10_000) return `${fmt(digitsFor(v / 1000), true).format(v / 1000)} s`;
   return `${fmt(digitsFor(v), true).format(v)} ms`;
 }
 
-/** A number with a fixed count of decimals, for the CLI's aligned tables (vLLM prints `.2f`). */
+/**
+ * A number with a fixed count of decimals, for the CLI's aligned tables (vLLM prints `.2f`); a
+ * positive value that would print as zero prints as "<0.01" (at two decimals), as formatMs says "< 0.01 ms".
+ */
 export function fixed(v: number | undefined, digits = 2): string {
-  return v === undefined || !Number.isFinite(v) ? dash : v.toFixed(digits);
+  if (v === undefined || !Number.isFinite(v)) return dash;
+  const least = 10 ** -digits;
+  if (v > 0 && v < least / 2) return `<${least.toFixed(digits)}`;
+  return v.toFixed(digits);
 }
 
 /** A plain number with sensible decimals (throughput, rates). */

@@ -1,6 +1,6 @@
 // The one typed protocol between the extension host and its webviews. Both sides import it with
 // `import type`. Messages are discriminated unions keyed by `type`, with readonly fields.
-import type { Progress, RequestRecord, RunFile } from '../engine/types';
+import type { Progress, RequestRecord, RunFile, StreamDelta } from '../engine/types';
 
 // ---- Report panel (webview/report) ----
 // (owned by the report panel work; keep additions in this section)
@@ -10,14 +10,19 @@ import type { Progress, RequestRecord, RunFile } from '../engine/types';
  * records finished until then, possibly none); each `liveUpdate` carries only the records finished
  * since the previous one (the host sends the first at once, later ones at most every 100 ms); the
  * page drops any live message whose runId is not the live run's; `liveEnd` carries the final run.
+ * `streams`: requests still in flight, as chunk deltas (StreamDelta; in liveStart, each stream so far
+ * from its first chunk); a stream's lane is replaced by its record when that arrives. The progress in
+ * a liveUpdate carries no streams of its own.
  * A page that was discarded while hidden gets the whole state again (showRun, or liveStart) on `ready`.
  */
 export type ReportHostMessage =
   | { readonly type: 'showRun'; readonly run: RunFile; readonly compareWith?: RunFile }
   | { readonly type: 'runError'; readonly message: string; readonly path?: string }
-  | { readonly type: 'liveStart'; readonly runId: string; readonly run: RunFile }
-  | { readonly type: 'liveUpdate'; readonly runId: string; readonly progress: Progress; readonly records: readonly RequestRecord[] }
-  | { readonly type: 'liveEnd'; readonly runId: string; readonly run: RunFile };
+  | { readonly type: 'liveStart'; readonly runId: string; readonly run: RunFile; readonly streams?: readonly StreamDelta[] }
+  | { readonly type: 'liveUpdate'; readonly runId: string; readonly progress: Progress; readonly records: readonly RequestRecord[]; readonly streams?: readonly StreamDelta[] }
+  | { readonly type: 'liveEnd'; readonly runId: string; readonly run: RunFile }
+  /** The run's file was deleted from the workspace: the page keeps what it shows and says so (after each showRun too). */
+  | { readonly type: 'runDeleted'; readonly runId: string };
 
 /** Report webview → host. `ready` comes first; exports name the run (the host holds it) or carry a PNG data: URL. */
 export type ReportWebviewMessage =
@@ -42,6 +47,12 @@ export interface SidebarEndpoint {
   readonly reachable?: 'checking' | 'yes' | 'no';
   readonly lastTtftP50Ms?: number;
   readonly lastTpotP50Ms?: number;
+  /** In the user's settings: the sidebar offers Edit and Remove. */
+  readonly editable?: boolean;
+  /** On this machine (localhost, 127.x, ::1): a key is offered as a small link, not a button. */
+  readonly keyOptional?: boolean;
+  /** Why it cannot be used here (the local server where its bundled backend is missing): never selected by default. */
+  readonly unavailable?: string;
 }
 
 export interface SidebarLocalServer {
@@ -53,10 +64,14 @@ export interface SidebarLocalServer {
   readonly source: string;
   readonly parallel: number;
   readonly message?: string;
+  /** The bundled backend is missing on this platform: what to do instead (a llama-server binary). */
+  readonly unavailable?: string;
 }
 
 export interface SidebarRun {
   readonly id: string;
+  /** What tells it from the other runs: "c=8 · 64 req on vllm, 10:14" (src/present/runText.ts runName). */
+  readonly name: string;
   readonly endpointName: string;
   readonly startedAt: string;
   readonly completed: number;
@@ -85,6 +100,10 @@ export interface SidebarState {
   readonly running?: { readonly runId: string; readonly label: string; readonly finished: number; readonly total?: number; readonly ttftP50Ms?: number };
   /** Settings problems and corrupt run files, one line each. */
   readonly problems: readonly string[];
+  /** The endpoint the last run used, by any path: the form's default until the user picks one. */
+  readonly lastEndpointId?: string;
+  /** The form switches to this endpoint once per `seq` (after Add or Edit endpoint). */
+  readonly select?: { readonly id: string; readonly seq: number };
 }
 
 /** Host → sidebar webview. */
@@ -103,5 +122,9 @@ export type SidebarWebviewMessage =
   | { readonly type: 'compareRuns'; readonly runId: string; readonly otherId: string }
   | { readonly type: 'deleteRun'; readonly runId: string }
   | { readonly type: 'addEndpoint' }
+  | { readonly type: 'editEndpoint'; readonly endpointId: string }
+  | { readonly type: 'removeEndpoint'; readonly endpointId: string }
+  /** Set the local server to a llama-server binary picked from disk. */
+  | { readonly type: 'useLlamaServer' }
   | { readonly type: 'setApiKey'; readonly endpointId: string }
   | { readonly type: 'checkEndpoints' };

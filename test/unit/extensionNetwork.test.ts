@@ -202,7 +202,7 @@ test('short texts say "via proxy" (never the credentials), and the run list too'
   assert.match(summaryText({ endpoint: { url: HTTPS, api: 'openai-chat', name: 'direct' } as RunFile['endpoint'], summary }), /^direct: 5 completed/);
   const entry = indexEntry({ id: 'r1', startedAt: '2025-01-01T00:00:00Z', endpoint, summary, requests: [] } as unknown as RunFile, '/runs/r1.json');
   assert.deepEqual(entry.network, ['via proxy http://proxy.corp:3128']);
-  assert.match(runLabel(entry), /^corp \(via proxy http:\/\/proxy\.corp:3128\) — /);
+  assert.match(runLabel(entry), /^run on corp, .* \(via proxy http:\/\/proxy\.corp:3128\)$/);
   assert.equal(indexEntry({ id: 'r2', startedAt: 'x', endpoint: { url: HTTPS, api: 'openai-chat' }, summary, requests: [] } as unknown as RunFile, '/r2.json').network, undefined);
   assert.equal(proxyNotice('http://proxy.corp:3128', 'http.proxy'), 'via proxy http://proxy.corp:3128 (from http.proxy): connecting and the tunnel are timed apart from TTFT, but every byte passes the proxy');
   assert.ok(![summaryText({ endpoint, summary }), runLabel(entry)].join().includes('pw-secret-2'));

@@ -4,21 +4,25 @@ import type { Chart } from 'chart.js';
 import type { RequestRecord, RunFile, Stall } from '../../src/engine/types';
 import type { ReportHostMessage } from '../../src/shared/protocol';
 import { buildCdf } from './cdf';
-import { applyTheme, cdfChart, gaugeChart, itlChart, setChartTheme, throughputChart, type CdfSeries, type ScatterPoint } from './charts';
-import { h } from './dom';
-import { formatInt, formatMs, formatNumber } from '../../src/present/units';
-import { addToLanes, buildLanes, itlSamples, runStart, seriesRequests, stallCulprits, stallRuleOf, stallWindow, STALL_KINDS, type LaneModel } from './lanes';
+import { applyTheme, cdfChart, cdfSummaryText, gaugeChart, itlChart, itlTimeSummaryText, setChartTheme, throughputChart, throughputSummaryText, zoomByKeyboard, type CdfSeries, type ScatterPoint } from './charts';
+import { h, srOnly } from './dom';
+import { formatAt, formatInt, formatMs, formatNumber } from '../../src/present/units';
+import { addToLanes, buildLanes, itlSamples, laneUntil, runStart, seriesRequests, stallCulprits, stallRuleOf, stallWindow, streamLane, withInFlight, STALL_KINDS, type Lane, type LaneModel } from './lanes';
 import { applyLive, type LiveMessage, type LiveState } from './liveState';
 import { perSecond } from './series';
 import { readTheme, watchTheme, type Theme } from './theme';
 import { Timeline } from './timeline';
 import { SWEEP_POINT_SELECTED, hasSweepView, renderSweep, type SweepPointSelectedDetail } from './sweepView';
 import { asRun } from './validate';
-import { compareTable, errorView, headerView, headlineView, percentileTable, prefixCacheCheckView, runTitle, sentWithView, stallsList } from './views';
+import { compareRowId, compareTable, errorView, headerView, headlineView, percentileRowId, percentileTable, prefixCacheCheckView, runTitle, sentWithView, stallsList } from './views';
 import { post, setPanelState } from './vscodeApi';
 import { whereSection } from './whereView';
 
 type Mode = 'empty' | 'run' | 'compare' | 'live' | 'error';
+
+/** The live view's lanes: the finished requests', those still in flight (by request index), and both as drawn. */
+interface LiveLanes { finished: LaneModel; readonly flight: Map<number, Lane>; model: LaneModel }
+interface LiveParts extends LiveLanes { readonly timeline: Timeline; readonly progress: HTMLElement; readonly ttft: Chart; readonly tput: Chart }
 
 export class ReportApp {
   readonly #root: HTMLElement;
@@ -26,8 +30,11 @@ export class ReportApp {
   #timelines: Timeline[] = [];
   #charts: Chart[] = [];
   #live: LiveState | undefined;
-  #liveParts: { model: LaneModel; timeline: Timeline; progress: HTMLElement; ttft: Chart; tput: Chart } | undefined;
+  #liveParts: LiveParts | undefined;
   #generation = 0;
+  /** The runs drawn (one, or A and B of a compare), and those of them the host deleted. */
+  #shownIds: string[] = [];
+  readonly #deletedIds = new Set<string>();
   /** The sweep view's container and its run, drawn again when the theme changes (its colours are read once). */
   #sweep: { container: HTMLElement; run: RunFile } | undefined;
 
@@ -46,6 +53,7 @@ export class ReportApp {
         case 'liveStart':
         case 'liveUpdate':
         case 'liveEnd': this.#onLive(msg); break;
+        case 'runDeleted': this.#showDeleted(msg.runId); break;
         default: {
           const never: never = msg;
           void never;
@@ -64,12 +72,32 @@ export class ReportApp {
       if ('error' in b) { this.showError(`The run to compare with: ${b.error}`); return; }
       this.#live = undefined;
       this.#renderCompare(a.run, b.run);
+      this.#shownIds = [a.run.id, b.run.id];
       setPanelState({ runId: a.run.id, compareId: b.run.id });
       return;
     }
     this.#live = undefined;
     this.#renderRun(a.run);
+    this.#shownIds = [a.run.id];
     setPanelState({ runId: a.run.id });
+  }
+
+  /** The host deleted a run this page shows: a banner says that this page holds the copy left. */
+  #showDeleted(runId: string): void {
+    if (!this.#shownIds.includes(runId)) return;
+    this.#deletedIds.add(runId);
+    const compare = this.#shownIds.length === 2;
+    const which = compare ? this.#shownIds.filter((id) => this.#deletedIds.has(id)).map((id) => (id === this.#shownIds[0] ? 'A' : 'B')) : [];
+    const text = compare
+      ? `${which.length === 2 ? 'Both runs were' : `Run ${which[0]} was`} deleted from the workspace; what you see is the copy in this panel; its Export JSON keeps it.`
+      : 'This run was deleted from the workspace; what you see is the copy in this panel; Export JSON keeps it.';
+    let banner = this.#root.querySelector<HTMLElement>(':scope > .deleted-banner');
+    if (!banner) {
+      banner = h('div', { class: 'deleted-banner', role: 'status' });
+      this.#root.prepend(banner);
+    }
+    banner.textContent = text;
+    document.body.dataset.deleted = [...this.#deletedIds].join('|');
   }
 
   showError(message: string, path?: string): void {
@@ -79,7 +107,7 @@ export class ReportApp {
 
   showPlaceholder(text: string): void {
     this.#clear('empty');
-    this.#root.append(h('p', { class: 'placeholder', text }));
+    this.#root.append(h('p', { class: 'placeholder', role: 'status', text }));
   }
 
   #clear(mode: Mode): void {
@@ -91,6 +119,9 @@ export class ReportApp {
     this.#liveParts = undefined;
     if (this.#sweep) { renderSweep(this.#sweep.container, { ...this.#sweep.run, sweep: undefined, prefillDial: undefined }); this.#sweep = undefined; }
     this.#root.replaceChildren();
+    this.#shownIds = [];
+    this.#deletedIds.clear();
+    delete document.body.dataset.deleted;
     document.body.dataset.view = mode;
     delete document.body.dataset.rendered;
     delete document.body.dataset.timelineDrawn;
@@ -148,6 +179,9 @@ export class ReportApp {
       if (gen !== this.#generation) return;
       const where = whereSection(run, model, (index) => {
         this.#showRequests(tl, model, [index]);
+        // selected too: its figures in the details line, ↑/↓ go on from it
+        const lane = model.laneOf.get(index);
+        if (lane !== undefined) tl.selectLane(lane);
         tl.canvas.focus();
       });
       whereBox.replaceWith(where.body);
@@ -163,25 +197,35 @@ export class ReportApp {
     const measured = run.requests.filter((r) => !r.warmup && !r.error);
     const pick = (f: (r: RequestRecord) => number | undefined) => measured.map(f).filter((v): v is number => typeof v === 'number');
     const itl = itlSamples(model);
-    const cdfs: [string, string, number[] | Float64Array, number | undefined][] = [
-      ['ttft', 'TTFT', pick((r) => r.ttftMs), slo.ttftMs],
-      ['tpot', 'TPOT', pick((r) => r.tpotMs), slo.tpotMs],
-      ['itl', 'ITL', itl.itl, slo.itlMs],
+    const cdfs: [string, string, number[] | Float64Array, number | undefined, 'ttftMs' | 'tpotMs' | 'itlMs'][] = [
+      ['ttft', 'TTFT', pick((r) => r.ttftMs), slo.ttftMs, 'ttftMs'],
+      ['tpot', 'TPOT', pick((r) => r.tpotMs), slo.tpotMs, 'tpotMs'],
+      ['itl', 'ITL', itl.itl, slo.itlMs, 'itlMs'],
     ];
-    for (const [id, label, values, sloV] of cdfs) {
-      const { card, canvas } = chartCard(`${label} CDF`, `${run.id}-${id}-cdf`, id);
+    // each chart's text alternative: its figures in words, and the percentile table's row of its metric
+    for (const [id, label, values, sloV, key] of cdfs) {
+      const { card, canvas } = chartCard(`${label} CDF`, `${run.id}-${id}-cdf`, id, undefined,
+        { summary: cdfSummaryText(label, [{ stats: run.summary[key] }], sloV), describedBy: percentileRowId(key) });
       into.append(card);
       const points = buildCdf(values).filter((q) => id !== 'itl' || q.x > 0);
       this.#charts.push(cdfChart(canvas, t, label, [{ label: run.id, points, slot: 0 }], sloV, id === 'itl'));
     }
-    const { card: itlCard, canvas: itlCanvas } = chartCard('ITL over time', `${run.id}-itl-time`, 'itl-time', 'Wheel to zoom, drag to pan, double-click to reset.');
+    const { card: itlCard, canvas: itlCanvas } = chartCard('ITL over time', `${run.id}-itl-time`, 'itl-time',
+      'Wheel or + and − to zoom, drag or ← → to pan, double-click or 0 to reset (click or Tab to the chart first).',
+      { summary: itlTimeSummaryText(itl.at, itl.itl, run.summary.itlMs.p50, run.summary.itlMs.p99) });
     into.append(itlCard);
+    // the range shown, said once it settles (a zoom from the keyboard is otherwise silent)
+    const zoomStatus = h('p', { class: 'zoom-status', role: 'status' });
+    itlCard.querySelector('.chart-box')!.before(zoomStatus);
+    const onView = (min: number, max: number) => { zoomStatus.textContent = `${formatAt(min * 1000)} to ${formatAt(max * 1000)} shown`; itlCanvas.dataset.viewMin = String(min); itlCanvas.dataset.viewMax = String(max); };
     const { normal, high, note } = itlScatter(itl.at, itl.itl, run.summary.itlMs.p99);
-    const itlC = itlChart(itlCanvas, t, normal, high, note);
-    itlCanvas.addEventListener('dblclick', () => (itlC as Chart & { resetZoom?: () => void }).resetZoom?.());
+    const itlC = itlChart(itlCanvas, t, normal, high, note, onView);
+    itlCanvas.addEventListener('dblclick', () => { (itlC as Chart & { resetZoom?: () => void }).resetZoom?.(); onView(itlC.scales.x!.min, itlC.scales.x!.max); });
+    zoomByKeyboard(itlC, itlCanvas, onView);
     this.#charts.push(itlC);
     const ps = perSecond(seriesRequests(model));
-    const { card: tCard, canvas: tCanvas } = chartCard('Output tokens/s and requests in flight (1 s buckets)', `${run.id}-throughput`, 'throughput');
+    const { card: tCard, canvas: tCanvas } = chartCard('Output tokens/s and requests in flight (1 s buckets)', `${run.id}-throughput`, 'throughput', undefined,
+      { summary: throughputSummaryText(ps.seconds, ps.tokensPerSecond, ps.inFlight) });
     into.append(tCard);
     this.#charts.push(throughputChart(tCanvas, t, ps.seconds, ps.tokensPerSecond, ps.inFlight));
     for (const c of into.querySelectorAll<HTMLButtonElement>('button.png')) c.addEventListener('click', () => exportCanvasPng(c));
@@ -190,10 +234,12 @@ export class ReportApp {
   #timelineSection(model: LaneModel, run: RunFile, title: string, slot = 0): Timeline {
     const tl = new Timeline(model, this.#theme, title);
     this.#timelines.push(tl);
-    const status = h('span', { class: 'view-status', 'aria-live': 'polite' });
+    // a small status region: only the span shown is said after a zoom or pan
+    const status = h('span', { class: 'view-status', role: 'status' });
     tl.onViewChange = (v) => { status.textContent = `${formatMs(v.xEnd - v.xStart)} shown`; };
-    const btn = (label: string, title2: string, fn: () => void) => {
-      const b = h('button', { type: 'button', class: 'tool', title: title2, 'aria-label': title2, text: label });
+    // the accessible name holds the visible text (a symbol's name is its meaning); the title explains
+    const btn = (label: string, title2: string, fn: () => void, name?: string) => {
+      const b = h('button', { type: 'button', class: 'tool', title: title2, 'aria-label': name, text: label });
       b.addEventListener('click', fn);
       return b;
     };
@@ -202,9 +248,9 @@ export class ReportApp {
       post('exportPng', { name: `${run.id}-timeline.png`, dataUrl: tl.canvas.toDataURL('image/png') });
     });
     const toolbar = h('div', { class: 'toolbar', role: 'toolbar', 'aria-label': `${title} controls` },
-      btn('+', 'Zoom in', () => tl.zoomBy(0.6)),
-      btn('−', 'Zoom out', () => tl.zoomBy(1 / 0.6)),
-      btn('Reset', 'Show the whole run', () => tl.reset()),
+      btn('+', 'Zoom in (+ on the timeline)', () => tl.zoomBy(0.6), 'Zoom in'),
+      btn('−', 'Zoom out (− on the timeline)', () => tl.zoomBy(1 / 0.6), 'Zoom out'),
+      btn('Reset', 'Show the whole run (0 on the timeline)', () => tl.reset()),
       png, status);
     // stalls by cause when the engine judged them; a file written before that has one kind of stall
     const kinds = model.stallKinds.map((k) => STALL_KINDS[k]!);
@@ -245,10 +291,12 @@ export class ReportApp {
     else delete document.body.dataset.stallCulprits;
   }
 
-  #exportButtons(run: RunFile): HTMLElement {
-    const csv = h('button', { type: 'button', class: 'action', text: 'Export CSV', title: 'Save the requests as CSV' });
+  /** `side`: "A" or "B" in a compare, named in the buttons' accessible names ("Export CSV of A"), as two "Export CSV" cannot be told apart. */
+  #exportButtons(run: RunFile, side?: string): HTMLElement {
+    const of = side ? ` of ${side}` : '';
+    const csv = h('button', { type: 'button', class: 'action', text: 'Export CSV', title: 'Save the requests as CSV', 'aria-label': side ? `Export CSV${of}` : undefined });
     csv.addEventListener('click', () => post('exportCsv', { runId: run.id }));
-    const json = h('button', { type: 'button', class: 'action', text: 'Export JSON', title: 'Save the run file as JSON' });
+    const json = h('button', { type: 'button', class: 'action', text: 'Export JSON', title: 'Save the run file as JSON', 'aria-label': side ? `Export JSON${of}` : undefined });
     json.addEventListener('click', () => post('exportJson', { runId: run.id }));
     return h('div', { class: 'actions' }, csv, json);
   }
@@ -259,9 +307,9 @@ export class ReportApp {
     this.#clear('compare');
     const started = performance.now();
     const side = (run: RunFile, tag: string) => {
-      const head = headerView(run, this.#exportButtons(run));
+      const head = headerView(run, this.#exportButtons(run, tag));
       head.querySelector('h1')!.textContent = `${tag}: ${runTitle(run)}`;
-      return h('div', { class: 'side', 'data-side': tag }, head, headlineView(run), prefixCacheCheckView(run));
+      return h('div', { class: 'side', 'data-side': tag }, head, headlineView(run, tag), prefixCacheCheckView(run, tag));
     };
     this.#root.append(h('div', { class: 'sides' }, side(a, 'A'), side(b, 'B')));
     this.#root.append(section('Differences', 'differences', compareTable(a, b)));
@@ -283,7 +331,9 @@ export class ReportApp {
       return ok.map((r) => (k === 'ttft' ? r.ttftMs : r.tpotMs)).filter((v): v is number => typeof v === 'number');
     };
     for (const [k, label, sloV] of [['ttft', 'TTFT', slo.ttftMs], ['tpot', 'TPOT', slo.tpotMs], ['itl', 'ITL', slo.itlMs]] as const) {
-      const { card, canvas } = chartCard(`${label} CDF`, `${a.id}-vs-${b.id}-${k}-cdf`, k);
+      const key = `${k}Ms` as const;
+      const { card, canvas } = chartCard(`${label} CDF`, `${a.id}-vs-${b.id}-${k}-cdf`, k, undefined,
+        { summary: cdfSummaryText(label, [{ name: 'A', stats: a.summary[key] }, { name: 'B', stats: b.summary[key] }], sloV), describedBy: compareRowId(key) });
       charts.append(card);
       const series: CdfSeries[] = [
         { label: `A ${a.id}`, points: buildCdf(vals(a, ma, k)).filter((q) => k !== 'itl' || q.x > 0), slot: 0 },
@@ -317,23 +367,45 @@ export class ReportApp {
       return;
     }
     const parts = this.#liveParts;
-    parts.model = addToLanes(parts.model, msg.records, stallRuleOf(next.run));
+    if (msg.records.length > 0) {
+      parts.finished = addToLanes(parts.finished, msg.records, stallRuleOf(next.run));
+      for (const r of msg.records) parts.flight.delete(r.index);
+    }
+    this.#flyLanes(parts, next);
     parts.timeline.setModel(parts.model, true);
     const sub = parts.timeline.element.closest('section')?.querySelector('.sub');
     if (sub) sub.textContent = timelineSubtitle(parts.model);
     this.#updateLiveFigures(next);
   }
 
+  /** The lanes of the requests in flight: built again for those with new chunks, the rest only extended to now. */
+  #flyLanes(parts: LiveLanes, state: LiveState): void {
+    const t0 = parts.finished.t0;
+    const at = state.progress?.at;
+    const now = at === undefined ? -Infinity : at - t0;
+    for (const index of parts.flight.keys()) if (!state.streams.has(index)) parts.flight.delete(index);
+    for (const [index, stream] of state.streams) {
+      const lane = parts.flight.get(index);
+      parts.flight.set(index, !lane || state.changed.has(index) ? streamLane(stream, t0, now) : laneUntil(lane, now));
+    }
+    parts.model = withInFlight(parts.finished, parts.flight.values());
+  }
+
   #renderLiveFrame(state: LiveState): void {
     this.#clear('live');
     const run = state.run;
     const records = [...state.records.values()];
-    const t0 = records.length ? runStart(records) : Date.parse(run.startedAt) || 0;
-    const model = addToLanes(buildLanes({ ...run, requests: [] }, t0), records, stallRuleOf(run));
+    // x = 0 at the first request known, finished or still in flight
+    let t0 = records.length ? runStart(records) : Infinity;
+    for (const s of state.streams.values()) t0 = Math.min(t0, s.scheduledAt, s.sentAt);
+    if (!Number.isFinite(t0)) t0 = Date.parse(run.startedAt) || 0;
+    const finished = addToLanes(buildLanes({ ...run, requests: [] }, t0), records, stallRuleOf(run));
     const head = headerView(run, h('div', { class: 'actions' }, h('span', { class: 'live-badge', text: 'Live' })));
-    const progress = h('section', { class: 'headline live-progress', 'aria-label': 'Progress', 'aria-live': 'polite' });
+    const progress = h('section', { class: 'headline live-progress', 'aria-label': 'Progress' });
     this.#root.append(head, progress);
-    const timeline = this.#timelineSection(model, run, 'Timeline (live)');
+    const parts: LiveLanes = { finished, flight: new Map<number, Lane>(), model: finished };
+    this.#flyLanes(parts, state);
+    const timeline = this.#timelineSection(parts.model, run, 'Timeline (live)');
     const charts = h('div', { class: 'charts' });
     this.#root.append(section('Distributions so far', 'distributions', charts, 'Provisional: the final figures come from the engine when the run ends.'));
     const { card, canvas } = chartCard('TTFT CDF', `${run.id}-ttft-cdf`, 'ttft');
@@ -343,7 +415,7 @@ export class ReportApp {
     const tput = throughputChart(tcv, this.#theme, [], [], []);
     this.#charts.push(ttft, tput);
     timeline.attach();
-    this.#liveParts = { model, timeline, progress, ttft, tput };
+    this.#liveParts = { ...parts, timeline, progress, ttft, tput };
     this.#updateLiveFigures(state);
   }
 
@@ -365,7 +437,8 @@ export class ReportApp {
       const bar = h('progress', { max: p.total, value: p.finished, 'aria-label': 'Requests finished' });
       parts.progress.append(h('div', { class: 'figure wide' }, bar));
     }
-    const ok = parts.model.lanes.filter((l) => !l.request.warmup && !l.request.error && l.request.ttftMs !== undefined);
+    // TTFT over finished requests (as the engine's p50 so far); tokens/s counts the chunks in flight too
+    const ok = parts.model.lanes.filter((l) => !l.inFlight && !l.request.warmup && !l.request.error && l.request.ttftMs !== undefined);
     parts.ttft.data.datasets[0]!.data = buildCdf(ok.map((l) => l.request.ttftMs!)) as never;
     parts.ttft.update('none');
     const ps = perSecond(seriesRequests(parts.model));
@@ -377,7 +450,7 @@ export class ReportApp {
 }
 
 function timelineSubtitle(model: LaneModel): string {
-  return `${formatInt(model.lanes.length)} requests in start order · ${formatInt(model.chunkCount)} chunks · wheel zooms time, Shift+wheel zooms lanes, drag pans, double-click resets`;
+  return `${formatInt(model.lanes.length)} requests in start order · ${formatInt(model.chunkCount)} chunks · wheel zooms time, Shift+wheel zooms lanes, drag pans, double-click resets; click a lane or use ↑ ↓ for a request's details`;
 }
 
 function section(title: string, id: string, body: HTMLElement, sub?: string): HTMLElement {
@@ -387,13 +460,20 @@ function section(title: string, id: string, body: HTMLElement, sub?: string): HT
     body);
 }
 
-function chartCard(title: string, fileName: string, id: string, sub?: string): { card: HTMLElement; canvas: HTMLCanvasElement } {
-  const canvas = h('canvas', { role: 'img', 'aria-label': title });
+/**
+ * A chart's card. `alt` is its text alternative beside its name: a summary in words (visually hidden)
+ * and the id of an element that holds its figures (a table row), both named by aria-describedby.
+ */
+function chartCard(title: string, fileName: string, id: string, sub?: string, alt: { readonly summary?: string; readonly describedBy?: string } = {}): { card: HTMLElement; canvas: HTMLCanvasElement } {
+  const summaryId = alt.summary ? `alt-${fileName.replace(/[^\w-]/g, '_')}` : undefined;
+  const describedBy = [summaryId, alt.describedBy].filter(Boolean).join(' ');
+  const canvas = h('canvas', { role: 'img', 'aria-label': title, 'aria-describedby': describedBy || undefined });
   const png = h('button', { type: 'button', class: 'tool png', title: `Save “${title}” as PNG`, 'aria-label': `Save ${title} as PNG`, 'data-file': `${fileName}.png`, text: 'PNG' });
   const card = h('figure', { class: 'chart-card', 'data-chart': id },
     h('figcaption', {}, h('span', { text: title }), png),
     sub ? h('p', { class: 'sub', text: sub }) : undefined,
-    h('div', { class: 'chart-box' }, canvas));
+    h('div', { class: 'chart-box' }, canvas),
+    summaryId ? srOnly(alt.summary!, summaryId) : undefined);
   return { card, canvas };
 }
 

@@ -20,7 +20,7 @@ import {
 } from 'chart.js';
 import zoomPlugin from 'chartjs-plugin-zoom';
 import type { CdfPoint } from './cdf';
-import { formatAxisMs, formatMs, formatNumber } from '../../src/present/units';
+import { formatAt, formatAxisMs, formatInt, formatMs, formatNumber } from '../../src/present/units';
 import type { Theme } from './theme';
 
 Chart.register(LineController, ScatterController, LineElement, PointElement, LinearScale, LogarithmicScale, Legend, Tooltip, Filler, zoomPlugin);
@@ -94,6 +94,41 @@ function axisStyle(t: Theme) {
   return { grid: { color: t.lines, tickColor: t.lines }, ticks: { color: t.muted }, border: { color: t.lines } };
 }
 
+/** 1, 2 or 5 × 10^n: the ticks a log axis labels. */
+function isOneTwoFive(v: number): boolean {
+  if (!(v > 0)) return false;
+  const m = Number((v / 10 ** Math.floor(Math.log10(v) + 1e-9)).toPrecision(3));
+  return m === 1 || m === 2 || m === 5;
+}
+
+/** A log axis' tick in ms: "0.01", "5", "1,000" (no float noise such as 0.30000000000000004). */
+function logTickLabel(v: number): string {
+  return Number(v.toPrecision(3)).toLocaleString('en-US', { maximumFractionDigits: 6 });
+}
+
+/** Test hook: the x axis' drawn labels and their extents, so a test can tell that they do not overlap. */
+const tickExtents: Plugin = {
+  id: 'reportTickExtents',
+  afterDraw(chart) {
+    const x = chart.scales.x;
+    const canvas = chart.canvas as HTMLCanvasElement | null;
+    if (!x || !canvas?.dataset) return;
+    const { ctx } = chart;
+    ctx.save();
+    const items = x.getLabelItems().map((it) => {
+      const font = (it.options as { font?: { string?: string } }).font?.string;
+      if (font) ctx.font = font;
+      const label = Array.isArray(it.label) ? it.label.join(' ') : String(it.label);
+      const w = ctx.measureText(label).width;
+      const [cx] = (it.options as { translation: [number, number] }).translation;
+      return [label, Math.round(cx - w / 2), Math.round(cx + w / 2)];
+    }).filter(([label]) => label !== '');
+    ctx.restore();
+    canvas.dataset.xTicks = JSON.stringify(items);
+  },
+};
+Chart.register(tickExtents);
+
 /** `log`: a logarithmic time axis, for ITL, where a few long stalls would squash the body of the curve. */
 export function cdfChart(canvas: HTMLCanvasElement, t: Theme, title: string, series: readonly CdfSeries[], slo?: number, log = false): Chart {
   const datasets: ChartDataset<'line', CdfPoint[]>[] = series.map((s) => ({
@@ -113,10 +148,14 @@ export function cdfChart(canvas: HTMLCanvasElement, t: Theme, title: string, ser
     maintainAspectRatio: false,
     interaction: { mode: 'nearest', intersect: false, axis: 'x' },
     scales: {
+      // ticks flat (rotated labels crowd a narrow panel) and skipped when they would overlap; on the log
+      // axis only the 1-2-5 ticks are kept before skipping: blank labels in between would be what is kept
       x: log
         ? { type: 'logarithmic', title: { display: true, text: `${title} (ms, log scale)`, color: t.muted }, ...axisStyle(t),
-          ticks: { color: t.muted, autoSkip: true, maxRotation: 0, callback: (v) => { const n = Number(v); const m = n / 10 ** Math.floor(Math.log10(n)); return m === 1 || m === 2 || m === 5 ? String(n) : ''; } } }
-        : { type: 'linear', title: { display: true, text: `${title} (ms)`, color: t.muted }, ...axisStyle(t) },
+          afterBuildTicks: (axis) => { axis.ticks = axis.ticks.filter((k) => isOneTwoFive(k.value)); },
+          ticks: { color: t.muted, autoSkip: true, autoSkipPadding: 10, maxRotation: 0, callback: (v) => logTickLabel(Number(v)) } }
+        : { type: 'linear', title: { display: true, text: `${title} (ms)`, color: t.muted }, ...axisStyle(t),
+          ticks: { color: t.muted, autoSkip: true, autoSkipPadding: 10, maxRotation: 0 } },
       y: {
         type: 'linear', min: 0, max: 1, ...axisStyle(t),
         ticks: { color: t.muted, callback: (v) => `${Math.round(Number(v) * 100)}%` },
@@ -133,8 +172,12 @@ export function cdfChart(canvas: HTMLCanvasElement, t: Theme, title: string, ser
 
 export interface ScatterPoint { readonly x: number; readonly y: number }
 
+/** The x range a zoomable chart shows, after a zoom or a pan (wheel, drag or keys). */
+export type OnView = (min: number, max: number) => void;
+
 /** ITL over time: typical points in the run's colour, those above `highlightAbove` (stalls) in red. */
-export function itlChart(canvas: HTMLCanvasElement, t: Theme, normal: ScatterPoint[], high: ScatterPoint[], note: string): Chart {
+export function itlChart(canvas: HTMLCanvasElement, t: Theme, normal: ScatterPoint[], high: ScatterPoint[], note: string, onView?: OnView): Chart {
+  const viewOf = ({ chart }: { chart: Chart }) => onView?.(chart.scales.x!.min, chart.scales.x!.max);
   const options: ChartOptions<'scatter'> = {
     animation: false,
     responsive: true,
@@ -148,8 +191,8 @@ export function itlChart(canvas: HTMLCanvasElement, t: Theme, normal: ScatterPoi
       legend: { display: true, labels: { color: t.foreground, boxWidth: 10 } },
       tooltip: { callbacks: { label: (c) => `${formatMs((c.raw as ScatterPoint).y)} at ${formatNumber((c.raw as ScatterPoint).x)} s` } },
       zoom: {
-        zoom: { wheel: { enabled: true }, pinch: { enabled: true }, drag: { enabled: false }, mode: 'x' },
-        pan: { enabled: true, mode: 'x' },
+        zoom: { wheel: { enabled: true }, pinch: { enabled: true }, drag: { enabled: false }, mode: 'x', onZoomComplete: viewOf },
+        pan: { enabled: true, mode: 'x', onPanComplete: viewOf },
         limits: { x: { min: 'original', max: 'original' } },
       },
     },
@@ -164,6 +207,66 @@ export function itlChart(canvas: HTMLCanvasElement, t: Theme, normal: ScatterPoi
     },
     options,
   });
+}
+
+interface ZoomableChart extends Chart {
+  zoom(amount: number): void;
+  pan(delta: { x?: number; y?: number }): void;
+  resetZoom(): void;
+}
+
+/**
+ * The keyboard's way to zoom a chart that chartjs-plugin-zoom zooms on x (the mouse has the wheel and
+ * drag): the canvas takes focus; + and − zoom in and out about the middle, ← and → pan by a fifth of
+ * the view, 0 or Home shows everything. Keys it handles do not scroll the page.
+ */
+export function zoomByKeyboard(chart: Chart, canvas: HTMLCanvasElement, onView?: OnView): void {
+  canvas.tabIndex = 0;
+  const z = chart as ZoomableChart;
+  canvas.addEventListener('keydown', (e) => {
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    const step = (chart.chartArea?.width ?? canvas.clientWidth) / 5;
+    switch (e.key) {
+      case '+': case '=': z.zoom(1.5); break;
+      case '-': case '_': case '−': z.zoom(1 / 1.5); break;
+      case 'ArrowLeft': z.pan({ x: step }); break;
+      case 'ArrowRight': z.pan({ x: -step }); break;
+      case '0': case 'Home': z.resetZoom(); break;
+      default: return;
+    }
+    e.preventDefault();
+    onView?.(chart.scales.x!.min, chart.scales.x!.max);
+  });
+}
+
+/** What a CDF shows, in words, from the engine's figures (its text alternative, beside the table row it links to). */
+export function cdfSummaryText(label: string, sides: readonly { readonly name?: string; readonly stats: { readonly count: number; readonly p50?: number; readonly p90?: number; readonly p99?: number; readonly max: number } }[], slo?: number): string {
+  const one = (x: (typeof sides)[number]) => (x.stats.count === 0 ? `${x.name ? `${x.name}: ` : ''}no samples`
+    : `${x.name ? `${x.name}: ` : ''}p50 ${formatMs(x.stats.p50)}, p90 ${formatMs(x.stats.p90)}, p99 ${formatMs(x.stats.p99)}, max ${formatMs(x.stats.max)} over ${formatInt(x.stats.count)} samples`);
+  return `The share of ${label} values at most each time (a cumulative distribution). ${sides.map(one).join('; ')}.${slo === undefined ? '' : ` SLO ${formatMs(slo)}.`}`;
+}
+
+/** ITL over time in words: how many gaps, their median and the longest (its text alternative). */
+export function itlTimeSummaryText(at: ArrayLike<number>, itl: ArrayLike<number>, p50: number | undefined, p99: number | undefined): string {
+  const n = itl.length;
+  if (n === 0) return 'No gaps between chunks to show.';
+  let maxI = 0, above = 0, end = 0;
+  for (let i = 0; i < n; i++) {
+    if (itl[i]! > itl[maxI]!) maxI = i;
+    if (p99 !== undefined && itl[i]! > p99) above++;
+    if (at[i]! > end) end = at[i]!;
+  }
+  return `Every gap between chunks over the run's ${formatAt(end)}: ${formatInt(n)} gaps, median ${formatMs(p50)}, p99 ${formatMs(p99)}; ${formatInt(above)} above p99 (red), the longest ${formatMs(itl[maxI])} at ${formatAt(at[maxI]!)}.`;
+}
+
+/** Throughput and requests in flight per second, in words (its text alternative). */
+export function throughputSummaryText(seconds: readonly number[], tps: readonly number[], inFlight: readonly number[]): string {
+  if (seconds.length === 0) return 'No seconds to show yet.';
+  let peak = 0;
+  for (let i = 1; i < tps.length; i++) if (tps[i]! > tps[peak]!) peak = i;
+  const mean = tps.reduce((a, b) => a + b, 0) / tps.length;
+  const most = Math.max(...inFlight);
+  return `Over ${formatInt(seconds.length)} seconds: output ${formatNumber(mean)} tokens/s on average, at most ${formatNumber(tps[peak])} tokens/s (second ${seconds[peak]}); up to ${formatNumber(most)} requests in flight on average over a second.`;
 }
 
 /**

@@ -29,6 +29,8 @@ export interface Lane {
   readonly bigGapMs: number;
   /** [start, length] pairs of every gap longer than bigGapMs, longest first. */
   readonly bigGaps: Float64Array;
+  /** Live mode: a request still in flight, drawn from its chunks so far (its record replaces it). */
+  readonly inFlight?: boolean;
 }
 
 export interface LaneModel {
@@ -165,6 +167,54 @@ export function addToLanes(model: LaneModel, records: readonly RequestRecord[], 
   for (const r of records) byIndex.set(r.index, buildLane(r, model.t0, rule));
   const lanes = [...byIndex.values()].sort((a, b) => compareStart(a.request, b.request));
   return finish(model.t0, lanes);
+}
+
+/** A request in flight as live mode knows it: when it was sent, and its chunks so far (ms since sent). */
+export interface StreamSoFar {
+  readonly index: number;
+  readonly warmup: boolean;
+  readonly scheduledAt: number;
+  readonly sentAt: number;
+  readonly chunkMs: readonly number[];
+}
+
+/** An in-flight lane's stalls wait for the engine's verdict in its record: none are found meanwhile. */
+const NO_RULE: StallRule = { factor: Infinity, floorMs: Infinity, fromRecords: true };
+
+/** The lane of a request still in flight, ending at `nowMs` (ms since t0) or its last chunk. */
+export function streamLane(s: StreamSoFar, t0: number, nowMs: number): Lane {
+  const c = s.chunkMs;
+  const record: RequestRecord = {
+    index: s.index,
+    warmup: s.warmup,
+    scheduledAt: s.scheduledAt,
+    sentAt: s.sentAt,
+    outputTokens: c.length,
+    tokenSource: 'chunks',
+    chunkTimesMs: c,
+    ...(c.length > 0 ? { ttftMs: c[0]! } : {}),
+    lastByteMs: Math.max(c.length ? c[c.length - 1]! : 0, nowMs - (s.sentAt - t0)),
+  };
+  return { ...buildLane(record, t0, NO_RULE), inFlight: true };
+}
+
+/** The lane of a request in flight moved on to `nowMs` with no new chunk. */
+export function laneUntil(lane: Lane, nowMs: number): Lane {
+  return nowMs > lane.end ? { ...lane, end: nowMs } : lane;
+}
+
+/** The finished lanes and those still in flight, in start order (a request with a record is never in flight). */
+export function withInFlight(finished: LaneModel, inFlight: Iterable<Lane>): LaneModel {
+  const lanes = finished.lanes.slice();
+  let added = false;
+  for (const l of inFlight) {
+    if (finished.laneOf.has(l.request.index)) continue;
+    lanes.push(l);
+    added = true;
+  }
+  if (!added) return finished;
+  lanes.sort((a, b) => compareStart(a.request, b.request));
+  return finish(finished.t0, lanes);
 }
 
 function finish(t0: number, lanes: Lane[]): LaneModel {

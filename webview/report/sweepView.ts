@@ -9,9 +9,10 @@
 // against TPOT p50/p99 and against TTFT p50/p99, one dot per point labelled with its concurrency
 // (or rate, or prompt length), the SLO lines, the knee, the operating point and the max-throughput
 // point; the fit TPOT(B) ≈ base + k·B (or TTFT ≈ a + b·tokens) with its residuals and a verdict when
-// the model does not fit. Clicking a dot (or a row) shows that point's figures and dispatches on the
-// container a bubbling CustomEvent 'sweep-point-selected' with detail
-// { index, label, requestIndexes } (indexes into run.requests), for the timeline to filter on.
+// the model does not fit. Each chart has a text alternative (a summary, and the points table's
+// caption). Clicking a dot, a row, or its point's button (Enter or Space) shows that point's figures,
+// marks its row and dispatches on the container a bubbling CustomEvent 'sweep-point-selected' with
+// detail { index, label, requestIndexes } (indexes into run.requests), for the timeline to filter on.
 //
 // Colours: only the --vscode-charts-* variables (and --vscode-* for text), read at runtime with
 // getComputedStyle. Browser only.
@@ -34,6 +35,7 @@ import type { RunFile, SloSpec, SweepPoint } from '../../src/engine/types';
 import { dialFigures } from '../../src/engine/fit';
 import { dialRows, dialWorkload, pointMarks, sweepFacts, sweepRows, SWEEP_COLUMNS } from '../../src/present/sweepText';
 import { fixed, formatMs as ms } from '../../src/present/units';
+import { scrollRegion } from './dom';
 
 Chart.register(ScatterController, LineController, BarController, LineElement, PointElement, BarElement, LinearScale, CategoryScale, Legend, Tooltip);
 
@@ -90,6 +92,20 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string,
 }
 
 const num = (v: number | undefined, digits = 1): string => fixed(v, digits);
+
+/** Unique ids for the text alternatives of a page's sweep charts (a page may draw a sweep again on a theme change). */
+let idSeq = 0;
+const nextId = (what: string) => `sweep-${++idSeq}-${what}`;
+
+/** A canvas drawn by chart.js as an image, named by its title and described by a text alternative (`describedBy`: the ids of a summary, a table's caption). */
+function chartCanvas(title: string, describedBy: string): HTMLCanvasElement {
+  return el('canvas', { 'aria-label': title, role: 'img', 'aria-describedby': describedBy });
+}
+
+/** A visually hidden summary, for a chart's aria-describedby. */
+function summaryText(id: string, text: string): HTMLElement {
+  return el('p', { class: 'sr-only', id }, text);
+}
 
 function shortLabel(run: RunFile, p: SweepPoint): string {
   const d = run.sweep?.dimension;
@@ -189,7 +205,11 @@ function renderSweepRun(container: HTMLElement, run: RunFile): void {
     const p = points[index];
     if (!p) return;
     showPoint(details, run, p, index);
-    for (const row of table.querySelectorAll('tr[data-index]')) row.classList.toggle('selected', row.getAttribute('data-index') === String(index));
+    for (const row of table.querySelectorAll('tr[data-index]')) {
+      const chosen = row.getAttribute('data-index') === String(index);
+      row.classList.toggle('selected', chosen);
+      row.querySelector('button.point-select')?.setAttribute('aria-pressed', String(chosen));
+    }
     const detail: SweepPointSelectedDetail = { index, label: p.label, requestIndexes: p.requestIndexes };
     container.dispatchEvent(new CustomEvent<SweepPointSelectedDetail>(SWEEP_POINT_SELECTED, { detail, bubbles: true }));
   };
@@ -198,9 +218,12 @@ function renderSweepRun(container: HTMLElement, run: RunFile): void {
   const labels = points.map((p) => shortLabel(run, p));
   const mark = (i: number) => pointMarks(run, i);
 
+  const captionId = nextId('points-caption');
   const tradeOff = (metric: 'tpotMs' | 'ttftMs', title: string, sloValue: number | undefined) => {
-    const canvas = el('canvas', { 'aria-label': title, role: 'img' });
-    const box = el('div', { class: 'sweep-chart', 'data-chart': metric }, el('h3', {}, title), el('div', { class: 'sweep-canvas' }, canvas));
+    const summaryId = nextId(`${metric}-summary`);
+    const canvas = chartCanvas(title, `${summaryId} ${captionId}`);
+    const box = el('div', { class: 'sweep-chart', 'data-chart': metric }, el('h3', {}, title), el('div', { class: 'sweep-canvas' }, canvas),
+      summaryText(summaryId, tradeOffSummary(run, metric, labels, sloValue)));
     container.append(box);
     const idx: number[] = [];
     const p50: { x: number; y: number }[] = [];
@@ -268,8 +291,12 @@ function renderSweepRun(container: HTMLElement, run: RunFile): void {
 
   // The model against the measurements: TPOT against B, or TTFT against prompt tokens
   if (sw.residuals?.length || sw.prefillFit) {
-    const canvas = el('canvas', { 'aria-label': 'fit', role: 'img' });
-    const box = el('div', { class: 'sweep-chart', 'data-chart': 'fit' }, el('h3', {}, sw.prefillFit ? 'TTFT against prompt tokens, with the fit' : 'Mean TPOT against the batch, with the fit'), el('div', { class: 'sweep-canvas' }, canvas));
+    const fitTitle = sw.prefillFit ? 'TTFT against prompt tokens, with the fit' : 'Mean TPOT against the batch, with the fit';
+    const summaryId = nextId('fit-summary');
+    const fitFact = sweepFacts(run).find((f) => f.kind === (sw.prefillFit ? 'prefill' : 'fit'));
+    const canvas = chartCanvas(fitTitle, `${summaryId} ${captionId}`);
+    const box = el('div', { class: 'sweep-chart', 'data-chart': 'fit' }, el('h3', {}, fitTitle), el('div', { class: 'sweep-canvas' }, canvas),
+      summaryText(summaryId, `${fitTitle}: ${fitFact?.text ?? 'the measured points and the fitted line'} Each point's figures are in the points table.`));
     container.append(box);
     let measured: { x: number; y: number }[];
     let line: { x: number; y: number }[];
@@ -312,20 +339,33 @@ function renderSweepRun(container: HTMLElement, run: RunFile): void {
     charts.push(chart as unknown as Chart);
   }
 
-  // The points, as a table (clickable), with the residual of each
+  // The points, as a table, with the residual of each. Each row is chosen by the button that names
+  // its point (Enter or Space, as any button; a click anywhere on the row too); the chosen row is
+  // marked (aria-pressed on its button, a visible style on the row).
   const table = el('table', { class: 'sweep-points' });
-  table.append(el('thead', {}, el('tr', {}, ...SWEEP_COLUMNS.map((h) => el('th', {}, h)))));
+  table.append(el('caption', { id: captionId }, `The sweep's ${points.length} points: choose one to see its figures and its requests on the timeline`));
+  table.append(el('thead', {}, el('tr', {}, ...SWEEP_COLUMNS.map((h) => el('th', { scope: 'col' }, h || 'marks')))));
   const body = el('tbody');
   sweepRows(run).forEach((cells, i) => {
-    const row = el('tr', { 'data-index': String(i), tabindex: '0' }, ...cells.map((t) => el('td', {}, t)));
+    const [name, ...rest] = cells;
+    const button = el('button', { type: 'button', class: 'point-select', 'aria-pressed': 'false' }, name!);
+    const row = el('tr', { 'data-index': String(i) }, el('th', { scope: 'row' }, button), ...rest.map((t) => el('td', {}, t)));
     row.addEventListener('click', () => select(i));
-    row.addEventListener('keydown', (e) => {
-      if (e.key === 'Enter' || e.key === ' ') select(i);
-    });
     body.append(row);
   });
   table.append(body);
-  container.append(table, details);
+  container.append(scrollRegion(table, 'Sweep points'), details);
+}
+
+/** A trade-off chart in words: how the metric moved as the throughput rose, and the SLO, for its text alternative. */
+function tradeOffSummary(run: RunFile, metric: 'tpotMs' | 'ttftMs', labels: readonly string[], slo: number | undefined): string {
+  const name = metric === 'tpotMs' ? 'TPOT' : 'TTFT';
+  const pts = run.sweep!.points.map((p, i) => ({ p, i })).filter(({ p }) => p.summary[metric].count > 0);
+  if (pts.length === 0) return `No point has a ${name}.`;
+  const at = ({ p, i }: { p: SweepPoint; i: number }) => `${ms(p.summary[metric].p50)} p50 and ${ms(p.summary[metric].p99)} p99 at ${num(p.summary.outputTokensPerSecond)} tokens/s (${labels[i]})`;
+  const first = pts[0]!, last = pts[pts.length - 1]!;
+  const sloText = slo === undefined ? '' : ` The SLO is ${ms(slo)}.`;
+  return `${name} against output throughput over ${pts.length} points: from ${at(first)} to ${at(last)}.${sloText} Every point's figures are in the points table.`;
 }
 
 function showPoint(details: HTMLElement, run: RunFile, p: SweepPoint, index: number): void {
@@ -366,12 +406,16 @@ function renderDial(container: HTMLElement, run: RunFile): void {
   const figs = dial.configs.map((c) => ({ label: c.label, ...dialFigures(c) }));
   const { header, rows } = dialRows(run);
   const table = el('table', { class: 'sweep-dial' });
-  table.append(el('thead', {}, el('tr', {}, ...header.map((h) => el('th', {}, h)))));
-  table.append(el('tbody', {}, ...rows.map(([name, ...cells]) => el('tr', {}, el('th', {}, name!), ...cells.map((c) => el('td', {}, c))))));
-  container.append(table);
+  const captionId = nextId('dial-caption');
+  table.append(el('caption', { id: captionId }, 'The figures of each prefill chunk size'));
+  table.append(el('thead', {}, el('tr', {}, ...header.map((h) => el('th', { scope: 'col' }, h || 'figure')))));
+  table.append(el('tbody', {}, ...rows.map(([name, ...cells]) => el('tr', {}, el('th', { scope: 'row' }, name!), ...cells.map((c) => el('td', {}, c))))));
+  container.append(scrollRegion(table, 'Chunked-prefill dial figures'));
 
-  const canvas = el('canvas', { 'aria-label': 'prefill dial', role: 'img' });
-  container.append(el('div', { class: 'sweep-chart', 'data-chart': 'dial' }, el('div', { class: 'sweep-canvas' }, canvas)));
+  const summaryId = nextId('dial-summary');
+  const canvas = chartCanvas('Decode TPOT p99, stall time and long-prompt TTFT p50 by prefill chunk size', `${summaryId} ${captionId}`);
+  container.append(el('div', { class: 'sweep-chart', 'data-chart': 'dial' }, el('div', { class: 'sweep-canvas' }, canvas),
+    summaryText(summaryId, `Bars for each chunk size (${figs.map((f) => f.label).join(', ')}): ${figs.map((f) => `${f.label}: TPOT p99 ${ms(f.tpotP99Ms)}, stalls ${ms(f.stallTotalMs)}, long-prompt TTFT p50 ${ms(f.longTtftP50Ms)}`).join('; ')}. The table above has every figure.`)));
   const chart = new Chart(canvas, {
     type: 'bar',
     data: {

@@ -4,12 +4,17 @@
 // with a tick per chunk. Per pixel only the largest gap is kept (downsample.ts), so no gap is hidden.
 // Stalls are coloured by cause (another request's prefill, buffering, unknown); a selected stall's
 // culprits have their prefill outlined on their own lanes.
-// Wheel zooms time (Shift+wheel: lanes), dragging pans, double-click or 0 resets, +/- and arrows work
-// from the keyboard.
+// Wheel zooms time (Shift+wheel: lanes), dragging pans, double-click or 0 resets. From the keyboard
+// (the canvas takes focus): ↑/↓ select the previous/next request, ←/→ pan, +/- zoom, 0 or Home
+// resets; the selected (or clicked) request's figures are written in a details line under the
+// canvas, a small polite status region, so they are not only in the hover tooltip.
+// The lanes are drawn in software (raster.ts) and put on the canvas at once: a million chunks
+// zoom at well under a frame.
 import { largestGapPerBucket, lowerBound, type GapBuckets } from './downsample';
 import { formatAt, formatAxisMs, formatInt, formatMs } from '../../src/present/units';
 import { retryAfterNote, retryTexts } from '../../src/present/retryText';
 import { CAUSE_RULE, STALL_KINDS, type Lane, type LaneModel } from './lanes';
+import { PixelLayer, paintOf, type Paint } from './raster';
 import type { Theme } from './theme';
 import { niceTicks } from './ticks';
 
@@ -28,47 +33,109 @@ const GUTTER = 44;
 const AXIS = 22;
 const MAX_HEIGHT = 420;
 const MIN_SPAN_MS = 0.5;
+let timelineIds = 0;
+
+/** The theme's colours as the software layer takes them, read once per theme. */
+interface Paints { readonly theme: Theme; readonly bg: Paint; readonly yellow: Paint; readonly purple: Paint; readonly blue: Paint; readonly fg: Paint; readonly red: Paint; readonly stall: readonly Paint[] }
+
+/** What the details line says about a lane's request (also what a screen reader hears). */
+export function requestDetails(lane: Lane): string {
+  const r = lane.request;
+  const parts = [`Request #${r.index}${r.warmup ? ' (warmup)' : ''}${lane.inFlight ? ' (in flight)' : ''}`, `started ${formatAt(lane.sent)}`];
+  if (r.ttftMs !== undefined) parts.push(`TTFT ${formatMs(r.ttftMs)}`);
+  else if (lane.inFlight) parts.push('waiting for the first token');
+  if (r.tpotMs !== undefined) parts.push(`TPOT ${formatMs(r.tpotMs)}`);
+  parts.push(`${formatInt(lane.chunks.length)} chunk${lane.chunks.length === 1 ? '' : 's'}`);
+  const n = lane.stalls.length / 2;
+  if (n > 0) {
+    let longest = 0;
+    for (let k = 1; k < lane.stalls.length; k += 2) longest = Math.max(longest, lane.stalls[k]!);
+    parts.push(`${n} stall${n === 1 ? '' : 's'} (longest ${formatMs(longest)})`);
+  } else if (!lane.inFlight) parts.push('no stalls');
+  if (r.error) {
+    // the server's words are capped: the line is a status region, read out whole
+    const m = r.error.message.length > 160 ? `${r.error.message.slice(0, 159)}…` : r.error.message;
+    parts.push(`error: ${r.error.kind}${r.error.status ? ` ${r.error.status}` : ''}: ${m}`);
+  }
+  return `${parts.join(', ')}.`;
+}
+
+/** A short text alternative of the whole timeline: how many requests, over what time, how many stalled or failed, and the keys. */
+export function timelineSummary(model: LaneModel): string {
+  let stalled = 0;
+  let failed = 0;
+  let inFlight = 0;
+  for (const l of model.lanes) {
+    if (l.stalls.length > 0) stalled++;
+    if (l.request.error) failed++;
+    if (l.inFlight) inFlight++;
+  }
+  const n = model.lanes.length;
+  const what = n === 0 ? 'No requests yet.'
+    : `${formatInt(n)} request${n === 1 ? '' : 's'} over ${formatMs(model.endMs)}, in start order: ${formatInt(stalled)} with stalls, ${formatInt(failed)} failed${inFlight ? `, ${formatInt(inFlight)} still in flight` : ''}; ${formatInt(model.chunkCount)} chunks.`;
+  return `${what} Keys: up and down arrows select a request (its details are read below the chart), left and right arrows pan, plus and minus zoom, 0 or Home shows the whole run.`;
+}
 
 export class Timeline {
   readonly element: HTMLElement;
   readonly canvas: HTMLCanvasElement;
+  /** The selected request's figures, under the canvas: a small polite status region. */
+  readonly details: HTMLElement;
+  readonly #summary: HTMLElement;
   readonly #tooltip: HTMLElement;
   readonly #ctx: CanvasRenderingContext2D;
+  readonly #layer = new PixelLayer();
+  #paints: Paints | undefined;
   #model: LaneModel;
   #theme: Theme;
   #view: TimelineView;
   #selection: Selection | undefined;
   #culprits: readonly CulpritSpan[] = [];
+  /** The request picked with the keyboard or a click (its `index`), outlined and described. */
+  #current: number | undefined;
   #width = 0;
   #height = 0;
   #dpr = 1;
   #frame = 0;
-  #drag: { x: number; y: number; view: TimelineView } | undefined;
+  #drag: { x: number; y: number; view: TimelineView; moved: boolean } | undefined;
   #buckets: GapBuckets | undefined;
   readonly #resize: ResizeObserver;
-  readonly #label: string;
   /** Called after the view changes (zoom, pan, select), e.g. to tell a screen reader. */
   onViewChange?: (view: TimelineView) => void;
 
   constructor(model: LaneModel, theme: Theme, label: string) {
     this.#model = model;
     this.#theme = theme;
-    this.#label = label;
     this.#view = this.#fullView();
     this.element = document.createElement('div');
     this.element.className = 'timeline-wrap';
     this.canvas = document.createElement('canvas');
     this.canvas.tabIndex = 0;
     this.canvas.className = 'timeline-canvas';
-    this.canvas.setAttribute('role', 'img');
+    // an application: a screen reader passes the arrow keys through to it
+    this.canvas.setAttribute('role', 'application');
+    this.canvas.setAttribute('aria-roledescription', 'timeline');
+    this.canvas.setAttribute('aria-label', label);
+    const id = `tl-${++timelineIds}`;
+    this.#summary = document.createElement('p');
+    this.#summary.className = 'sr-only';
+    this.#summary.id = `${id}-summary`;
+    this.details = document.createElement('p');
+    this.details.className = 'timeline-details';
+    this.details.id = `${id}-details`;
+    this.details.setAttribute('role', 'status');
+    this.details.setAttribute('aria-live', 'polite');
+    this.details.textContent = 'Click a lane, or focus the timeline and press the down arrow, to read a request\'s figures here.';
+    this.canvas.setAttribute('aria-describedby', `${this.#summary.id} ${this.details.id}`);
     this.#tooltip = document.createElement('div');
     this.#tooltip.className = 'tooltip';
     this.#tooltip.hidden = true;
     this.#tooltip.setAttribute('role', 'tooltip');
-    this.element.append(this.canvas, this.#tooltip);
+    this.element.append(this.canvas, this.#tooltip, this.details, this.#summary);
     const ctx = this.canvas.getContext('2d', { alpha: false });
     if (!ctx) throw new Error('This webview cannot draw on a canvas.');
     this.#ctx = ctx;
+    this.#describe();
     this.#bindInput();
     this.#resize = new ResizeObserver(() => this.#layout());
   }
@@ -85,11 +152,17 @@ export class Timeline {
   }
 
   get view(): TimelineView { return this.#view; }
+  get model(): LaneModel { return this.#model; }
 
   setModel(model: LaneModel, keepView = false): void {
     const wasFull = this.#isFull();
+    const before = this.#currentLane();
     this.#model = model;
     if (!keepView || wasFull) this.#view = this.#fullView();
+    this.#describe();
+    // the selected request's line is said again only when its record replaced its in-flight lane
+    const after = this.#currentLane();
+    if (after && before && before.inFlight && !after.inFlight) this.details.textContent = requestDetails(after);
     this.#layout();
   }
 
@@ -129,6 +202,28 @@ export class Timeline {
   }
 
   /**
+   * Selects the request on lane `lane` (keyboard ↑/↓, a click): outlines it, brings it into view
+   * and writes its figures in the details line.
+   */
+  selectLane(lane: number): void {
+    const lanes = this.#model.lanes;
+    if (lanes.length === 0) return;
+    const i = Math.max(0, Math.min(lanes.length - 1, lane));
+    const l = lanes[i]!;
+    this.#current = l.request.index;
+    this.canvas.dataset.selectedRequest = String(l.request.index);
+    this.details.textContent = requestDetails(l);
+    const v = this.#view;
+    const span = v.yEnd - v.yStart;
+    if (i < v.yStart || i + 1 > v.yEnd) {
+      const y0 = i < v.yStart ? i : i + 1 - span;
+      this.setView({ ...v, yStart: y0, yEnd: y0 + span });
+    } else {
+      this.#schedule();
+    }
+  }
+
+  /**
    * Shows a window (a stall) on a lane, with context around it, outlined; `culprits` (the requests
    * whose prefill caused it) get their prefill outlined on their lanes, and are brought into view
    * with it when they are near enough.
@@ -154,6 +249,12 @@ export class Timeline {
     y0 = Math.max(0, Math.min(this.#model.lanes.length - lanesShown, y0));
     this.setView({ xStart: t0 - pad, xEnd: t1 + pad, yStart: y0, yEnd: y0 + lanesShown });
     this.canvas.dataset.culpritLanes = culprits.map((c) => c.lane).join(',');
+    const l = this.#model.lanes[lane];
+    if (l) {
+      this.#current = l.request.index;
+      this.canvas.dataset.selectedRequest = String(l.request.index);
+      this.details.textContent = requestDetails(l);
+    }
     this.canvas.focus();
   }
 
@@ -161,6 +262,16 @@ export class Timeline {
     this.#selection = undefined;
     this.#culprits = [];
     delete this.canvas.dataset.culpritLanes;
+  }
+
+  #currentLane(): Lane | undefined {
+    if (this.#current === undefined) return undefined;
+    const i = this.#model.laneOf.get(this.#current);
+    return i === undefined ? undefined : this.#model.lanes[i];
+  }
+
+  #describe(): void {
+    this.#summary.textContent = timelineSummary(this.#model);
   }
 
   #fullView(): TimelineView {
@@ -213,11 +324,21 @@ export class Timeline {
     this.#frame = requestAnimationFrame(() => { this.#frame = 0; this.draw(); });
   }
 
+  #paintsFor(th: Theme): Paints {
+    if (this.#paints?.theme === th) return this.#paints;
+    this.#paints = {
+      theme: th, bg: paintOf(th.background), yellow: paintOf(th.yellow), purple: paintOf(th.purple), blue: paintOf(th.blue),
+      fg: paintOf(th.foreground), red: paintOf(th.red), stall: STALL_KINDS.map((_, kind) => paintOf(stallColour(th, kind))),
+    };
+    return this.#paints;
+  }
+
   /** Draws a frame now; records how long it took (data-draw-ms) for the tests and the benchmark. */
   draw(): void {
     const t0 = performance.now();
     const ctx = this.#ctx;
     const th = this.#theme;
+    const p = this.#paintsFor(th);
     const { lanes } = this.#model;
     const W = this.#width;
     const H = this.#height;
@@ -226,16 +347,17 @@ export class Timeline {
     const v = this.#view;
     const xScale = plotW / (v.xEnd - v.xStart);
     const laneH = plotH / (v.yEnd - v.yStart);
-    const X = (t: number) => GUTTER + (t - v.xStart) * xScale;
+    const xStart = v.xStart;
+    const X = (t: number) => GUTTER + (t - xStart) * xScale;
     ctx.setTransform(this.#dpr, 0, 0, this.#dpr, 0, 0);
     ctx.globalAlpha = 1;
     ctx.fillStyle = th.background;
     ctx.fillRect(0, 0, W, H);
 
-    ctx.save();
-    ctx.beginPath();
-    ctx.rect(GUTTER, 0, plotW, plotH);
-    ctx.clip();
+    // the lanes, in software, into the plot's pixels (raster.ts)
+    const layer = this.#layer;
+    layer.resize(plotW, plotH, this.#dpr, GUTTER);
+    layer.clear(p.bg);
     const first = Math.max(0, Math.floor(v.yStart));
     const last = Math.min(lanes.length, Math.ceil(v.yEnd));
     // bars thinner than a pixel are drawn a pixel tall so that every lane shows
@@ -243,80 +365,78 @@ export class Timeline {
     const buckets = Math.max(1, Math.floor(plotW));
     const msPerPx = 1 / xScale;
     const ticksVisible = xScale >= 3 && barH >= 4;
-    // one pass per colour over the visible lanes: a fill style is parsed once per frame, not per lane
     const visible: number[] = [];
+    let chunksInView = 0;
     for (let i = first; i < last; i++) {
       const lane = lanes[i]!;
-      if (lane.end >= v.xStart && lane.scheduled <= v.xEnd) visible.push(i);
+      if (lane.end >= v.xStart && lane.scheduled <= v.xEnd) { visible.push(i); chunksInView += lane.chunks.length; }
     }
-    const yOf = (i: number) => (i - v.yStart) * laneH + (laneH - barH) / 2;
-    for (const warm of [false, true]) {
-      ctx.globalAlpha = warm ? 0.45 : 1;
-      ctx.fillStyle = th.yellow; // client-side wait: scheduled → sent
-      for (const i of visible) {
-        const l = lanes[i]!;
-        if (l.request.warmup === warm && l.sent - l.scheduled > 0) fillSpan(ctx, X(l.scheduled), X(l.sent), yOf(i) + barH * 0.25, barH * 0.5, W);
-      }
-      ctx.fillStyle = th.purple; // waiting for the first token
-      for (const i of visible) {
-        const l = lanes[i]!;
-        if (l.request.warmup === warm) fillSpan(ctx, X(l.sent), X(l.firstToken ?? l.end), yOf(i) + barH * 0.2, barH * 0.6, W);
-      }
-      ctx.fillStyle = th.blue; // decode
-      for (const i of visible) {
-        const l = lanes[i]!;
-        const c = l.chunks;
-        if (l.request.warmup === warm && c.length > 0) fillSpan(ctx, X(c[0]!), X(c[c.length - 1]!), yOf(i), barH, W);
-      }
-    }
-    ctx.globalAlpha = 1;
-    // gaps cut out of the decode bars: every gap at least a pixel wide
-    ctx.fillStyle = th.background;
+    const yOff = (laneH - barH) / 2 - v.yStart * laneH;
     const inset = Math.max(0, barH * 0.3);
+    const under = Math.max(1, barH * 0.2);
+    // in layers over all the lanes in view, as the canvas drew them: bars (measured requests, then
+    // warmup ones faded), then the gaps cut out of every bar, ticks, errors, stall tints, underlines
+    for (const warm of [false, true]) {
+      const a = warm ? 0.45 : 1;
+      for (const i of visible) {
+        const l = lanes[i]!;
+        if (l.request.warmup !== warm) continue;
+        const y = i * laneH + yOff;
+        if (l.sent - l.scheduled > 0) this.#span(X(l.scheduled), X(l.sent), y + barH * 0.25, barH * 0.5, W, p.yellow, a); // client-side wait
+        this.#span(X(l.sent), X(l.firstToken ?? l.end), y + barH * 0.2, barH * 0.6, W, p.purple, a); // waiting for the first token
+        const c = l.chunks;
+        if (c.length > 0) this.#span(X(c[0]!), X(c[c.length - 1]!), y, barH, W, p.blue, a); // decode
+      }
+    }
+    // gaps cut out of the decode bars: every gap at least a pixel wide
     for (const i of visible) {
       const l = lanes[i]!;
-      if (l.chunks.length > 1) this.#drawGaps(l, v, buckets, msPerPx, X, yOf(i) + inset, barH - 2 * inset);
+      if (l.chunks.length > 1) this.#drawGaps(l, v, buckets, msPerPx, X, i * laneH + yOff + inset, barH - 2 * inset, p.bg);
     }
-    if (ticksVisible) {
-      ctx.fillStyle = th.foreground;
-      for (const i of visible) this.#drawTicks(lanes[i]!, v, X, yOf(i), barH);
-    }
-    ctx.fillStyle = th.red;
+    if (ticksVisible) for (const i of visible) this.#drawTicks(lanes[i]!, v, X, i * laneH + yOff, barH, p.fg);
     for (const i of visible) {
       const l = lanes[i]!;
-      if (l.request.error) ctx.fillRect(X(l.end) - 1, yOf(i) - 1, 3, barH + 2);
+      if (l.request.error) layer.fill(X(l.end) - 1, i * laneH + yOff - 1, 3, barH + 2, p.red);
     }
     // stalls: over everything, at least 2 px wide so a short one still shows; one colour per cause
     let stallRects = 0;
-    const under = Math.max(1, barH * 0.2);
-    // one traversal per layer (the tint, then the underline); the colour follows each stall's cause
-    const colours = STALL_KINDS.map((_, kind) => stallColour(th, kind));
     let kindsDrawn = 0; // a bit per kind
     if (this.#model.stallKinds.length > 0) {
       for (const pass of [0, 1]) {
-        ctx.globalAlpha = pass === 0 ? 0.35 : 1;
-        let current = -1;
         for (const i of visible) {
           const l = lanes[i]!;
-          const y = yOf(i);
-          for (let k = 0; k < l.stalls.length; k += 2) {
-            const s0 = l.stalls[k]!;
-            const e0 = s0 + l.stalls[k + 1]!;
+          const st = l.stalls;
+          if (st.length === 0) continue;
+          const y = i * laneH + yOff;
+          for (let k = 0; k < st.length; k += 2) {
+            const s0 = st[k]!;
+            const e0 = s0 + st[k + 1]!;
             if (e0 < v.xStart || s0 > v.xEnd) continue;
             const kind = l.stallKinds[k >> 1]!;
-            if (kind !== current) {
-              ctx.fillStyle = colours[kind]!;
-              current = kind;
-            }
             const x0 = X(s0);
-            const x1 = Math.max(X(e0), x0 + 2);
-            if (pass === 0) ctx.fillRect(x0, y - 1, x1 - x0, barH + 2);
-            else { ctx.fillRect(x0, y + barH - under, x1 - x0, under); stallRects++; kindsDrawn |= 1 << kind; }
+            const w = Math.max(X(e0), x0 + 2) - x0;
+            if (pass === 0) layer.fill(x0, y - 1, w, barH + 2, p.stall[kind]!, 0.35);
+            else { layer.fill(x0, y + barH - under, w, under, p.stall[kind]!); stallRects++; kindsDrawn |= 1 << kind; }
           }
         }
       }
     }
-    ctx.globalAlpha = 1;
+    layer.putOn(ctx, Math.round(GUTTER * this.#dpr), 0);
+
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(GUTTER, 0, plotW, plotH);
+    ctx.clip();
+    // the request picked with the keyboard or a click: its whole lane outlined
+    const cur = this.#current === undefined ? undefined : this.#model.laneOf.get(this.#current);
+    if (cur !== undefined && cur >= first && cur < last) {
+      const l = lanes[cur]!;
+      const y = (cur - v.yStart) * laneH;
+      ctx.strokeStyle = th.focus;
+      ctx.lineWidth = 1;
+      const x0 = X(l.scheduled);
+      ctx.strokeRect(x0 - 3.5, y - 1.5, Math.max(X(l.end) - x0, 2) + 7, laneH + 3);
+    }
     // the selected stall, then its culprits over it
     const sel = this.#selection;
     if (sel && sel.lane >= first && sel.lane < last) {
@@ -348,18 +468,41 @@ export class Timeline {
     }
     ctx.restore();
 
+    if (lanes.length === 0) {
+      // a live run before its first request: say so rather than show an empty plot
+      ctx.font = `${th.fontSize}px ${th.fontFamily}`;
+      ctx.fillStyle = th.muted;
+      ctx.textAlign = 'center';
+      ctx.textBaseline = 'middle';
+      ctx.fillText('Waiting for the first request…', GUTTER + plotW / 2, plotH / 2);
+    }
     this.#drawAxes(X, laneH, first, last);
     const ms = performance.now() - t0;
-    this.canvas.dataset.drawMs = ms.toFixed(2);
-    this.canvas.dataset.viewStart = String(v.xStart);
-    this.canvas.dataset.viewEnd = String(v.xEnd);
-    this.canvas.dataset.laneStart = String(v.yStart);
-    this.canvas.dataset.laneEnd = String(v.yEnd);
-    this.canvas.dataset.frames = String(Number(this.canvas.dataset.frames ?? 0) + 1);
-    this.canvas.dataset.stallsDrawn = String(stallRects);
-    this.canvas.dataset.stallKindsDrawn = STALL_KINDS.filter((_, kind) => kindsDrawn & (1 << kind)).sort().join(',');
-    this.canvas.dataset.prefillDrawn = String(prefillDrawn);
-    this.canvas.setAttribute('aria-label', `${this.#label}: ${formatInt(lanes.length)} requests, ${formatInt(this.#model.chunkCount)} chunks; showing ${formatAxisMs(v.xStart, 1)} to ${formatAxisMs(v.xEnd, 1)}. Use plus and minus to zoom, arrows to pan, 0 to reset.`);
+    const d = this.canvas.dataset;
+    d.drawMs = ms.toFixed(2);
+    d.viewStart = String(v.xStart);
+    d.viewEnd = String(v.xEnd);
+    d.laneStart = String(v.yStart);
+    d.laneEnd = String(v.yEnd);
+    d.frames = String(Number(d.frames ?? 0) + 1);
+    d.stallsDrawn = String(stallRects);
+    d.stallKindsDrawn = STALL_KINDS.filter((_, kind) => kindsDrawn & (1 << kind)).sort().join(',');
+    d.prefillDrawn = String(prefillDrawn);
+    // what the frame held, for the tests: lanes and chunks in the model and in view, lanes still in flight
+    d.lanes = String(lanes.length);
+    d.chunks = String(this.#model.chunkCount);
+    d.lanesDrawn = String(visible.length);
+    d.chunksDrawn = String(chunksInView);
+    let inFlight = 0;
+    for (const l of lanes) if (l.inFlight) inFlight++;
+    d.inFlight = String(inFlight);
+  }
+
+  /** A bar from x0 to x1 (at least a pixel wide), clipped a little outside the plot. */
+  #span(x0: number, x1: number, y: number, h: number, W: number, paint: Paint, alpha: number): void {
+    const a = Math.max(GUTTER - 2, x0);
+    const b = Math.min(W + 2, Math.max(x1, x0 + 1));
+    if (b > a) this.#layer.fill(a, y, b - a, h, paint, alpha);
   }
 
   /**
@@ -368,8 +511,8 @@ export class Timeline {
    * can show, so it is used instead of visiting each chunk; zoomed in, the chunks in view are reduced
    * per pixel keeping the largest gap in each (downsample.ts). Either way no visible gap is dropped.
    */
-  #drawGaps(lane: Lane, v: TimelineView, buckets: number, msPerPx: number, X: (t: number) => number, y: number, h: number): void {
-    const ctx = this.#ctx;
+  #drawGaps(lane: Lane, v: TimelineView, buckets: number, msPerPx: number, X: (t: number) => number, y: number, h: number, bg: Paint): void {
+    const layer = this.#layer;
     if (msPerPx >= lane.bigGapMs) {
       const g = lane.bigGaps;
       for (let k = 0; k < g.length; k += 2) {
@@ -379,7 +522,7 @@ export class Timeline {
         if (gs + len < v.xStart || gs > v.xEnd) continue;
         const x0 = X(gs) + 0.5;
         const x1 = X(gs + len) - 0.5;
-        if (x1 > x0) ctx.fillRect(x0, y, x1 - x0, h);
+        if (x1 > x0) layer.fill(x0, y, x1 - x0, h, bg);
       }
       return;
     }
@@ -401,16 +544,16 @@ export class Timeline {
       const gs = r.gapStart[b]!;
       const x0 = X(gs) + 0.5;
       const x1 = X(gs + g) - 0.5;
-      if (x1 > x0) ctx.fillRect(x0, y, x1 - x0, h);
+      if (x1 > x0) layer.fill(x0, y, x1 - x0, h, bg);
     }
   }
 
-  #drawTicks(lane: Lane, v: TimelineView, X: (t: number) => number, y: number, barH: number): void {
+  #drawTicks(lane: Lane, v: TimelineView, X: (t: number) => number, y: number, barH: number, fg: Paint): void {
     const c = lane.chunks;
     const i0 = lowerBound(c, v.xStart);
     const i1 = lowerBound(c, v.xEnd, i0);
-    const ctx = this.#ctx;
-    for (let i = i0; i < i1; i++) ctx.fillRect(Math.round(X(c[i]!)) - 0.5, y, 1, barH);
+    const layer = this.#layer;
+    for (let i = i0; i < i1; i++) layer.fill(Math.round(X(c[i]!)) - 0.5, y, 1, barH, fg);
   }
 
   #drawAxes(X: (t: number) => number, laneH: number, first: number, last: number): void {
@@ -467,11 +610,13 @@ export class Timeline {
     c.addEventListener('pointerdown', (e) => {
       if (e.button !== 0) return;
       c.setPointerCapture(e.pointerId);
-      this.#drag = { x: e.clientX, y: e.clientY, view: this.#view };
+      this.#drag = { x: e.clientX, y: e.clientY, view: this.#view, moved: false };
     });
     c.addEventListener('pointermove', (e) => {
       if (this.#drag) {
         const d = this.#drag;
+        if (!d.moved && Math.abs(e.clientX - d.x) + Math.abs(e.clientY - d.y) < 4) return;
+        d.moved = true;
         const plotW = Math.max(1, this.#width - GUTTER);
         const plotH = Math.max(1, this.#height - AXIS);
         const dx = ((e.clientX - d.x) / plotW) * (d.view.xEnd - d.view.xStart);
@@ -482,19 +627,31 @@ export class Timeline {
       }
       this.#hover(e);
     });
-    const end = (e: PointerEvent) => { if (this.#drag) { this.#drag = undefined; c.releasePointerCapture?.(e.pointerId); } };
+    const end = (e: PointerEvent) => {
+      const d = this.#drag;
+      if (!d) return;
+      this.#drag = undefined;
+      c.releasePointerCapture?.(e.pointerId);
+      // a click (no drag) on a lane selects its request
+      if (!d.moved && e.type === 'pointerup') {
+        const lane = this.#laneAt(e);
+        if (lane !== undefined) this.selectLane(lane);
+      }
+    };
     c.addEventListener('pointerup', end);
     c.addEventListener('pointercancel', end);
     c.addEventListener('pointerleave', () => { this.#tooltip.hidden = true; });
     c.addEventListener('dblclick', () => { this.#clearSelection(); this.reset(); });
     c.addEventListener('keydown', (e) => {
+      if (e.altKey || e.ctrlKey || e.metaKey) return;
       const k = e.key;
       if (k === '+' || k === '=') this.zoomBy(0.8);
       else if (k === '-' || k === '_') this.zoomBy(1.25);
       else if (k === 'ArrowLeft') this.panBy(-0.15, 0);
       else if (k === 'ArrowRight') this.panBy(0.15, 0);
-      else if (k === 'ArrowUp') this.panBy(0, -0.15);
-      else if (k === 'ArrowDown') this.panBy(0, 0.15);
+      else if (k === 'ArrowUp' || k === 'ArrowDown') this.#step(k === 'ArrowUp' ? -1 : 1);
+      else if (k === 'PageUp') this.panBy(0, -0.9);
+      else if (k === 'PageDown') this.panBy(0, 0.9);
       else if (k === '0' || k === 'Home') { this.#clearSelection(); this.reset(); }
       else if (k === 'Escape') { this.#tooltip.hidden = true; return; }
       else return;
@@ -502,16 +659,39 @@ export class Timeline {
     });
   }
 
-  #hover(e: PointerEvent): void {
+  /** ↑/↓: the previous/next request in start order; the first one in view when none is selected yet. */
+  #step(dir: -1 | 1): void {
+    const n = this.#model.lanes.length;
+    if (n === 0) return;
+    const i = this.#current === undefined ? undefined : this.#model.laneOf.get(this.#current);
+    if (i === undefined) {
+      const v = this.#view;
+      this.selectLane(dir > 0 ? Math.max(0, Math.ceil(v.yStart)) : Math.min(n - 1, Math.floor(v.yEnd) - 1));
+      return;
+    }
+    this.selectLane(i + dir);
+  }
+
+  /** The lane under a pointer event, if any. */
+  #laneAt(e: MouseEvent): number | undefined {
     const r = this.canvas.getBoundingClientRect();
     const px = e.clientX - r.left;
     const py = e.clientY - r.top;
     const v = this.#view;
     const plotH = this.#height - AXIS;
-    if (px < GUTTER || py > plotH) { this.#tooltip.hidden = true; return; }
-    const laneIdx = Math.floor(v.yStart + (py / plotH) * (v.yEnd - v.yStart));
-    const lane = this.#model.lanes[laneIdx];
+    if (px < GUTTER || py > plotH || py < 0) return undefined;
+    const i = Math.floor(v.yStart + (py / plotH) * (v.yEnd - v.yStart));
+    return i >= 0 && i < this.#model.lanes.length ? i : undefined;
+  }
+
+  #hover(e: PointerEvent): void {
+    const laneIdx = this.#laneAt(e);
+    const lane = laneIdx === undefined ? undefined : this.#model.lanes[laneIdx];
     if (!lane) { this.#tooltip.hidden = true; return; }
+    const r = this.canvas.getBoundingClientRect();
+    const px = e.clientX - r.left;
+    const py = e.clientY - r.top;
+    const v = this.#view;
     const t = v.xStart + ((px - GUTTER) / (this.#width - GUTTER)) * (v.xEnd - v.xStart);
     this.#showTooltip(lane, t, px, py);
   }
@@ -519,7 +699,7 @@ export class Timeline {
   #showTooltip(lane: Lane, t: number, px: number, py: number): void {
     const r = lane.request;
     const lines: [string, string][] = [
-      ['Request', `#${r.index}${r.warmup ? ' (warmup)' : ''}`],
+      ['Request', `#${r.index}${r.warmup ? ' (warmup)' : ''}${lane.inFlight ? ' (in flight)' : ''}`],
       ['Prompt tokens', r.promptTokens === undefined ? '–' : formatInt(r.promptTokens)],
       ['Output tokens', formatInt(r.outputTokens)],
       ['TTFT', formatMs(r.ttftMs)],
@@ -571,10 +751,4 @@ function stallWhy(kind: number, culprits: readonly number[]): string {
   if (k === 'prefill') return culprits.length ? `: prefill of ${culprits.map((i) => `#${i}`).join(', ')}` : ': another request\'s prefill';
   if (k === 'buffering') return ': buffered between the server and you';
   return ': cause unknown';
-}
-
-function fillSpan(ctx: CanvasRenderingContext2D, x0: number, x1: number, y: number, h: number, W: number): void {
-  const a = Math.max(GUTTER - 2, x0);
-  const b = Math.min(W + 2, Math.max(x1, x0 + 1));
-  if (b > a) ctx.fillRect(a, y, b - a, h);
 }

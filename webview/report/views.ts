@@ -3,8 +3,9 @@
 // sentences about them (buffering, the prefix cache, a stall's cause) come from src/present/whereText.ts.
 import { prefixCacheSplitLine } from '../../src/present/cacheCheckText';
 import type { RunFile, SloSpec, Stall, Stats, Summary } from '../../src/engine/types';
-import { h } from './dom';
-import { overlongLine } from '../../src/present/runText';
+import { h, scrollRegion } from './dom';
+import { itlBurstNote, overlongLine, stallSizeText } from '../../src/present/runText';
+import { dialWorkload, sweepWorkload } from '../../src/present/sweepText';
 import { connectionRetriesLine, rateLimitLine, statusCounts } from '../../src/present/retryText';
 import { formatAt, formatDelta, formatInt, formatMs, formatNumber, formatPercent } from '../../src/present/units';
 import { bufferingSentence, measuresProxy, stallPhrase } from '../../src/present/whereText';
@@ -36,6 +37,9 @@ function stat(s: Stats | undefined, k: string): number | undefined {
 function describeWorkload(run: RunFile): string {
   const w = run.workload;
   if (!w) return '';
+  // a sweep's own workload is only its first point's: say what was swept instead
+  if (run.sweep) return `${sweepWorkload(run)} · ${sentLine(run)}`;
+  if (run.prefillDial) return `chunked-prefill dial: ${dialWorkload(run)}`;
   const mode = w.mode.kind === 'closed' ? `concurrency ${w.mode.concurrency}` : `${w.mode.rate} req/s (open loop)`;
   const size = w.requests !== undefined ? `${formatInt(w.requests)} requests` : `${w.durationS ?? '?'} s`;
   const prompt = w.prompt.kind === 'synthetic' ? `${w.prompt.tokens}-token prompts` : `prompts from ${w.prompt.path}`;
@@ -61,7 +65,6 @@ export function headerView(run: RunFile, actions: HTMLElement): HTMLElement {
   const overlong = overlongLine(run);
   if (overlong) flags.push(overlong);
   flags.push(...sentNotes(run));
-  if (run.sweep) flags.push(`sweep over ${run.sweep.dimension} (${run.sweep.points.length} points)`);
   const buffered = bufferingSentence(run.summary);
   const evidence = run.summary.buffering?.evidence ?? [];
   return h('header', { class: 'run-header' },
@@ -78,7 +81,8 @@ export function headerView(run: RunFile, actions: HTMLElement): HTMLElement {
 
 interface Figure { readonly id: string; readonly label: string; readonly value: string; readonly raw?: number; readonly slo?: keyof SloSpec; readonly sloValue?: number; readonly bad?: boolean; readonly note?: string; readonly proxy?: boolean }
 
-export function headlineView(run: RunFile): HTMLElement {
+/** `side`: "A" or "B" in a compare, so each side's figures have their own name. */
+export function headlineView(run: RunFile, side?: string): HTMLElement {
   const s = run.summary;
   const slo = run.workload?.slo ?? {};
   const missed = new Set(s.sloMissed ?? []);
@@ -115,7 +119,7 @@ export function headlineView(run: RunFile): HTMLElement {
   f.push({ id: 'errors', label: 'Errors', value: `${formatInt(s.failed)} of ${formatInt(s.completed + s.failed)}`, raw: s.failed, bad: s.failed > 0, note: errorNote || undefined });
   f.push({ id: 'stalls', label: 'Stalls', value: formatInt(s.stalls.count), raw: s.stalls.count, bad: s.stalls.count > 0,
     note: s.stalls.count ? `${formatMs(s.stalls.totalMs)} total, ${formatPercent(s.stalls.shareOfDecode)} of decode` : undefined });
-  return h('section', { class: 'headline', 'aria-label': 'Headline figures' }, ...f.map((x) => {
+  return h('section', { class: 'headline', 'aria-label': side ? `Headline figures of ${side}` : 'Headline figures' }, ...f.map((x) => {
     const isMissed = x.slo !== undefined && missed.has(x.slo);
     const sloText = x.slo && x.sloValue !== undefined ? `${isMissed ? '✗ misses' : '✓ meets'} SLO ${formatMs(x.sloValue)}` : undefined;
     return h('div', { class: `figure${isMissed || x.bad ? ' bad' : ''}${isMissed ? ' missed' : ''}${x.proxy ? ' proxy' : ''}`, 'data-figure': x.id, 'data-value': x.raw, 'data-proxy': x.proxy ? 'true' : undefined },
@@ -126,6 +130,12 @@ export function headlineView(run: RunFile): HTMLElement {
     );
   }));
 }
+
+/** The percentile table's row of a metric, which its CDF chart names as its text alternative (aria-describedby). */
+export function percentileRowId(key: MetricKey): string {
+  return `pct-${key}`;
+}
+const PERCENTILE_CAPTION_ID = 'pct-caption';
 
 export function percentileTable(run: RunFile): HTMLElement {
   const s = run.summary;
@@ -141,7 +151,7 @@ export function percentileTable(run: RunFile): HTMLElement {
     const sloV = slo[m.key];
     const isMissed = missed.has(m.key);
     const flagged = proxy && PROXY_METRICS.has(m.key);
-    return h('tr', { 'data-metric': m.key, 'data-proxy': flagged ? 'true' : undefined },
+    return h('tr', { id: percentileRowId(m.key), 'data-metric': m.key, 'data-proxy': flagged ? 'true' : undefined },
       h('th', { scope: 'row', title: flagged ? `${m.title}: ${PROXY_NOTE} (the stream is buffered)` : m.title },
         m.label, flagged ? h('span', { class: 'proxy-flag', text: ` ⚠ ${PROXY_NOTE}` }) : undefined),
       h('td', { class: 'num', 'data-stat': 'count', 'data-value': st?.count, text: formatInt(st?.count) }),
@@ -153,10 +163,17 @@ export function percentileTable(run: RunFile): HTMLElement {
         text: sloV === undefined ? '–' : `≤ ${formatMs(sloV)} ${isMissed ? '✗ missed' : '✓'}` }),
     );
   });
-  return h('table', { class: 'percentiles' },
-    h('caption', { text: `Latency percentiles over measured requests (SLOs judged on p99)${proxy ? '. The stream is buffered between the server and you: TPOT and ITL time the buffer\'s flushes' : ''}` }),
-    h('thead', {}, head), h('tbody', {}, ...rows));
+  const bursts = itlBurstNote(s);
+  return scrollRegion(h('table', { class: 'percentiles' },
+    h('caption', { id: PERCENTILE_CAPTION_ID, text: `Latency percentiles over measured requests (SLOs judged on p99)${proxy ? '. The stream is buffered between the server and you: TPOT and ITL time the buffer\'s flushes' : ''}${bursts ? `. ${bursts}` : ''}` }),
+    h('thead', {}, head), h('tbody', {}, ...rows)), 'Latency percentiles');
 }
+
+/** The compare table's row of a metric, which the overlaid CDF names as its text alternative. */
+export function compareRowId(key: MetricKey): string {
+  return `cmp-${key}`;
+}
+const COMPARE_CAPTION_ID = 'cmp-caption';
 
 export function compareTable(a: RunFile, b: RunFile): HTMLElement {
   const head = h('tr', {}, h('th', { scope: 'col', text: 'Metric' }),
@@ -169,7 +186,7 @@ export function compareTable(a: RunFile, b: RunFile): HTMLElement {
       const worse = x !== undefined && y !== undefined && y > x;
       return h('td', { class: `num delta${worse ? ' worse' : x !== undefined && y !== undefined && y < x ? ' better' : ''}`, 'data-stat': stat, text: formatDelta(x, y) });
     };
-    return h('tr', { 'data-metric': m.key }, h('th', { scope: 'row', text: m.label }),
+    return h('tr', { id: compareRowId(m.key), 'data-metric': m.key }, h('th', { scope: 'row', text: m.label }),
       cell(sa.p50, 'a-p50'), cell(sb.p50, 'b-p50'), delta(sa.p50, sb.p50, 'd-p50'),
       cell(sa.p99, 'a-p99'), cell(sb.p99, 'b-p99'), delta(sa.p99, sb.p99, 'd-p99'));
   });
@@ -177,11 +194,12 @@ export function compareTable(a: RunFile, b: RunFile): HTMLElement {
     h('td', { class: 'num', colspan: 3, text: `${formatNumber(a.summary.outputTokensPerSecond)} → ${formatNumber(b.summary.outputTokensPerSecond)}` }),
     h('td', { class: 'num', colspan: 3, text: `req/s ${formatNumber(a.summary.requestsPerSecond)} → ${formatNumber(b.summary.requestsPerSecond)}` }));
   const table = h('table', { class: 'compare' },
-    h('caption', { text: 'B against A: positive Δ means B is slower' }),
+    h('caption', { id: COMPARE_CAPTION_ID, text: 'B against A: positive Δ means B is slower' }),
     h('thead', {}, head), h('tbody', {}, ...rows, tput));
   const caveats = compareCaveats(a, b);
-  if (caveats.length === 0) return table;
-  return h('div', { class: 'compare-wrap' }, table,
+  const region = scrollRegion(table, 'Differences, B against A');
+  if (caveats.length === 0) return region;
+  return h('div', { class: 'compare-wrap' }, region,
     h('ul', { class: 'compare-caveats', 'aria-label': 'Read the differences with care' }, ...caveats.map(([kind, text]) => h('li', { 'data-caveat': kind, text }))));
 }
 
@@ -213,7 +231,7 @@ export function stallsList(run: RunFile, onSelect: (s: Stall) => void, t0: numbe
       h('span', { class: 'req', text: `Request #${s.requestIndex}` }),
       h('span', { class: 'at', text: `at ${formatAt(at)}` }),
       h('span', { class: 'gap', text: formatMs(s.gapMs) }),
-      h('span', { class: 'ratio', text: s.medianItlMs > 0 ? `${formatNumber(s.gapMs / s.medianItlMs)}× median ITL` : '' }),
+      h('span', { class: 'ratio', text: stallSizeText(s, run.summary.stalls) }),
       // the engine's verdict on the cause, when the file has one
       s.cause ? h('span', { class: 'why', text: stallPhrase(s, run) }) : undefined,
     );
@@ -246,12 +264,13 @@ export function sentWithView(run: RunFile): HTMLElement | undefined {
       h('td', { text: x.label }),
       h('td', { 'data-value': x.value, text: x.value }),
       h('td', { class: 'from', text: x.from }))));
-  return h('table', { class: 'sent-with' },
+  return scrollRegion(h('table', { class: 'sent-with' },
     h('caption', { text: `What each prompt was sent with: a flag or setting beats the prompt file, the file beats the defaults ("${FROM_TEXT.workload}", "${FROM_TEXT.file}", "${FROM_TEXT.default}")` }),
-    h('thead', {}, head), h('tbody', {}, ...body));
+    h('thead', {}, head), h('tbody', {}, ...body)), 'What each prompt was sent with');
 }
 
-export function prefixCacheCheckView(run: RunFile): HTMLElement | undefined {
+/** `side`: "A" or "B" in a compare, in the section's name. */
+export function prefixCacheCheckView(run: RunFile, side?: string): HTMLElement | undefined {
   const c = run.prefixCache;
   if (!c) return undefined;
   const share = (v: number) => (c.coldTtftMs > 0 ? `${formatPercent(v / c.coldTtftMs)} of cold` : undefined);
@@ -263,7 +282,7 @@ export function prefixCacheCheckView(run: RunFile): HTMLElement | undefined {
   if (c.variantTtftMs !== undefined) figures.push({ id: 'cache-variant', label: 'TTFT variant', value: formatMs(c.variantTtftMs), raw: c.variantTtftMs, note: 'the last words changed' });
   figures.push({ id: 'cache-tokens', label: 'Cached tokens', value: c.cachedTokens === undefined ? '–' : formatInt(c.cachedTokens), raw: c.cachedTokens,
     note: c.cachedTokens === undefined ? 'not reported by the server' : 'reported on the warm request' });
-  return h('section', { class: 'prefix-cache-check', 'aria-label': 'Prefix cache check', 'data-hit': String(c.hit) },
+  return h('section', { class: 'prefix-cache-check', 'aria-label': side ? `Prefix cache check of ${side}` : 'Prefix cache check', 'data-hit': String(c.hit) },
     h('div', { class: 'headline' }, ...figures.map((x) => h('div', { class: `figure${x.bad ? ' bad' : ''}`, 'data-figure': x.id, 'data-value': x.raw },
       h('span', { class: 'label', text: x.label }),
       h('span', { class: 'value', text: x.value }),

@@ -10,7 +10,7 @@ import { phaseBands, phasesOf, type PhaseSegment, type RequestPhases } from '../
 import { serverMetricsLines } from '../../src/present/serverMetricsText';
 import { formatInt, formatMs, formatPercent } from '../../src/present/units';
 import { timingTable, verdictLines } from '../../src/present/whereText';
-import { h } from './dom';
+import { h, scrollRegion } from './dom';
 import type { LaneModel } from './lanes';
 
 /** Above this many requests the bars are TTFT percentile bands (p0–50, p50–90, p90–99, p99–100), each the mean of its band. */
@@ -102,9 +102,9 @@ export function whereSection(run: RunFile, model: LaneModel, onSelectRequest?: (
     const rows = table.rows.map((r) => h('tr', { 'data-row': r[0] },
       ...r.map((c, i) => (i === 0 ? h('th', { scope: 'row', text: c }) : h('td', { class: 'num', 'data-col': table.header[i], text: c })))));
     body.append(h('h3', { text: 'The client against the server' }),
-      h('div', { class: 'table-scroll' }, h('table', { class: 'where-timing' },
+      scrollRegion(h('table', { class: 'where-timing' },
         h('caption', { text: `TTFT as the client measured it beside the server's own report${sv.sources.length ? ` (${sv.sources.join(', ')})` : ''}, over ${formatInt(sv.requests)} requests with server timings${sv.cachedTokens > 0 ? `; ${formatInt(sv.cachedTokens)} prompt tokens from the prefix cache over ${formatInt(sv.cachedRequests)} requests` : ''}` }),
-        h('thead', {}, head), h('tbody', {}, ...rows))));
+        h('thead', {}, head), h('tbody', {}, ...rows)), 'The client against the server'));
   }
 
   let gaugeCanvas: HTMLCanvasElement | undefined;
@@ -163,7 +163,7 @@ function barsView(bars: readonly WhereBar[], banded: boolean, onSelectRequest?: 
   const draw = (untilFirstToken: boolean) => {
     const total = (b: WhereBar) => (untilFirstToken ? b.phases.ttftMs : b.phases.e2eMs);
     const max = Math.max(1e-9, ...bars.map(total));
-    scale.textContent = `Tallest bar ${formatMs(max)}${untilFirstToken ? ' (up to the first token)' : ''}; click a request's bar to show it on the timeline.`;
+    scale.textContent = `Tallest bar ${formatMs(max)}${untilFirstToken ? ' (up to the first token)' : ''}; click a request's bar (or Tab to the bars, ← → and Enter) to show it on the timeline.`;
     if (banded) scale.textContent = `Tallest bar ${formatMs(max)}${untilFirstToken ? ' (up to the first token)' : ''}; ${formatInt(bars.reduce((a, b) => a + b.count, 0))} requests in ${bars.length} bands of TTFT.`;
     bars.forEach((bar, i) => {
       const el = els[i]!;
@@ -193,5 +193,35 @@ function barsView(bars: readonly WhereBar[], banded: boolean, onSelectRequest?: 
   const toolbar = h('div', { class: 'toolbar', role: 'group', 'aria-label': 'Bar length' });
   toolbar.append(mode('Whole request', false), mode('Up to the first token', true));
   draw(false);
-  return h('div', { class: 'where-plot' }, toolbar, legend, scale, plot, labels);
+  const status = h('p', { class: 'where-current sub', role: 'status' });
+  if (!banded && onSelectRequest && bars.length) keyboardBars(plot, els, bars, status, () => plot.dataset.mode === 'ttft', onSelectRequest);
+  return h('div', { class: 'where-plot' }, toolbar, legend, scale, plot, labels, status);
+}
+
+/**
+ * The bars from the keyboard (the mouse clicks one): the plot takes focus, ← → Home End move to a
+ * bar, which is outlined and said in the status line; Enter or Space shows its request on the timeline.
+ */
+function keyboardBars(plot: HTMLElement, els: readonly HTMLElement[], bars: readonly WhereBar[], status: HTMLElement,
+  untilFirstToken: () => boolean, onSelectRequest: (index: number) => void): void {
+  plot.tabIndex = 0;
+  let at = -1;
+  const move = (i: number) => {
+    els[at]?.classList.remove('current');
+    at = Math.max(0, Math.min(els.length - 1, i));
+    els[at]!.classList.add('current');
+    plot.dataset.current = String(bars[at]!.index);
+    status.textContent = `${barText(bars[at]!, untilFirstToken())}. Enter shows it on the timeline.`;
+  };
+  plot.addEventListener('keydown', (e) => {
+    switch (e.key) {
+      case 'ArrowRight': case 'ArrowDown': move(at + 1); break;
+      case 'ArrowLeft': case 'ArrowUp': move(at < 0 ? 0 : at - 1); break;
+      case 'Home': move(0); break;
+      case 'End': move(els.length - 1); break;
+      case 'Enter': case ' ': if (at >= 0) onSelectRequest(bars[at]!.index!); break;
+      default: return;
+    }
+    e.preventDefault();
+  });
 }

@@ -1,10 +1,11 @@
 // The sidebar webview: renders the host's state, sends the user's actions back. Browser code only.
 // The form is built once and kept (so typing is never interrupted by a state update); the lists
-// below it are rebuilt from each state, restoring keyboard focus by key.
+// below it are rebuilt from each state, restoring keyboard focus by key. Status lines are their own
+// small live regions: a redraw is never announced as a whole.
 import type { SidebarEndpoint, SidebarHostMessage, SidebarRun, SidebarState, SidebarWebviewMessage, SidebarWorkload } from '../../src/shared/protocol';
 import { option as optionSpec } from '../../src/jobs/options';
 import { formatMs as ms } from '../../src/present/units';
-import { badge, button, divider, dropdown, numberField, option, registerToolkit, setDisabled, spinner } from './toolkit';
+import { badge, button, divider, numberField, option, select, setDisabled, spinner } from './toolkit';
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void; getState(): unknown; setState(state: unknown): void };
 
@@ -21,11 +22,15 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, t
   return e;
 }
 
-registerToolkit();
-
 const app = document.getElementById('app')!;
 let state: SidebarState = JSON.parse(document.body.dataset.state ?? '{}') as SidebarState;
-let selectedEndpoint = (vscode.getState() as { endpoint?: string } | undefined)?.endpoint ?? '';
+/** The endpoint the user picked in this view (kept across reloads); until then the form follows the last one used. */
+const saved = vscode.getState() as { endpoint?: string; selectSeq?: number } | undefined;
+let pickedEndpoint = saved?.endpoint;
+let selectedEndpoint = pickedEndpoint ?? '';
+/** The host's last `select` request applied (after Add or Edit endpoint): kept, so that a reloaded view does not apply it again over a later pick. */
+let selectSeq = saved?.selectSeq ?? 0;
+const remember = () => vscode.setState({ endpoint: pickedEndpoint, selectSeq });
 let compareFirst: string | undefined;
 
 // ---- the run form (built once) ----
@@ -33,44 +38,67 @@ const runSection = el('section', 'section');
 runSection.setAttribute('aria-labelledby', 'run-title');
 const runTitle = el('h2', 'title', 'Run');
 runTitle.id = 'run-title';
-const endpointSelect = dropdown();
+const endpointSelect = select();
 endpointSelect.id = 'endpoint-select';
-endpointSelect.setAttribute('aria-label', 'Endpoint');
+const endpointLabel = el('label', 'label', 'Endpoint');
+endpointLabel.htmlFor = 'endpoint-select';
+const endpointHint = el('div', 'meta hint');
+endpointHint.id = 'endpoint-hint';
 /** The form's fields: their limits are the options table's, as the CLI and the settings have them. */
 const FIELDS = { concurrency: 'Concurrency', requests: 'Requests', maxTokens: 'Max tokens', promptTokens: 'Prompt tokens' } as const;
-const limits = (key: keyof typeof FIELDS): [number, number] => [optionSpec(key).min ?? 1, optionSpec(key).max ?? Number.MAX_SAFE_INTEGER];
+type FieldKey = keyof typeof FIELDS;
+const limits = (key: FieldKey): [number, number] => [optionSpec(key).min ?? 1, optionSpec(key).max ?? Number.MAX_SAFE_INTEGER];
 const fields = Object.fromEntries(
-  Object.entries(FIELDS).map(([key, label]) => [key, numberField(label, 1, ...limits(key as keyof typeof FIELDS))]),
-) as Record<keyof typeof FIELDS, ReturnType<typeof numberField>>;
-for (const [k, f] of Object.entries(fields)) f.id = `field-${k}`;
-const runButton = button('Run', 'primary', 'Run the workload against the selected endpoint');
+  Object.entries(FIELDS).map(([key, label]) => [key, numberField(key, label, 1, ...limits(key as FieldKey))]),
+) as Record<FieldKey, ReturnType<typeof numberField>>;
+const runButton = button('Run', 'primary');
 runButton.id = 'run-button';
+runButton.title = 'Run the workload against the selected endpoint';
 const cancelButton = button('Cancel', 'secondary', 'Cancel the run in progress');
 cancelButton.id = 'cancel-button';
 const runStatus = el('div', 'run-status');
 runStatus.id = 'run-status';
 runStatus.setAttribute('role', 'status');
 const formError = el('div', 'error');
+formError.id = 'form-error';
 formError.setAttribute('role', 'alert');
 const grid = el('div', 'grid');
-for (const f of Object.values(fields)) grid.append(f);
+for (const f of Object.values(fields)) grid.append(f.wrap);
 const actions = el('div', 'actions');
 actions.append(runButton, cancelButton);
-const endpointLabel = el('label', 'label', 'Endpoint');
-endpointLabel.setAttribute('for', 'endpoint-select');
-runSection.append(runTitle, endpointLabel, endpointSelect, grid, actions, runStatus, formError);
+runSection.append(runTitle, endpointLabel, endpointSelect, endpointHint, grid, actions, runStatus, formError);
+
+/** Ties the form's error to the control it is about (aria-invalid, aria-describedby), or clears it. */
+function showFormError(control: HTMLInputElement | HTMLSelectElement | undefined, message: string): void {
+  for (const c of [endpointSelect, ...Object.values(fields).map((f) => f.input)]) {
+    const bad = c === control;
+    if (bad) c.setAttribute('aria-invalid', 'true');
+    else c.removeAttribute('aria-invalid');
+    const described = (c.getAttribute('aria-describedby') ?? '').split(' ').filter((x) => x && x !== 'form-error');
+    if (bad) described.push('form-error');
+    if (described.length) c.setAttribute('aria-describedby', described.join(' '));
+    else c.removeAttribute('aria-describedby');
+  }
+  formError.textContent = message;
+  control?.focus();
+}
 
 endpointSelect.addEventListener('change', () => {
   selectedEndpoint = endpointSelect.value;
-  vscode.setState({ endpoint: selectedEndpoint });
+  pickedEndpoint = selectedEndpoint;
+  remember();
+  if (endpointSelect.getAttribute('aria-invalid') && selectedEndpoint) showFormError(undefined, '');
 });
+for (const f of Object.values(fields)) {
+  f.input.addEventListener('input', () => { if (f.input.getAttribute('aria-invalid')) showFormError(undefined, ''); });
+}
 
-function readWorkload(): SidebarWorkload | string {
+function readWorkload(): SidebarWorkload | { field: FieldKey; message: string } {
   const out: Record<string, number> = {};
-  for (const [k, f] of Object.entries(fields)) {
-    const n = Number(f.value);
-    const [min, max] = limits(k as keyof typeof FIELDS);
-    if (!Number.isInteger(n) || n < min || n > max) return `${f.textContent}: enter a whole number from ${min} to ${max}`;
+  for (const [k, f] of Object.entries(fields) as [FieldKey, ReturnType<typeof numberField>][]) {
+    const n = Number(f.input.value);
+    const [min, max] = limits(k);
+    if (f.input.value.trim() === '' || !Number.isInteger(n) || n < min || n > max) return { field: k, message: `${FIELDS[k]}: enter a whole number from ${min} to ${max}` };
     out[k] = n;
   }
   return out as unknown as SidebarWorkload;
@@ -78,50 +106,73 @@ function readWorkload(): SidebarWorkload | string {
 
 runButton.addEventListener('click', () => {
   const w = readWorkload();
-  if (typeof w === 'string') { formError.textContent = w; return; }
-  formError.textContent = '';
-  const endpointId = endpointSelect.value || selectedEndpoint;
-  if (!endpointId) { formError.textContent = 'Pick an endpoint first'; return; }
-  post('run', { endpointId, workload: w });
+  if ('field' in w) { showFormError(fields[w.field].input, w.message); return; }
+  const endpointId = endpointSelect.value;
+  const usable = state.endpoints.some((e) => e.id === endpointId && !e.unavailable);
+  if (!endpointId || !usable) {
+    showFormError(endpointSelect, state.endpoints.some((e) => e.id !== 'local' || !e.unavailable) ? 'Pick an endpoint first' : 'Add an endpoint first (Endpoints, below): the local server is not bundled on this platform');
+    return;
+  }
+  showFormError(undefined, '');
+  post('run', { endpointId, workload: w as SidebarWorkload });
 });
 cancelButton.addEventListener('click', () => post('cancelRun', {}));
 
 // ---- the lists (rebuilt from state) ----
 const endpointsSection = el('section', 'section');
+endpointsSection.setAttribute('aria-labelledby', 'endpoints-title');
 const serverSection = el('section', 'section');
+serverSection.setAttribute('aria-labelledby', 'server-title');
 const runsSection = el('section', 'section');
+runsSection.setAttribute('aria-labelledby', 'runs-title');
 const problemsSection = el('section', 'section problems');
 app.append(runSection, divider(), endpointsSection, divider(), serverSection, divider(), runsSection, problemsSection);
 
 let formInitialized = false;
 let lastOptions = '';
 
+/** The endpoint the form shows: the user's pick, else the host's request, else the last used, else the first configured; never one that cannot run here. */
+function chooseEndpoint(s: SidebarState): string {
+  const usable = (id: string | undefined) => id !== undefined && s.endpoints.some((e) => e.id === id && !e.unavailable);
+  if (s.select && s.select.seq > selectSeq) {
+    selectSeq = s.select.seq;
+    if (usable(s.select.id)) pickedEndpoint = s.select.id;
+    remember();
+  }
+  if (usable(pickedEndpoint)) return pickedEndpoint!;
+  if (usable(s.lastEndpointId)) return s.lastEndpointId!;
+  return s.endpoints.find((e) => e.id !== 'local' && !e.unavailable)?.id ?? s.endpoints.find((e) => !e.unavailable)?.id ?? '';
+}
+
 function renderForm(s: SidebarState): void {
   if (!formInitialized) {
-    fields.concurrency.value = String(s.workload.concurrency);
-    fields.requests.value = String(s.workload.requests);
-    fields.maxTokens.value = String(s.workload.maxTokens);
-    fields.promptTokens.value = String(s.workload.promptTokens);
+    for (const k of Object.keys(FIELDS) as FieldKey[]) fields[k].input.value = String(s.workload[k]);
     formInitialized = true;
   }
-  const options = JSON.stringify(s.endpoints.map((e) => [e.id, e.name]));
+  const keep = chooseEndpoint(s);
+  const options = JSON.stringify([keep, s.endpoints.map((e) => [e.id, e.name, e.restricted, Boolean(e.unavailable)])]);
   if (options !== lastOptions) {
     lastOptions = options;
-    endpointSelect.replaceChildren(...s.endpoints.map((e) => option(e.id, e.restricted ? `${e.name} (untrusted)` : e.name)));
-    const keep = s.endpoints.some((e) => e.id === selectedEndpoint) ? selectedEndpoint : s.endpoints[0]?.id ?? '';
+    const opts = s.endpoints.map((e) => option(e.id, e.unavailable ? `${e.name} (not bundled on this platform)` : e.restricted ? `${e.name} (untrusted)` : e.name, Boolean(e.unavailable)));
+    if (!keep) opts.unshift(option('', 'No endpoint yet', true));
+    endpointSelect.replaceChildren(...opts);
+    endpointSelect.value = keep;
     selectedEndpoint = keep;
-    // The toolkit dropdown picks its value once its options are upgraded.
-    queueMicrotask(() => { endpointSelect.value = keep; });
   }
+  const local = s.endpoints.find((e) => e.id === 'local');
+  endpointHint.textContent = local?.unavailable && !s.endpoints.some((e) => e.id !== 'local')
+    ? 'The local server is not bundled on this platform: add an endpoint below, or use a llama-server binary (Local server, below).'
+    : '';
+  endpointHint.hidden = !endpointHint.textContent;
+  if (endpointHint.textContent) endpointSelect.setAttribute('aria-describedby', [endpointSelect.getAttribute('aria-invalid') ? 'form-error' : '', 'endpoint-hint'].filter(Boolean).join(' '));
+  else if (!endpointSelect.getAttribute('aria-invalid')) endpointSelect.removeAttribute('aria-describedby');
   const r = s.running;
   setDisabled(runButton, Boolean(r));
   cancelButton.hidden = !r;
   runStatus.replaceChildren();
   if (r) {
-    const ring = spinner();
-    ring.setAttribute('aria-hidden', 'true');
     const total = r.total !== undefined ? `${r.finished}/${r.total}` : `${r.finished} done`;
-    runStatus.append(ring, el('span', undefined, `${r.label}: ${total}${r.ttftP50Ms !== undefined ? ` · TTFT p50 ${ms(r.ttftP50Ms)}` : ''}`));
+    runStatus.append(spinner(), el('span', undefined, `${r.label}: ${total}${r.ttftP50Ms !== undefined ? ` · TTFT p50 ${ms(r.ttftP50Ms)}` : ''}`));
   }
 }
 
@@ -131,31 +182,45 @@ function reach(e: SidebarEndpoint): HTMLElement {
   dot.setAttribute('role', 'img');
   dot.setAttribute('aria-label', label);
   dot.title = label;
+  dot.dataset.reach = e.reachable ?? 'unknown';
   return dot;
 }
 
 function renderEndpoints(s: SidebarState): void {
   const title = el('h2', 'title', 'Endpoints');
+  title.id = 'endpoints-title';
   const list = el('ul', 'list');
-  list.setAttribute('aria-label', 'Endpoints');
+  list.setAttribute('aria-labelledby', 'endpoints-title');
   for (const e of s.endpoints.filter((x) => x.id !== 'local')) {
     const li = el('li', 'item');
     li.dataset.key = e.id;
     const head = el('div', 'row');
     head.append(reach(e), el('span', 'name', e.name));
     if (e.restricted) head.append(badge('untrusted'));
-    if (e.hasKey) head.append(badge('key'));
+    if (e.hasKey) head.append(badge('key set'));
     const meta = el('div', 'meta', [e.url, e.model].filter(Boolean).join(' · '));
     const stats = el('div', 'meta', e.lastTtftP50Ms !== undefined ? `TTFT p50 ${ms(e.lastTtftP50Ms)} · TPOT p50 ${ms(e.lastTpotP50Ms)}` : 'no runs yet');
     li.append(head, meta, stats);
+    const row = el('div', 'actions');
+    if (e.editable) {
+      const edit = button('Edit', 'secondary', `Edit ${e.name}`);
+      edit.dataset.focus = `edit:${e.id}`;
+      edit.addEventListener('click', () => post('editEndpoint', { endpointId: e.id }));
+      const remove = button('Remove', 'secondary', `Remove ${e.name}`);
+      remove.dataset.focus = `remove:${e.id}`;
+      remove.addEventListener('click', () => post('removeEndpoint', { endpointId: e.id }));
+      row.append(edit, remove);
+    }
     if (!e.restricted) {
-      const key = button(e.hasKey ? 'Change key' : 'Set key', 'secondary', `Set the API key of ${e.name}`);
+      // A server on this machine rarely needs a key: offered as a small link there, a button elsewhere.
+      const label = e.hasKey ? 'Change key' : e.keyOptional ? 'Add key' : 'Set key';
+      const key = button(label, e.keyOptional ? 'link' : 'secondary', `${label}: ${e.name}`);
       key.dataset.focus = `key:${e.id}`;
       key.addEventListener('click', () => post('setApiKey', { endpointId: e.id }));
-      const row = el('div', 'actions');
-      row.append(key);
-      li.append(row);
+      if (e.keyOptional) row.append(key);
+      else row.prepend(key);
     }
+    if (row.childElementCount) li.append(row);
     list.append(li);
   }
   if (!list.childElementCount) list.append(el('li', 'empty', 'No endpoints configured yet.'));
@@ -174,14 +239,16 @@ let parallelValue: string | undefined;
 function renderServer(s: SidebarState): void {
   const ls = s.localServer;
   const title = el('h2', 'title', 'Local server');
+  title.id = 'server-title';
   const status = el('div', 'row');
   status.id = 'local-server-state';
+  status.setAttribute('role', 'status');
   status.append(el('span', `dot ${ls.state === 'running' ? 'yes' : ls.state === 'error' ? 'no' : 'unknown'}`), el('span', 'name', ls.state));
   if (ls.state === 'starting' || ls.state === 'stopping') status.append(spinner());
   const meta = el('div', 'meta', ls.state === 'running' ? `${ls.model ?? ''} · port ${ls.port ?? ''}` : `model: ${ls.source}`);
   const [minSlots, maxSlots] = [optionSpec('parallel').min ?? 1, optionSpec('parallel').max ?? 256];
-  const parallel = numberField('Parallel slots', Number(parallelValue ?? ls.parallel), minSlots, maxSlots);
-  parallel.addEventListener('input', () => { parallelValue = parallel.value; });
+  const parallel = numberField('parallel', 'Parallel slots', Number(parallelValue ?? ls.parallel), minSlots, maxSlots);
+  parallel.input.addEventListener('input', () => { parallelValue = parallel.input.value; });
   const row = el('div', 'actions');
   if (ls.state === 'running' || ls.state === 'starting') {
     const stop = button('Stop', 'secondary', 'Stop the local server');
@@ -194,18 +261,31 @@ function renderServer(s: SidebarState): void {
     start.dataset.focus = 'server-toggle';
     setDisabled(start, ls.state === 'stopping');
     start.addEventListener('click', () => {
-      const p = Number(parallel.value);
+      const p = Number(parallel.input.value);
       post('startLocalServer', { parallel: Number.isInteger(p) && p >= minSlots && p <= maxSlots ? p : ls.parallel });
     });
-    row.append(parallel, start);
+    row.append(parallel.wrap, start);
   }
   // starts its own servers (one per chunk size), so it does not need this one running
-  const dial = button('Compare prefill chunks', 'secondary', 'The same mixed workload at two prefill chunk sizes, side by side (LLM Profiler: Compare prefill chunk sizes)');
+  const dial = button('Compare prefill chunks', 'secondary');
+  dial.title = 'The same mixed workload at two prefill chunk sizes, side by side (LLM Profiler: Compare prefill chunk sizes)';
   dial.dataset.focus = 'prefill-dial';
   setDisabled(dial, Boolean(s.running));
   dial.addEventListener('click', () => post('comparePrefillChunks', {}));
   row.append(dial);
-  serverSection.replaceChildren(title, status, meta, ...(ls.message ? [el('div', 'error', ls.message)] : []), row);
+  const missing: HTMLElement[] = [];
+  if (ls.unavailable) {
+    const note = el('div', 'note', 'Not bundled on this platform: the local server needs a llama-server binary (llama.cpp\'s server, from its releases or a package manager).');
+    note.id = 'local-server-note';
+    const use = button('Use a llama-server binary…', 'primary');
+    use.dataset.focus = 'use-llama-server';
+    use.addEventListener('click', () => post('useLlamaServer', {}));
+    const useRow = el('div', 'actions');
+    useRow.append(use);
+    missing.push(note, useRow);
+  }
+  const message = ls.message && ls.message !== ls.unavailable ? [el('div', 'error', ls.message)] : [];
+  serverSection.replaceChildren(title, status, meta, ...missing, ...message, row);
 }
 
 function runRow(r: SidebarRun): HTMLElement {
@@ -213,14 +293,15 @@ function runRow(r: SidebarRun): HTMLElement {
   li.dataset.key = r.id;
   const when = new Date(r.startedAt);
   const head = el('div', 'row');
-  head.append(el('span', 'name', r.endpointName));
+  head.append(el('span', 'name', r.name || r.endpointName));
   if (r.cancelled) head.append(badge('cancelled'));
   if (r.failed) head.append(badge(`${r.failed} failed`));
   const meta = el('div', 'meta', `${Number.isNaN(when.getTime()) ? r.startedAt : when.toLocaleString()}${r.network?.length ? ` · ${r.network.join(' · ')}` : ''} · TTFT p50 ${ms(r.ttftP50Ms)} · TPOT p50 ${ms(r.tpotP50Ms)}${r.sent ? ` · ${r.sent}` : ''}`);
-  const open = button('Open', 'secondary', `Open the run of ${r.endpointName}`);
+  const open = button('Open', 'secondary', `Open the run ${r.name || r.endpointName}`);
   open.dataset.focus = `open:${r.id}`;
   open.addEventListener('click', () => post('openRun', { runId: r.id }));
-  const compare = button(compareFirst === r.id ? 'Compare with…' : compareFirst ? 'Compare' : 'Compare', compareFirst === r.id ? 'primary' : 'secondary', 'Compare two runs: pick this one, then another');
+  const compare = button(compareFirst === r.id ? 'Compare with…' : 'Compare', compareFirst === r.id ? 'primary' : 'secondary');
+  compare.title = 'Compare two runs: pick this one, then another';
   compare.dataset.focus = `compare:${r.id}`;
   compare.setAttribute('aria-pressed', String(compareFirst === r.id));
   compare.addEventListener('click', () => {
@@ -230,7 +311,7 @@ function runRow(r: SidebarRun): HTMLElement {
     compareFirst = undefined;
     render();
   });
-  const del = button('Delete', 'secondary', `Delete the run of ${r.endpointName}`);
+  const del = button('Delete', 'secondary', `Delete the run ${r.name || r.endpointName}`);
   del.dataset.focus = `delete:${r.id}`;
   del.addEventListener('click', () => post('deleteRun', { runId: r.id }));
   const row = el('div', 'actions');
@@ -241,6 +322,7 @@ function runRow(r: SidebarRun): HTMLElement {
 
 function renderRuns(s: SidebarState): void {
   const title = el('h2', 'title', 'Recent runs');
+  title.id = 'runs-title';
   const list = el('ul', 'list');
   list.id = 'runs-list';
   list.setAttribute('aria-label', 'Recent runs');
@@ -252,13 +334,17 @@ function renderRuns(s: SidebarState): void {
 
 function renderProblems(s: SidebarState): void {
   if (!s.problems.length) { problemsSection.replaceChildren(); return; }
+  const title = el('h2', 'title', 'Problems');
+  title.id = 'problems-title';
+  problemsSection.setAttribute('aria-labelledby', 'problems-title');
   const list = el('ul', 'list');
   for (const p of s.problems) list.append(el('li', 'error', p));
-  problemsSection.replaceChildren(el('h2', 'title', 'Problems'), list);
+  problemsSection.replaceChildren(title, list);
 }
 
 function render(): void {
-  const focusKey = (document.activeElement as HTMLElement | null)?.dataset?.focus;
+  // only while this view has the focus: a redraw never pulls it back from the editor or a quick input
+  const focusKey = document.hasFocus() ? (document.activeElement as HTMLElement | null)?.dataset?.focus : undefined;
   renderForm(state);
   renderEndpoints(state);
   renderServer(state);

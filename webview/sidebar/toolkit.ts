@@ -1,81 +1,80 @@
-// The one module that knows the UI toolkit. @vscode/webview-ui-toolkit is archived upstream; its
-// successor is @vscode-elements/elements. Swapping means changing this file: the rest of the
-// sidebar only uses the tag names and the small helpers below.
-import {
-  provideVSCodeDesignSystem,
-  vsCodeBadge,
-  vsCodeButton,
-  vsCodeDivider,
-  vsCodeDropdown,
-  vsCodeOption,
-  vsCodeProgressRing,
-  vsCodeTextField,
-} from '@vscode/webview-ui-toolkit';
+// The sidebar's controls, in one module: native elements styled with VS Code's theme variables
+// (media/sidebar.css). The archived UI toolkit's web components (@vscode/webview-ui-toolkit) keep their
+// real controls in shadow roots, where aria-pressed, aria-invalid and aria-describedby set on the host
+// never reach (and an ID reference cannot cross), their dropdown changes its value with the arrow keys
+// while closed, and their badge's template carries an inline style the webview's CSP refuses. Swapping
+// to another component set (@vscode-elements/elements) is still this one file.
 
-export function registerToolkit(): void {
-  provideVSCodeDesignSystem().register(
-    vsCodeBadge(), vsCodeButton(), vsCodeDivider(), vsCodeDropdown(), vsCodeOption(), vsCodeProgressRing(), vsCodeTextField(),
-  );
-}
+export type ButtonAppearance = 'primary' | 'secondary' | 'link';
 
-export const Tag = {
-  button: 'vscode-button',
-  dropdown: 'vscode-dropdown',
-  option: 'vscode-option',
-  textField: 'vscode-text-field',
-  badge: 'vscode-badge',
-  divider: 'vscode-divider',
-  progressRing: 'vscode-progress-ring',
-} as const;
-
-export type ButtonAppearance = 'primary' | 'secondary' | 'icon';
-
-export function button(label: string, appearance: ButtonAppearance = 'secondary', ariaLabel?: string): HTMLElement {
-  const b = document.createElement(Tag.button);
-  b.setAttribute('appearance', appearance);
+/** A button; `ariaLabel`, when given, must start with the visible label (what a voice user says). */
+export function button(label: string, appearance: ButtonAppearance = 'secondary', ariaLabel?: string): HTMLButtonElement {
+  const b = document.createElement('button');
+  b.type = 'button';
+  b.className = `btn ${appearance}`;
   b.textContent = label;
   if (ariaLabel) b.setAttribute('aria-label', ariaLabel);
   return b;
 }
 
-export function numberField(label: string, value: number, min: number, max: number): HTMLElement & { value: string } {
-  const f = document.createElement(Tag.textField) as HTMLElement & { value: string };
-  f.setAttribute('type', 'number');
-  f.setAttribute('min', String(min));
-  f.setAttribute('max', String(max));
-  f.setAttribute('size', '6');
-  f.textContent = label;
-  f.value = String(value);
-  return f;
+export interface NumberField {
+  /** The label and the input, together (id `field-<key>`). */
+  readonly wrap: HTMLElement;
+  readonly input: HTMLInputElement;
 }
 
-export function dropdown(): HTMLElement & { value: string } {
-  return document.createElement(Tag.dropdown) as HTMLElement & { value: string };
+export function numberField(key: string, label: string, value: number, min: number, max: number): NumberField {
+  const wrap = document.createElement('div');
+  wrap.className = 'field';
+  wrap.id = `field-${key}`;
+  const input = document.createElement('input');
+  input.type = 'number';
+  input.id = `input-${key}`;
+  input.min = String(min);
+  input.max = String(max);
+  input.step = '1';
+  input.inputMode = 'numeric';
+  input.value = String(value);
+  const l = document.createElement('label');
+  l.htmlFor = input.id;
+  l.textContent = label;
+  wrap.append(l, input);
+  return { wrap, input };
 }
 
-export function option(value: string, label: string): HTMLElement {
-  const o = document.createElement(Tag.option);
-  o.setAttribute('value', value);
+export function select(): HTMLSelectElement {
+  return document.createElement('select');
+}
+
+export function option(value: string, label: string, disabled = false): HTMLOptionElement {
+  const o = document.createElement('option');
+  o.value = value;
   o.textContent = label;
+  o.disabled = disabled;
   return o;
 }
 
 export function badge(text: string): HTMLElement {
-  const b = document.createElement(Tag.badge);
+  const b = document.createElement('span');
+  b.className = 'badge';
   b.textContent = text;
   return b;
 }
 
 export function divider(): HTMLElement {
-  return document.createElement(Tag.divider);
+  const d = document.createElement('hr');
+  d.className = 'divider';
+  return d;
 }
 
+/** A busy indicator: decoration only (the text beside it says what is happening). */
 export function spinner(): HTMLElement {
-  return document.createElement(Tag.progressRing);
+  const s = document.createElement('span');
+  s.className = 'spinner';
+  s.setAttribute('aria-hidden', 'true');
+  return s;
 }
 
-/** Toolkit buttons swallow `disabled` as an attribute. */
-export function setDisabled(el: HTMLElement, disabled: boolean): void {
-  if (disabled) el.setAttribute('disabled', '');
-  else el.removeAttribute('disabled');
+export function setDisabled(el: HTMLButtonElement | HTMLInputElement, disabled: boolean): void {
+  el.disabled = disabled;
 }

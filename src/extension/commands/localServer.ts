@@ -1,17 +1,61 @@
-// Start and Stop the local server (the sidebar's buttons and the palette).
+// Start and Stop the local server (the sidebar's buttons and the palette), and the way forward where
+// it cannot start as set up: a llama-server binary picked from disk, or an endpoint instead.
 import * as vscode from 'vscode';
 import { Command } from '../commands';
+import { BUNDLED_MISSING } from '../localServerManager';
+import type { Log } from '../log';
 import type { Services } from '../services';
 import { registerCommand } from './register';
 
+const USE_BINARY = 'Use a llama-server binary…';
+const ADD_ENDPOINT = 'Add endpoint';
+const SHOW_LOG = 'Show log';
+
+/**
+ * Asks for a llama-server binary and sets the local server to use it (user settings:
+ * localServer.backend "llama-server" and localServer.llamaServerPath). True when set.
+ */
+export async function useLlamaServerBinary(s: { readonly log: Pick<Log, 'info'> }): Promise<boolean> {
+  const picked = await vscode.window.showOpenDialog({
+    title: 'The llama-server binary (llama.cpp\'s server) for the local server',
+    openLabel: 'Use this llama-server',
+    canSelectFiles: true, canSelectFolders: false, canSelectMany: false,
+  });
+  const file = picked?.[0];
+  if (!file) return false;
+  const c = vscode.workspace.getConfiguration('llmProfiler');
+  await c.update('localServer.llamaServerPath', file.fsPath, vscode.ConfigurationTarget.Global);
+  await c.update('localServer.backend', 'llama-server', vscode.ConfigurationTarget.Global);
+  s.log.info(`local server: set to llama-server at ${file.fsPath} (user settings)`);
+  const pick = await vscode.window.showInformationMessage(`LLM Profiler: the local server now runs ${file.fsPath}.`, 'Start local server');
+  if (pick) await vscode.commands.executeCommand(Command.StartLocalServer);
+  return true;
+}
+
+/**
+ * The local server cannot start as set up: says why, with buttons that lead on from the UI (a
+ * llama-server binary, or an endpoint instead), rather than a setting's name to look up.
+ */
+export async function offerWayForward(s: Pick<Services, 'log'>, headline: string): Promise<void> {
+  const pick = await vscode.window.showErrorMessage(`LLM Profiler: ${headline}`, USE_BINARY, ADD_ENDPOINT, SHOW_LOG);
+  if (pick === USE_BINARY) await useLlamaServerBinary(s);
+  else if (pick === ADD_ENDPOINT) await vscode.commands.executeCommand(Command.AddEndpoint);
+  else if (pick === SHOW_LOG) s.log.show();
+}
+
 async function start(s: Services, args?: { parallel?: number }): Promise<{ url: string; pid: number; model: string } | undefined> {
+  if (s.localServer.bundledMissing) {
+    s.log.warn(`local server: not started: ${BUNDLED_MISSING}`);
+    void offerWayForward(s, BUNDLED_MISSING);
+    return undefined;
+  }
   try {
     const h = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'LLM Profiler: starting the local server…' },
       () => s.localServer.start(args?.parallel ? { parallel: args.parallel } : {}));
     void vscode.window.showInformationMessage(`LLM Profiler: local server running at ${h.url} (${h.model}).`);
     return { url: h.url, pid: h.pid, model: h.model };
   } catch (err) {
-    void vscode.window.showErrorMessage(`LLM Profiler: the local server did not start: ${(err as Error).message}`, 'Show log').then((p) => { if (p) s.log.show(); });
+    void offerWayForward(s, `the local server did not start: ${(err as Error).message.split('\n')[0]}`);
     return undefined;
   }
 }

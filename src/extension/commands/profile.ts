@@ -7,25 +7,27 @@ import * as vscode from 'vscode';
 import type { Prompt, SloSpec } from '../../engine/types';
 import type { BuildContext } from '../../jobs/build';
 import { presetWorkload } from '../../jobs/presets';
-import type { PresetId, PresetInput } from '../../jobs/presets';
+import type { PresetId, PresetInput, SweepInput } from '../../jobs/presets';
 import { OptionValues } from '../../jobs/values';
 import type { OptionValue } from '../../jobs/values';
 import type { SyntheticPreset } from '../../localServer/presets';
 import { Command } from '../commands';
 import { registerCommand } from './register';
 import type { JobRequest, RunOutcome } from '../jobRunner';
-import { askCustom, pickChoice, pickPreset } from '../pickers';
+import { BUNDLED_MISSING } from '../localServerManager';
+import { askCustom, askSweep, detectApi, pickApi, pickChoice, pickPreset } from '../pickers';
 import { explicitSamplingKeys, setByUser, unfilledEditorNote, varAssignments } from '../promptModel';
 import { editorStateNow, fillVariables } from '../promptVariables';
 import { PROMPT_REF_KEY, type PromptRef } from '../runStore';
 import type { Services } from '../services';
-import { choiceId, type Choice } from '../targets';
+import type { Choice, ResolvedChoice } from '../targets';
+import { offerWayForward } from './localServer';
 
-const LAST_TARGET_KEY = 'llmProfiler.lastTarget';
-
-export interface WorkloadInput extends PresetInput {
-  /** For the sweep preset: the concurrencies to run, in order (instead of 1, 2, 4, … up to `concurrency`). */
-  readonly concurrencies?: readonly number[];
+/**
+ * A workload's figures; for the sweep preset also what it varies (SweepInput: `concurrencies`, `rates`
+ * or `promptLengths`, one of them; none: 1, 2, 4, … up to `concurrency`).
+ */
+export interface WorkloadInput extends PresetInput, SweepInput {
   /** For the sweep preset: stop after a point that shows saturation (default true). */
   readonly stopOnSaturation?: boolean;
 }
@@ -75,26 +77,56 @@ function workloadValues(s: Services, preset: PresetId, input: WorkloadInput | un
     return { ...(prompt ? promptFileValues(prompt) : { promptTokens: w.promptTokens }), maxTokens: w.maxTokens, timeout: w.timeoutMs / 1000 };
   }
   const sweep = preset === 'sweep';
+  // a sweep's list, as the CLI's --concurrency, --rate or --prompt-tokens gives it
+  const list = (l: readonly number[] | undefined) => (sweep && l?.length ? [...l] : undefined);
+  const [concurrencies, rates, lengths] = [list(input?.concurrencies), list(input?.rates), list(input?.promptLengths)];
   return {
     ...(sweep
       ? {
-          concurrency: input?.concurrencies?.length ? [...input.concurrencies] : undefined,
-          concurrencyLimit: input?.concurrencies?.length ? undefined : w.concurrency,
+          concurrency: concurrencies,
+          rate: rates,
+          concurrencyLimit: concurrencies || rates || lengths ? undefined : w.concurrency,
           noEarlyStop: input?.stopOnSaturation === false ? true : undefined,
         }
       : { concurrency: w.concurrency }),
     requests: w.requests,
     warmup: w.warmup,
     maxTokens: w.maxTokens,
-    ...(prompt ? promptFileValues(prompt) : { promptTokens: w.promptTokens }),
+    ...(prompt ? promptFileValues(prompt) : { promptTokens: lengths ?? w.promptTokens }),
     timeout: w.timeoutMs / 1000,
     prefixCache: s.config.current.prefixCache,
     respectRetryAfter: s.config.current.respectRetryAfter || undefined,
   };
 }
 
+/**
+ * An endpoint whose API is 'auto' (a typed URL, a configured entry) is probed first: where the server
+ * answers and no probe tells its API, the user picks it (the CLI would say "pass --api"). Otherwise the
+ * run detects it itself (and says why a server cannot be reached). Undefined: the user cancelled.
+ */
+async function withApi(s: Services, resolved: ResolvedChoice): Promise<ResolvedChoice | undefined> {
+  const t = resolved.target;
+  if (t.kind !== 'endpoint' || t.api !== 'auto') return resolved;
+  const found = await detectApi(s, t.url, { ...(resolved.apiKey ? { apiKey: resolved.apiKey } : {}), ...(t.apiKeyHeader ? { apiKeyHeader: t.apiKeyHeader } : {}), ...(t.headers ? { headers: t.headers } : {}) });
+  if (!('undetected' in found)) return resolved;
+  s.log.info(`could not tell which API ${t.url} speaks (GET ${found.undetected}): asking`);
+  const api = await pickApi(`Profile ${resolved.label}: API`, t.url, found.undetected);
+  return api ? { ...resolved, target: { ...t, api } } : undefined;
+}
+
 async function profile(s: Services, choice: Choice, preset: PresetId, input: WorkloadInput | undefined, prompt?: PromptExtras): Promise<RunOutcome | undefined> {
-  const resolved = await s.targets.resolve(choice);
+  if (choice.kind === 'local' && s.localServer.bundledMissing) {
+    s.log.warn(`run not started: ${BUNDLED_MISSING}`);
+    void offerWayForward(s, BUNDLED_MISSING);
+    return undefined;
+  }
+  if (prompt && preset === 'sweep' && input?.promptLengths?.length) {
+    void vscode.window.showErrorMessage('LLM Profiler: a prompt-length sweep sends synthetic prompts of each length: it cannot sweep a prompt of a file. Sweep concurrency or request rate instead.');
+    return undefined;
+  }
+  const first = await s.targets.resolve(choice);
+  if (!first) return undefined;
+  const resolved = await withApi(s, first);
   if (!resolved) return undefined;
   const sweep = preset === 'sweep';
   const check = preset === 'cache-check';
@@ -119,15 +151,23 @@ async function profile(s: Services, choice: Choice, preset: PresetId, input: Wor
       return sweep ? engine.buildSweepJob(values, ctx) : engine.buildRunJob(values, ctx);
     },
   };
-  return s.jobs.run(request);
+  const outcome = await s.jobs.run(request);
+  // whatever path ran it (the palette, the sidebar, a prompt's lens): ▶ Profile and the pickers start from it
+  const t = resolved.target;
+  if (outcome) await s.targets.remember(choice.kind === 'url' && t.kind === 'endpoint' && t.api !== 'auto' ? { ...choice, api: t.api } : choice);
+  return outcome;
 }
 
-async function chooseWorkload(s: Services, preset: PresetId | undefined, input: WorkloadInput | undefined): Promise<{ preset: PresetId; input?: WorkloadInput } | undefined> {
+async function chooseWorkload(s: Services, preset: PresetId | undefined, input: WorkloadInput | undefined, promptFile = false): Promise<{ preset: PresetId; input?: WorkloadInput } | undefined> {
   const p = preset ?? (await pickPreset(s.config.current.workload));
   if (!p) return undefined;
   if (p === 'custom' && !input) {
     const custom = await askCustom(s.config.current.workload);
     return custom ? { preset: p, input: custom } : undefined;
+  }
+  if (p === 'sweep' && !input) {
+    const sweep = await askSweep(s.config.current.workload, { promptFile });
+    return sweep ? { preset: p, input: sweep } : undefined;
   }
   return { preset: p, ...(input ? { input } : {}) };
 }
@@ -145,7 +185,6 @@ async function profileEndpoint(s: Services, args: ProfileArgs | undefined): Prom
   const w = await chooseWorkload(s, args?.preset, args?.workload);
   if (!w) return undefined;
   const outcome = await profile(s, choice, w.preset, w.input);
-  if (outcome && args?.endpoint) void s.context.workspaceState.update(LAST_TARGET_KEY, args.endpoint);
   return outcome;
 }
 
@@ -184,14 +223,13 @@ async function profilePrompt(s: Services, uri: vscode.Uri | undefined, range: vs
     for (const n of notes) s.log.warn(n);
     void vscode.window.showWarningMessage(`LLM Profiler: ${notes.join('; ')}`);
   }
-  const remembered = args?.endpoint ?? (choose ? undefined : s.context.workspaceState.get<string>(LAST_TARGET_KEY));
+  const remembered = args?.endpoint ?? (choose ? undefined : s.targets.last);
   const choice = (remembered ? s.targets.find(remembered) : undefined) ?? (await pickChoice(s));
   if (!choice) return undefined;
-  const w = await chooseWorkload(s, args?.preset ?? (choose ? undefined : 'quick'), args?.workload);
+  const w = await chooseWorkload(s, args?.preset ?? (choose ? undefined : 'quick'), args?.workload, true);
   if (!w) return undefined;
   const ref: PromptRef = { file: doc.uri.fsPath, startLine: found.range.startLine, ...(found.name !== undefined ? { name: found.name } : {}) };
   const outcome = await profile(s, choice, w.preset, w.input, { prompt: found.prompt, ref, vars: filled.vars, ...(parsed.slo ? { slo: parsed.slo } : {}) });
-  if (outcome) void s.context.workspaceState.update(LAST_TARGET_KEY, choiceId(choice));
   return outcome;
 }
 
@@ -208,7 +246,12 @@ async function fillPromptVariables(s: Services, uri: vscode.Uri | undefined): Pr
  * The chunked-prefill dial: the same mixed workload (short decodes plus an occasional long prompt)
  * on the local server at each prefill chunk size, one server per size, stored as one run.
  */
-function prefillDial(s: Services, args: PrefillDialArgs = {}): Promise<RunOutcome | undefined> {
+async function prefillDial(s: Services, args: PrefillDialArgs = {}): Promise<RunOutcome | undefined> {
+  if (s.localServer.bundledMissing) {
+    s.log.warn(`the prefill dial was not started: ${BUNDLED_MISSING}`);
+    void offerWayForward(s, `the prefill dial runs on the local server, and ${BUNDLED_MISSING}`);
+    return undefined;
+  }
   const cfg = s.config.current;
   const ls = cfg.localServer;
   return s.jobs.run({

@@ -3,15 +3,25 @@ import { writeFile } from 'node:fs/promises';
 import * as vscode from 'vscode';
 import type { RunFile } from '../../engine/types';
 import { runLabel } from '../../present/runText';
+import { formatMs } from '../../present/units';
 import { Command } from '../commands';
 import { loadFiles } from '../lazy';
+import type { RunIndexEntry } from '../runStore';
 import type { Services } from '../services';
 import { registerCommand } from './register';
+
+/** A stored run as a quick pick item: its name, its figures, its id. */
+function runItem(r: RunIndexEntry, now: Date): vscode.QuickPickItem & { id: string } {
+  const figures = [`${r.completed} completed`, r.failed ? `${r.failed} failed` : '', r.cancelled ? 'cancelled' : '',
+    r.ttftP50Ms !== undefined ? `TTFT p50 ${formatMs(r.ttftP50Ms)}` : '', r.tpotP50Ms !== undefined ? `TPOT p50 ${formatMs(r.tpotP50Ms)}` : ''];
+  return { label: runLabel(r, now), description: r.id, detail: figures.filter(Boolean).join(' · '), id: r.id };
+}
 
 async function pickRun(s: Services, placeHolder: string): Promise<string | undefined> {
   await s.runs.refresh();
   if (!s.runs.runs.length) { void vscode.window.showInformationMessage('LLM Profiler: no runs yet in this workspace. Run "Profile endpoint" first.'); return undefined; }
-  const pick = await vscode.window.showQuickPick(s.runs.runs.map((r) => ({ label: runLabel(r), description: r.id, id: r.id })), { placeHolder });
+  const now = new Date();
+  const pick = await vscode.window.showQuickPick(s.runs.runs.map((r) => runItem(r, now)), { placeHolder, matchOnDescription: true });
   return pick?.id;
 }
 
@@ -38,7 +48,8 @@ async function compareRuns(s: Services, a: string | undefined, b: string | undef
   if (!a || !b) {
     await s.runs.refresh();
     if (s.runs.runs.length < 2) { void vscode.window.showInformationMessage('LLM Profiler: comparing needs two runs.'); return; }
-    const picks = await vscode.window.showQuickPick(s.runs.runs.map((r) => ({ label: runLabel(r), description: r.id, id: r.id })), { placeHolder: 'Pick two runs to compare', canPickMany: true });
+    const now = new Date();
+    const picks = await vscode.window.showQuickPick(s.runs.runs.map((r) => runItem(r, now)), { placeHolder: 'Pick two runs to compare', canPickMany: true, matchOnDescription: true });
     if (!picks) return;
     if (picks.length !== 2) { void vscode.window.showWarningMessage('LLM Profiler: pick exactly two runs.'); return; }
     [a, b] = [picks[0]!.id, picks[1]!.id];
@@ -74,6 +85,8 @@ async function deleteRun(s: Services, runId: string | undefined, opts: { confirm
   }
   await s.runs.delete(id);
   s.log.info(`deleted run ${id}`);
+  // a report showing it keeps its copy, and says so
+  s.reports.markDeleted(id);
   return true;
 }
 

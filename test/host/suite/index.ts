@@ -11,6 +11,7 @@ import * as vscode from 'vscode';
 import { readRunFile } from '../../../src/engine/runFile';
 import { parsePromptFile } from '../../../src/engine/promptFiles';
 import type { RunFile } from '../../../src/engine/types';
+import { runName } from '../../../src/present/runText';
 import type { ExtensionApi } from '../../../src/extension/extension';
 import type { RunOutcome } from '../../../src/extension/jobRunner';
 import { startScriptedServer, type ScriptedServer } from '../../support/scriptedServer';
@@ -20,6 +21,7 @@ import { startForwardProxy } from '../../support/forwardProxy';
 import { makeTestCerts } from '../../support/tlsCerts';
 import { hostTest, runAll, until } from './harness';
 import { registerPromptVariableTests } from './promptVariables';
+import { registerEndpointTests } from './endpoints';
 
 const EXT_ID = 'llm-profiler.llm-profiler';
 const cfg = () => vscode.workspace.getConfiguration('llmProfiler');
@@ -325,6 +327,7 @@ hostTest('▶ Profile on a prompt runs it and shows the result in place', async 
 });
 
 registerPromptVariableTests();
+registerEndpointTests();
 
 hostTest('export as CSV, a corrupt run file reported and skipped, delete a run', async () => {
   assert.ok(firstRun);
@@ -475,6 +478,54 @@ hostTest('a Sweep over concurrency stores one run: a point per concurrency, the 
   }
 });
 
+hostTest('a Sweep over request rate and one over prompt length each store one run with that dimension and its points, named for what they swept', async () => {
+  const rate = await vscode.commands.executeCommand<RunOutcome | undefined>('llmProfiler.profileEndpoint',
+    { endpoint: 'host-scripted', preset: 'sweep', workload: { rates: [4, 8], requests: 4, maxTokens: 8, stopOnSaturation: false } });
+  assert.ok(rate && !rate.cancelled, 'the rate sweep finished');
+  const r = await readRunFile(rate.path);
+  assert.equal(r.sweep?.dimension, 'rate');
+  assert.deepEqual(r.sweep.points.map((p) => p.rate), [4, 8]);
+  assert.ok(r.sweep.points.every((p) => p.summary.completed === 4 && p.summary.failed === 0), 'four requests per point');
+  const lengths = await vscode.commands.executeCommand<RunOutcome | undefined>('llmProfiler.profileEndpoint',
+    { endpoint: 'host-scripted', preset: 'sweep', workload: { promptLengths: [16, 64], requests: 3, maxTokens: 8, stopOnSaturation: false } });
+  assert.ok(lengths && !lengths.cancelled, 'the prompt-length sweep finished');
+  const l = await readRunFile(lengths.path);
+  assert.equal(l.sweep?.dimension, 'promptTokens');
+  assert.deepEqual(l.sweep.points.map((p) => p.promptTokens), [16, 64]);
+  assert.ok(l.sweep.points.every((p) => p.summary.completed === 3 && p.summary.failed === 0), 'three requests per point');
+  // the longer point sent the longer prompts: the last three requests the server got, against the sweep's shortest (a warmup per point)
+  const sizes = server.log.filter((q) => q.path === '/v1/chat/completions').map((q) => JSON.stringify(q.body.messages).length).slice(-8);
+  assert.ok(Math.min(...sizes.slice(-3)) > 2 * Math.min(...sizes), `prompt sizes ${sizes.join(', ')}`);
+  await until('both listed', () => [rate.runId, lengths.runId].every((id) => api.test!.runs.runs.some((x) => x.id === id)));
+  const names = [rate.runId, lengths.runId].map((id) => runName(api.test!.runs.runs.find((x) => x.id === id)!));
+  assert.match(names[0]!, /^sweep rate 4–8\/s on host-scripted, \d\d:\d\d$/);
+  assert.match(names[1]!, /^sweep prompt 16–64 tok on host-scripted, \d\d:\d\d$/);
+  assert.ok(api.test!.sidebar.state().runs.some((x) => x.id === rate.runId && x.name === names[0]), 'the sidebar lists it by that name');
+});
+
+hostTest('deleting a run: each report showing it, alone or in a compare, says so in its page and its title, and keeps its copy', async () => {
+  const posted = api.test!.webviewPosts as unknown[];
+  const a = await vscode.commands.executeCommand<RunOutcome | undefined>('llmProfiler.profileEndpoint', { endpoint: 'host-scripted', preset: 'quick' });
+  const b = await vscode.commands.executeCommand<RunOutcome | undefined>('llmProfiler.profileEndpoint', { endpoint: 'host-scripted', preset: 'custom', workload: { concurrency: 2, requests: 4 } });
+  assert.ok(a && b);
+  await vscode.commands.executeCommand('llmProfiler.openRun', a.runId);
+  const shownFrom = posted.length;
+  await vscode.commands.executeCommand('llmProfiler.compareRuns', a.runId, b.runId);
+  const isMsg = (m: unknown, type: string) => (m as { type?: string }).type === type;
+  await until('the compare page ready', () => posted.slice(shownFrom).some((m) => isMsg(m, 'showRun') && (m as { compareWith?: RunFile }).compareWith?.id === b.runId), 15_000)
+    .catch((e: Error) => { throw new Error(`${e.message}: got ${posted.slice(shownFrom).map((m) => (m as { type?: string }).type ?? 'html').join(', ')}`); });
+  const labels = () => vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputWebview).map((t) => t.label);
+  const compareTitle = await until('the compare tab', () => labels().find((t) => t.includes(' vs ')));
+  const [left, right] = compareTitle.split(' vs ');
+  assert.match(left!, /^c=1 · 5 req, \d\d:\d\d(:\d\d)?$/, compareTitle);
+  assert.match(right!, /^c=2 · 4 req, \d\d:\d\d(:\d\d)? on host-scripted$/, compareTitle);
+  const from = posted.length;
+  assert.equal(await vscode.commands.executeCommand('llmProfiler.deleteRun', a.runId, { confirm: false }), true);
+  await until('both titles say so', () => labels().some((t) => /^c=1 · 5 req on host-scripted, .*\(deleted\)$/.test(t)) && labels().some((t) => t.includes(' vs ') && t.endsWith('(A deleted)')));
+  // the visible page (the compare, opened last) got the notice; a hidden one gets it when it is shown again
+  await until('the page told', () => posted.slice(from).some((m) => (m as { type?: string; runId?: string }).type === 'runDeleted' && (m as { runId?: string }).runId === a.runId), 15_000);
+});
+
 hostTest('the Prefix cache check workload runs from the command, and its run opens with the verdict', async () => {
   // a server that caches prompts and says so (vLLM's cached_tokens): prefill costs 0.1 ms per uncached token
   const cm = await startCostModelServer({ baseMs: 4, kMs: 1, prefillMsPerToken: 0.1, prefixCache: true, timings: 'vllm', model: 'cost-model' });
@@ -510,19 +561,24 @@ hostTest('the prompt CodeLens shows pass or fail against the front-matter SLO, e
     const run = await readRunFile(outcome.path);
     assert.deepEqual(run.workload.slo, { ttftMs: 5000 }, 'the front matter\'s SLO was the run\'s');
     assert.ok(run.summary.goodput !== undefined && run.summary.goodput > 0, `goodput ${run.summary.goodput}`);
-    const resultLens = async (pattern: RegExp) => until(`a result lens matching ${pattern}`, async () => {
+    // the verdict is a short lens of its own, first on the line (a narrow editor cuts the line's end), then the figures
+    const resultLens = async (pattern: RegExp) => until(`a verdict lens matching ${pattern}`, async () => {
       const l = (await lensesOf(uri)).filter((x) => x.command?.command === 'llmProfiler.openRun');
-      return l.length === 1 && pattern.test(l[0]!.command!.title) ? l[0] : undefined;
+      return l.length === 2 && pattern.test(l[0]!.command!.title) ? l : undefined;
     });
-    const pass = await resultLens(/ · SLO ✓$/);
-    assert.match(pass.command!.title, /^TTFT p50 [\d.,]+ ms · p99 [\d.,]+ ms · TPOT [\d.,]+ ms · SLO ✓$/);
+    const [pass, figures] = await resultLens(/^✓ SLOs met$/);
+    assert.match(figures!.command!.title, /^TTFT p50 [\d.,]+ ms · p99 [\d.,]+ ms · TPOT [\d.,]+ ms$/);
+    assert.match(pass!.command!.tooltip ?? '', /^SLO ttft=5000 \(ms, at p99\): met by the last run/);
+    const all = (await lensesOf(uri)).filter((x) => x.range.start.line === line);
+    assert.equal(all[0]!.command!.title, '✓ SLOs met', 'the verdict leads its line');
     // A tighter SLO in the file: the same run now fails it, and the lens names the miss.
     const doc = await vscode.workspace.openTextDocument(uri);
     const edit = new vscode.WorkspaceEdit();
     edit.replace(uri, new vscode.Range(0, 0, doc.lineCount, 0), text(1));
     assert.ok(await vscode.workspace.applyEdit(edit));
-    const fail = await resultLens(/SLO ✗/);
-    assert.match(fail.command!.title, / · SLO ✗ ttft p99 [\d.,]+ ms > 1 ms$/);
+    const [fail] = await resultLens(/^✗ /);
+    assert.match(fail!.command!.title, /^✗ TTFT p99 [\d.,]+ ms > 1 ms$/);
+    assert.match(fail!.command!.tooltip ?? '', /missed by the last run: TTFT p99 [\d.,]+ ms > 1 ms/);
     await doc.save();
     // Without an SLO in the file, the settings' SLO applies (the rows file's run from above).
     const rows = vscode.Uri.joinPath(wsFolder(), 'prompts', 'rows.prompt.yml');
@@ -530,7 +586,7 @@ hostTest('the prompt CodeLens shows pass or fail against the front-matter SLO, e
     try {
       await until('the settings\' SLO judged on the rows prompt', async () => {
         const l = (await lensesOf(rows)).filter((x) => x.command?.command === 'llmProfiler.openRun');
-        return l.length === 1 && / · SLO ✗ ttft p99 .* > 1 ms$/.test(l[0]!.command!.title);
+        return l.length === 2 && /^✗ TTFT p99 .* > 1 ms$/.test(l[0]!.command!.title);
       });
     } finally {
       await cfg().update('slo', undefined, vscode.ConfigurationTarget.Global);

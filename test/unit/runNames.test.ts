@@ -1,0 +1,93 @@
+// Run names (src/present/runText.ts): what tells one run from another in a tab title, the sidebar's
+// runs list and the quick picks: the workload or the prompt, the endpoint, the start time.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { RunFile } from '../../src/engine/types';
+import { indexEntry, PROMPT_REF_KEY } from '../../src/extension/runStore';
+import { compareName, runLabel, runName, runNameParts, runTime, runWhat } from '../../src/present/runText';
+import { fixtureRun } from '../support/fixtureRuns';
+
+// local times, so the test reads the same in any time zone
+const NOW = new Date(2026, 11, 4, 16, 30);
+const at = (day: number, h: number, m: number, s = 0) => new Date(2026, 11, day, h, m, s).toISOString();
+
+const base = fixtureRun({ seed: 1 });
+type Over = Omit<Partial<RunFile>, 'workload'> & { workload?: Partial<RunFile['workload']>; promptRef?: unknown };
+function run(over: Over = {}): RunFile {
+  return {
+    ...base,
+    id: 'r1',
+    startedAt: at(4, 10, 14),
+    endpoint: { ...base.endpoint, name: 'ui-scripted', model: 'local-tiny' },
+    ...over,
+    workload: { ...base.workload, mode: { kind: 'closed', concurrency: 8 }, requests: 64, prompt: { kind: 'synthetic', tokens: 256, sharedPrefix: false }, ...over.workload },
+  } as RunFile;
+}
+const name = (r: RunFile) => runName(runNameParts(r), { now: NOW });
+
+test('a plain run is named by its load, endpoint and time: two runs of one model with different workloads differ', () => {
+  assert.equal(name(run()), 'c=8 · 64 req on ui-scripted, 10:14');
+  const open = run({ workload: { mode: { kind: 'open', rate: 4, burstiness: 1 } } });
+  assert.equal(name(open), 'rate 4/s · 64 req on ui-scripted, 10:14');
+  assert.equal(name(run({ workload: { requests: undefined, durationS: 30 } })), 'c=8 · 30 s on ui-scripted, 10:14');
+  assert.notEqual(name(run()), name(open));
+  // an endpoint without a name (a URL): its host
+  assert.equal(name(run({ endpoint: { url: 'http://127.0.0.1:8080/v1', api: 'openai-chat', model: 'local-tiny' } as RunFile['endpoint'] })), 'c=8 · 64 req on 127.0.0.1:8080, 10:14');
+});
+
+test('a run of a prompt is named by the prompt (file and name); the load only when more than one at a time', () => {
+  const greet = run({ promptRef: { file: '/w/prompts/greet.prompt.md', startLine: 4 }, workload: { mode: { kind: 'closed', concurrency: 1 }, requests: 5 } });
+  const rows = run({ promptRef: { file: '/w/prompts/rows.prompt.yml', startLine: 11, name: 'Rows · row 2' }, workload: { mode: { kind: 'closed', concurrency: 1 }, requests: 5 } });
+  assert.equal(name(greet), 'greet.prompt.md on ui-scripted, 10:14');
+  assert.equal(name(run({ ...greet, promptRef: { file: '/w/prompts/greet.prompt.md', startLine: 4, name: 'greet' } })), 'greet.prompt.md on ui-scripted, 10:14', 'the name the file\'s name gives is said once');
+  assert.equal(name(rows), 'rows.prompt.yml: Rows · row 2 on ui-scripted, 10:14');
+  assert.equal(name(run({ promptRef: { file: 'C:\\w\\greet.prompt.md', startLine: 4 } })), 'greet.prompt.md · c=8 · 64 req on ui-scripted, 10:14');
+  // the CLI's --prompt-file and --dataset (no promptRef): the file, and the one prompt's name
+  assert.equal(runWhat(run({ workload: { prompt: { kind: 'file', path: '/w/a.prompty' }, mode: { kind: 'closed', concurrency: 1 } }, prompts: [{ name: 'Summarize', sent: { maxTokens: 8 }, from: {} }] })), 'a.prompty: Summarize');
+  assert.equal(runWhat(run({ workload: { prompt: { kind: 'dataset', path: '/w/sharegpt.jsonl' } } })), 'sharegpt.jsonl · c=8 · 64 req');
+});
+
+test('a sweep by what it swept; a cache check; the prefill dial', () => {
+  const pts = (key: 'concurrency' | 'rate' | 'promptTokens', values: number[]) => values.map((v) => ({ label: String(v), [key]: v, summary: base.summary, requestIndexes: [] }));
+  assert.equal(runWhat(run({ sweep: { dimension: 'concurrency', points: pts('concurrency', [1, 2, 4, 8, 16]) } })), 'sweep c 1–16');
+  assert.equal(runWhat(run({ sweep: { dimension: 'rate', points: pts('rate', [1, 2, 4, 8]) } })), 'sweep rate 1–8/s');
+  assert.equal(runWhat(run({ sweep: { dimension: 'promptTokens', points: pts('promptTokens', [128, 512, 2048]) } })), 'sweep prompt 128–2048 tok');
+  assert.equal(runWhat(run({ sweep: { dimension: 'concurrency', points: pts('concurrency', [4]) } })), 'sweep c 4');
+  assert.equal(runWhat(run({ sweep: { dimension: 'rate', points: pts('rate', [1, 2]) }, promptRef: { file: '/w/greet.prompt.md', startLine: 0 } })), 'sweep rate 1–2/s · greet.prompt.md');
+  const check = { hit: true, message: 'cached' } as unknown as RunFile['prefixCache'];
+  assert.equal(runWhat(run({ prefixCache: check })), 'cache check');
+  assert.equal(runWhat(run({ prefixCache: check, promptRef: { file: '/w/greet.prompt.md', startLine: 0 } })), 'cache check · greet.prompt.md');
+  const dial = { configs: [{ batchSize: 32 }, { batchSize: 512 }] } as unknown as RunFile['prefillDial'];
+  assert.equal(runWhat(run({ prefillDial: dial })), 'prefill dial 32/512');
+});
+
+test('times: HH:MM today, the date another day, the year another year', () => {
+  assert.equal(runTime(at(4, 9, 5), NOW), '09:05');
+  assert.equal(runTime(at(3, 23, 59), NOW), '3 Dec 23:59');
+  assert.equal(runTime(new Date(2025, 0, 2, 7, 1).toISOString(), NOW), '2 Jan 2025 07:01');
+  assert.equal(runTime(at(4, 9, 5, 7), NOW, true), '09:05:07');
+  assert.equal(runTime('not a time', NOW), 'not a time');
+  assert.equal(name(run({ startedAt: at(1, 8, 0) })), 'c=8 · 64 req on ui-scripted, 1 Dec 08:00');
+});
+
+test('a compare names both sides distinctly: the shared endpoint once, seconds or ids when the rest is the same', () => {
+  const a = { ...runNameParts(run({ workload: { mode: { kind: 'closed', concurrency: 1 }, requests: 5 } })), id: 'a' };
+  const b = { ...runNameParts(run({ startedAt: at(4, 10, 20) })), id: 'b' };
+  assert.equal(compareName(a, b, NOW), 'c=1 · 5 req, 10:14 vs c=8 · 64 req, 10:20 on ui-scripted');
+  const other = { ...b, endpointName: 'vllm' };
+  assert.equal(compareName(a, other, NOW), 'c=1 · 5 req on ui-scripted, 10:14 vs c=8 · 64 req on vllm, 10:20');
+  const sameMinute = { ...a, id: 'c', startedAt: at(4, 10, 14, 40) };
+  assert.equal(compareName(a, sameMinute, NOW), 'c=1 · 5 req, 10:14:00 vs c=1 · 5 req, 10:14:40 on ui-scripted');
+  assert.equal(compareName(a, { ...a, id: 'd' }, NOW), 'c=1 · 5 req, 10:14:00 (a) vs c=1 · 5 req, 10:14:00 (d) on ui-scripted');
+});
+
+test('the run list (index entries) and the quick picks use the same names', () => {
+  const r = run({ [PROMPT_REF_KEY]: { file: '/w/prompts/greet.prompt.md', startLine: 4 } });
+  const entry = indexEntry(r, '/runs/r1.json');
+  assert.equal(entry.what, 'greet.prompt.md · c=8 · 64 req');
+  assert.equal(runLabel(entry, NOW), 'greet.prompt.md · c=8 · 64 req on ui-scripted, 10:14');
+  assert.equal(runName(entry, { now: NOW }), name(r));
+  // an odd file without a workload still gets a name
+  const odd = indexEntry({ id: 'x', startedAt: at(4, 1, 2), endpoint: { url: 'http://h:1' }, summary: base.summary, requests: [] } as unknown as RunFile, '/x.json');
+  assert.equal(runLabel(odd, NOW), 'run on h:1, 01:02');
+});
