@@ -2,7 +2,8 @@
 // HTML from reportHtml() (the same function the host uses, with the same CSP), dist/webview/report.js
 // and media/report.css; and opens it in headless Chromium with a stand-in for acquireVsCodeApi()
 // that records what the page posts. Themes are emulated as VS Code does it: CSS variables on <html>
-// and a class on <body>.
+// and a class on <body>. serveWebview / openWebview / browserSession serve the sidebar's page too
+// (test/support/sidebarHarness.ts).
 import { after, before } from 'node:test';
 import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
@@ -87,60 +88,71 @@ export interface ReportServer {
   close(): Promise<void>;
 }
 
-export async function startReportServer(): Promise<ReportServer> {
-  if (!existsSync(bundlePath)) throw new Error(`${bundlePath} is missing: run \`npm run build\` first`);
+/**
+ * A webview's page served from 127.0.0.1: its assets (URL path → file, read at each request, so a
+ * rebuild shows) and the pages registered with `page(state)`, each the HTML `render` makes for it.
+ */
+export async function serveWebview<S>(assets: Readonly<Record<string, string>>, render: (origin: string, state: S) => string, prefix: string):
+  Promise<{ readonly origin: string; page(state: S): string; close(): Promise<void> }> {
+  for (const file of Object.values(assets)) if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run build\` first`);
+  const types: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css' };
   const pages = new Map<string, string>();
-  let origin = '';
   let n = 0;
   const server: Server = createServer((req, res) => {
     const url = req.url ?? '/';
     try {
-      if (url === '/report.js') {
-        res.writeHead(200, { 'content-type': 'text/javascript' }).end(readFileSync(bundlePath));
-      } else if (url === '/report.css') {
-        res.writeHead(200, { 'content-type': 'text/css' }).end(readFileSync(cssPath));
-      } else if (url === '/favicon.ico') {
-        res.writeHead(204).end();
-      } else if (pages.has(url)) {
-        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(pages.get(url));
-      } else {
-        res.writeHead(404).end();
-      }
+      const asset = assets[url];
+      if (asset) res.writeHead(200, { 'content-type': types[url.slice(url.lastIndexOf('.'))] ?? 'application/octet-stream' }).end(readFileSync(asset));
+      else if (url === '/favicon.ico') res.writeHead(204).end();
+      else if (pages.has(url)) res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(pages.get(url));
+      else res.writeHead(404).end();
     } catch (e) {
       res.writeHead(500).end(String(e));
     }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     origin,
     page(state) {
-      const path = `/page/${++n}`;
-      pages.set(path, reportHtml({
-        cspSource: origin,
-        nonce: randomBytes(16).toString('base64'),
-        scriptUri: `${origin}/report.js`,
-        styleUri: `${origin}/report.css`,
-        initialState: state,
-      }));
+      const path = `/${prefix}/${++n}`;
+      pages.set(path, render(origin, state));
       return `${origin}${path}`;
     },
     close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
   };
 }
 
+export function startReportServer(): Promise<ReportServer> {
+  return serveWebview<ReportInitialState>({ '/report.js': bundlePath, '/report.css': cssPath }, (origin, state) => reportHtml({
+    cspSource: origin,
+    nonce: randomBytes(16).toString('base64'),
+    scriptUri: `${origin}/report.js`,
+    styleUri: `${origin}/report.css`,
+    initialState: state,
+  }), 'page');
+}
+
 export async function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS, headless: true });
 }
 
-/** The acquireVsCodeApi() stand-in, and the theme, installed before the page's own script runs. */
-function initScript(theme: ThemeName): string {
+/**
+ * Installed before a webview's own script runs: the acquireVsCodeApi() stand-in (what the page posts
+ * in window.__posted, its setState() in window.__state, `saved` what getState() gives at first), the
+ * theme, and a recorder of the CSP violations the page trips (window.__csp).
+ */
+function initScript(theme: ThemeName, saved?: unknown): string {
   const t = THEMES[theme];
   return `(() => {
     const posted = [];
-    let state;
+    let state = ${JSON.stringify(saved ?? null)} ?? undefined;
     let acquired = false;
     window.__posted = posted;
+    window.__csp = [];
+    document.addEventListener('securitypolicyviolation', (e) => {
+      window.__csp.push(e.violatedDirective + ' ' + (e.blockedURI || '') + ' ' + (e.sourceFile || '') + ':' + e.lineNumber + ' ' + (e.sample || ''));
+    });
     window.acquireVsCodeApi = () => {
       if (acquired) throw new Error('acquireVsCodeApi called twice');
       acquired = true;
@@ -175,15 +187,20 @@ export async function rendered(page: Page): Promise<void> {
   await page.waitForSelector('body[data-rendered]', { timeout: 30_000 });
 }
 
-export async function openReport(browser: Browser, url: string, options: { theme?: ThemeName; width?: number; height?: number } = {}): Promise<OpenedReport> {
+/** A webview page in a fresh browser context, themed, with the stand-ins installed; console and page errors collected. */
+export async function openWebview(browser: Browser, url: string, options: { theme?: ThemeName; width?: number; height?: number; saved?: unknown } = {}): Promise<OpenedReport> {
   const context = await browser.newContext({ viewport: { width: options.width ?? 1100, height: options.height ?? 900 }, deviceScaleFactor: 1 });
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-  await page.addInitScript(initScript(options.theme ?? 'dark'));
+  await page.addInitScript(initScript(options.theme ?? 'dark', options.saved));
   await page.goto(url);
   return { context, page, problems };
+}
+
+export function openReport(browser: Browser, url: string, options: { theme?: ThemeName; width?: number; height?: number } = {}): Promise<OpenedReport> {
+  return openWebview(browser, url, options);
 }
 
 /** Switches the emulated theme of an open page, as VS Code does when the user changes theme. */
@@ -201,11 +218,11 @@ export async function sendToPage(page: Page, message: unknown): Promise<void> {
   await page.evaluate((m) => { window.dispatchEvent(new MessageEvent('message', { data: m })); }, message);
 }
 
-/** A report server and a Chromium for one test file: started before its tests, closed after them. */
-export function reportSession(): { readonly server: ReportServer; readonly browser: Browser } {
-  const session = {} as { server: ReportServer; browser: Browser };
+/** A webview server and a Chromium for one test file: started before its tests, closed after them. */
+export function browserSession<S extends { close(): Promise<void> }>(start: () => Promise<S>): { readonly server: S; readonly browser: Browser } {
+  const session = {} as { server: S; browser: Browser };
   before(async () => {
-    session.server = await startReportServer();
+    session.server = await start();
     session.browser = await launchChromium();
   });
   after(async () => {
@@ -213,4 +230,9 @@ export function reportSession(): { readonly server: ReportServer; readonly brows
     await session.server?.close();
   });
   return session;
+}
+
+/** A report server and a Chromium for one test file. */
+export function reportSession(): { readonly server: ReportServer; readonly browser: Browser } {
+  return browserSession(startReportServer);
 }
