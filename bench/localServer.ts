@@ -1,13 +1,18 @@
 // `npm run bench:local-server`: decode throughput and TPOT at parallel 1, 2, 4, 8 on the small
-// synthetic model, three ways on the same load: the engine in this process (no HTTP), the bundled
-// server over HTTP, and a real llama-server when one is built (`npm run build:llama-server`).
-// Targets: HTTP costs <= 5% against in-process; bundled >= 80% of llama-server's throughput.
+// synthetic model, on the same load: the engine in this process (no HTTP), the bundled server over
+// HTTP with node-llama-cpp's prebuilt CPU backend, the bundled server with the native CPU backend when
+// one is built (`llm-profiler serve --build native`), and a real llama-server when one is built
+// (`npm run build:llama-server`). Targets: HTTP costs <= 5% against in-process; the bundled server
+// with the native backend >= 95% of llama-server's throughput.
 //
 //   node --import tsx bench/localServer.ts [--preset small] [--parallel 1,2,4,8] [--tokens 128]
-//       [--prompt-tokens 64] [--rounds 2] [--threads N] [--no-llama-server]
+//       [--prompt-tokens 64] [--rounds 5] [--threads N] [--no-llama-server] [--no-native]
 import { availableParallelism } from 'node:os';
 import { LlamaEngine } from '../src/localServer/engine';
+import { CPU_BACKEND_ENV } from '../src/localServer/cpuBackend';
+import type { CpuBackendChoice } from '../src/localServer/cpuBackend';
 import { startLocalServer } from '../src/localServer/launcher';
+import { findNativeCpuBackend } from '../src/localServer/nativeBuild';
 import { findLlamaServer } from '../src/localServer/paths';
 import { buildVocabulary, ensureSyntheticModel, presetShape } from '../src/localServer/synthetic';
 import { defaultThreads, DEFAULT_BATCH_SIZE } from '../src/localServer/defaults';
@@ -21,10 +26,11 @@ interface Args {
   rounds: number;
   threads: number;
   llamaServer: boolean;
+  native: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { preset: 'small', parallel: [1, 2, 4, 8], tokens: 128, promptTokens: 64, rounds: 3, threads: defaultThreads(), llamaServer: true };
+  const a: Args = { preset: 'small', parallel: [1, 2, 4, 8], tokens: 128, promptTokens: 64, rounds: 5, threads: defaultThreads(), llamaServer: true, native: true };
   for (let i = 0; i < argv.length; i++) {
     const f = argv[i];
     const v = () => argv[++i] ?? '';
@@ -35,6 +41,7 @@ function parseArgs(argv: string[]): Args {
     else if (f === '--rounds') a.rounds = Number(v());
     else if (f === '--threads') a.threads = Number(v());
     else if (f === '--no-llama-server') a.llamaServer = false;
+    else if (f === '--no-native') a.native = false;
     else throw new Error(`unknown flag ${f}`);
   }
   return a;
@@ -58,12 +65,13 @@ function summarize(perRequest: number[][], wallMs: number, tokens: number): Poin
   return { tokensPerSecond: (perRequest.length * tokens * 1000) / wallMs, tpotMs: tpots.reduce((a, b) => a + b, 0) / tpots.length };
 }
 
-type Runner = { name: string; once(round: number): Promise<Point>; close(): Promise<void> };
+type Runner = { name: string; cpu: string; once(round: number): Promise<Point>; close(): Promise<void> };
 
 async function inProcess(modelPath: string, parallel: number, a: Args): Promise<Runner> {
   const engine = await LlamaEngine.create({ modelPath, parallel, batchSize: DEFAULT_BATCH_SIZE, threads: a.threads, ctxSize: parallel * 1024 });
   return {
     name: 'in-process',
+    cpu: engine.cpuBackend.variant,
     async once(round) {
       const t0 = performance.now();
       const times = await Promise.all(
@@ -98,10 +106,27 @@ async function inProcess(modelPath: string, parallel: number, a: Args): Promise<
  */
 let banned: [number, false][] = [];
 
-async function overHttp(backend: 'bundled' | 'llama-server', modelPath: string, parallel: number, a: Args): Promise<Runner> {
-  const h = await startLocalServer({ backend, model: { kind: 'file', path: modelPath }, parallel, threads: a.threads, batchSize: DEFAULT_BATCH_SIZE, ctxSize: parallel * 1024 });
+async function overHttp(backend: 'bundled' | 'llama-server', modelPath: string, parallel: number, a: Args, cpuBackend: CpuBackendChoice = 'auto'): Promise<Runner> {
+  // The server process reads its CPU backend choice from the environment it is started with.
+  const before = process.env[CPU_BACKEND_ENV];
+  process.env[CPU_BACKEND_ENV] = cpuBackend;
+  let h: Awaited<ReturnType<typeof startLocalServer>>;
+  try {
+    h = await startLocalServer({ backend, model: { kind: 'file', path: modelPath }, parallel, threads: a.threads, batchSize: DEFAULT_BATCH_SIZE, ctxSize: parallel * 1024 });
+  } finally {
+    if (before === undefined) delete process.env[CPU_BACKEND_ENV];
+    else process.env[CPU_BACKEND_ENV] = before;
+  }
+  const { url } = h;
+  let cpu = 'native -march=native';
+  if (backend === 'bundled') {
+    const stats = (await (await fetch(`${url}/stats`)).json()) as { cpuBackend?: { variant: string } };
+    cpu = stats.cpuBackend?.variant ?? '?';
+    if ((cpuBackend === 'native') !== (cpu === 'native') && cpuBackend !== 'auto') throw new Error(`bundled: asked for the ${cpuBackend} CPU backend, runs ${cpu}`);
+  }
   return {
-    name: backend,
+    name: backend === 'bundled' ? `bundled (${cpu})` : backend,
+    cpu,
     async once(round) {
       const t0 = performance.now();
       const times = await Promise.all(
@@ -142,7 +167,8 @@ async function overHttp(backend: 'bundled' | 'llama-server', modelPath: string, 
   };
 }
 
-const best = (ps: Point[]): Point => ps.reduce((b, p) => (p.tokensPerSecond > b.tokensPerSecond ? p : b));
+/** The median round by throughput (the machine is shared: a median, of rounds interleaved with the other runners). */
+const median = (ps: Point[]): Point => ps.slice().sort((x, y) => x.tokensPerSecond - y.tokensPerSecond)[Math.floor(ps.length / 2)]!;
 const f1 = (n: number) => n.toFixed(1);
 
 async function main(): Promise<void> {
@@ -154,14 +180,23 @@ async function main(): Promise<void> {
   const vocab = buildVocabulary(shape.vocab);
   banned = [...vocab.types].flatMap((t, i) => (t === 1 ? [] : [[i, false] as [number, false]]));
   const llamaServer = a.llamaServer ? findLlamaServer() : undefined;
-  console.log(`threads ${a.threads} on ${availableParallelism()} cores; ${a.tokens} tokens per request, prompt ~${a.promptTokens} words; best of ${a.rounds} interleaved rounds after a warm-up`);
+  const native = findNativeCpuBackend();
+  const withNative = a.native && native.ok;
+  console.log(`threads ${a.threads} on ${availableParallelism()} cores; ${a.tokens} tokens per request, prompt ~${a.promptTokens} words; median of ${a.rounds} interleaved rounds after a warm-up`);
   console.log(llamaServer ? `llama-server: ${llamaServer}` : 'llama-server: not built (npm run build:llama-server), skipped');
+  console.log(withNative ? `native CPU backend: ${native.ok ? native.lib : ''}` : `native CPU backend: ${a.native ? (native.ok ? '' : native.why) : '--no-native'}, skipped`);
   console.log('note: on a shared, busy machine these figures move from run to run.\n');
-  const rows: string[][] = [['parallel', 'in-proc tok/s', 'TPOT ms', 'HTTP tok/s', 'TPOT ms', 'HTTP cost', 'llama-server tok/s', 'TPOT ms', 'bundled/llama-server']];
+  const head = ['parallel', 'in-proc tok/s', 'HTTP cost', 'prebuilt tok/s', 'TPOT ms'];
+  if (withNative) head.push('native tok/s', 'TPOT ms');
+  if (llamaServer) head.push('llama-server tok/s', 'TPOT ms', 'prebuilt/llama-server');
+  if (llamaServer && withNative) head.push('native/llama-server');
+  const rows: string[][] = [head];
   for (const p of a.parallel) {
-    // All three loaded at once and measured in turn, round by round, so a burst of load from
-    // elsewhere hits them alike; the best round of each is kept (load only ever adds time).
-    const runners: Runner[] = [await inProcess(modelPath, p, a), await overHttp('bundled', modelPath, p, a)];
+    // All loaded at once and measured in turn, round by round, so a burst of load from elsewhere
+    // hits them alike; each one's median round is kept.
+    const inProc = await inProcess(modelPath, p, a);
+    const runners: Runner[] = [inProc, await overHttp('bundled', modelPath, p, a, 'prebuilt')];
+    if (withNative) runners.push(await overHttp('bundled', modelPath, p, a, 'native'));
     if (llamaServer) runners.push(await overHttp('llama-server', modelPath, p, a));
     const results = runners.map(() => [] as Point[]);
     try {
@@ -170,24 +205,23 @@ async function main(): Promise<void> {
     } finally {
       for (const r of runners) await r.close();
     }
-    const [ip, http, ls] = results.map(best) as [Point, Point, Point | undefined];
-    const cost = (1 - http.tokensPerSecond / ip.tokensPerSecond) * 100;
-    rows.push([
-      String(p),
-      f1(ip.tokensPerSecond),
-      f1(ip.tpotMs),
-      f1(http.tokensPerSecond),
-      f1(http.tpotMs),
-      `${f1(cost)}%`,
-      ls ? f1(ls.tokensPerSecond) : '-',
-      ls ? f1(ls.tpotMs) : '-',
-      ls ? `${f1((http.tokensPerSecond / ls.tokensPerSecond) * 100)}%` : '-',
-    ]);
-    console.log(rows.at(-1)!.join('\t'));
+    const m = results.map(median);
+    const ip = m[0]!;
+    const pre = m[1]!;
+    const nat = withNative ? m[2] : undefined;
+    const ls = llamaServer ? m.at(-1) : undefined;
+    // HTTP cost: the in-process engine against the bundled server on the same CPU backend.
+    const same = inProc.cpu === 'native' ? nat : pre;
+    const row = [String(p), `${f1(ip.tokensPerSecond)} (${inProc.cpu})`, same ? `${f1((1 - same.tokensPerSecond / ip.tokensPerSecond) * 100)}%` : '-', f1(pre.tokensPerSecond), f1(pre.tpotMs)];
+    if (nat) row.push(f1(nat.tokensPerSecond), f1(nat.tpotMs));
+    if (ls) row.push(f1(ls.tokensPerSecond), f1(ls.tpotMs), `${f1((pre.tokensPerSecond / ls.tokensPerSecond) * 100)}%`);
+    if (ls && nat) row.push(`${f1((nat.tokensPerSecond / ls.tokensPerSecond) * 100)}%`);
+    rows.push(row);
+    console.log(`${row.join('\t')}\t[rounds tok/s: ${runners.map((r, i) => `${r.name} ${results[i]!.map((x) => x.tokensPerSecond.toFixed(0)).join('/')}`).join('; ')}]`);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   console.log(`\n${rows.map((r) => r.map((c, i) => c.padStart(widths[i]!)).join('  ')).join('\n')}`);
-  console.log('\ntargets: HTTP cost <= 5%; bundled/llama-server >= 80%');
+  console.log('\ntargets: HTTP cost <= 5%; bundled (native CPU backend)/llama-server >= 95%');
 }
 
 main().catch((e: unknown) => {

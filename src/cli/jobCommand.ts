@@ -13,6 +13,7 @@ import { executeJob, sloFailure } from '../jobs/execute';
 import type { JobHooks } from '../jobs/execute';
 import type { BuiltJob, LocalServerRequest } from '../jobs/job';
 import { DEFAULT_SLOT_CONTEXT } from '../localServer/defaults';
+import { LocalServerError } from '../localServer/launcher';
 import type { OptionValues } from '../jobs/values';
 import { formatCacheCheck } from '../present/cacheCheckText';
 import { formatProgressLine, formatRunTable } from '../present/runText';
@@ -258,8 +259,10 @@ export async function jobCommand(command: JobCommandName, argv: readonly string[
       err(`${command}: ${e.message}`);
       return EXIT.usage;
     }
-    // PreflightError (endpoint down, bad key, unknown model), a server that would not start: one line, exit 1.
+    // PreflightError (endpoint down, bad key, unknown model), a server that would not start: one line, exit 1;
+    // for the server, the last lines of its log under it (they say why).
     err((e instanceof Error ? e.message : String(e)).split('\n')[0]!);
+    if (e instanceof LocalServerError && e.logTail.length) io.stderr.write(`${e.logTail.slice(-5).map((l) => `  ${l}`).join('\n')}\n`);
     return EXIT.failed;
   } finally {
     process.off('SIGINT', onSigint);

@@ -24,6 +24,21 @@ function describe(r: LocalServerRequest): string {
   return m.kind === 'preset' ? `the synthetic ${m.preset} model` : m.kind === 'shape' ? 'a synthetic model of a custom shape' : m.path;
 }
 
+/** `--build native`: the native CPU backend, built once into the cache (the bundled server then loads it). */
+async function buildNative(io: CliIo, quiet: boolean): Promise<number | undefined> {
+  const { buildNativeCpuBackend, findNativeCpuBackend } = await import('../localServer/nativeBuild');
+  const found = findNativeCpuBackend();
+  if (!found.ok) io.stderr.write(`Building llama.cpp's CPU backend for this CPU into ${found.dir} (once; minutes)...\n`);
+  try {
+    const r = await buildNativeCpuBackend({ ...(quiet ? {} : { log: (line: string) => io.stderr.write(`  [build] ${line}\n`) }) });
+    io.stderr.write(r.built ? `Built ${r.lib} in ${r.info.buildSeconds} s; the bundled server uses it from now on.\n` : `Native CPU backend already built: ${r.lib}\n`);
+    return undefined;
+  } catch (e) {
+    io.stderr.write(`llm-profiler serve: cannot build the native CPU backend: ${(e as Error).message}\n`);
+    return EXIT.failed;
+  }
+}
+
 export async function serveCommand(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
   let v: OptionValues;
   let request: LocalServerRequest;
@@ -34,10 +49,17 @@ export async function serveCommand(argv: readonly string[], io: CliIo = processI
       return EXIT.ok;
     }
     request = serveRequest(v, io);
+    if (v.str('build') !== undefined && request.backend !== 'bundled') {
+      throw new UsageError("--build native builds the bundled server's CPU backend: it cannot be used with --backend llama-server", '--build');
+    }
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
     io.stderr.write(`llm-profiler serve: ${e.message}\nTry: llm-profiler serve --help\n`);
     return EXIT.usage;
+  }
+  if (v.str('build') === 'native') {
+    const failed = await buildNative(io, v.flag('quiet'));
+    if (failed !== undefined) return failed;
   }
   io.stderr.write(`Starting the ${request.backend} server on ${describe(request)}...\n`);
   let handle: LocalServerHandle;

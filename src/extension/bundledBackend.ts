@@ -1,25 +1,21 @@
 // Whether the local server's bundled backend (node-llama-cpp) can load in this install, and what a
 // start says when it cannot. Pure: no `vscode` (tested in node).
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { ownNodeLlamaCppEntry } from '../localServer/nodeLlamaCpp';
+import { packageRoot } from '../localServer/paths';
 import type { LocalServerConfig } from './configModel';
 
 const bundledFound = new Map<string, boolean>();
 
 /**
- * Whether the bundled backend can load here: node-llama-cpp resolvable from the extension's own
- * files (`fromDir`: dist/ in the built extension, where dist/localServer.mjs resolves it from), never
- * from the workspace. The platform-neutral VSIX does not carry it. Asked once per folder.
+ * Whether the bundled backend can load here: node-llama-cpp in the extension's own node_modules
+ * (`fromDir`: dist/ in the built extension; the package root is found from it), the one the server
+ * process loads (src/localServer/nodeLlamaCpp.ts), never a workspace's. A platform VSIX carries it;
+ * the platform-neutral VSIX does not. Asked once per folder.
  */
 export function bundledBackendAvailable(fromDir: string = __dirname): boolean {
   let found = bundledFound.get(fromDir);
   if (found === undefined) {
-    try {
-      createRequire(join(fromDir, 'noop.js')).resolve('node-llama-cpp');
-      found = true;
-    } catch {
-      found = false;
-    }
+    found = ownNodeLlamaCppEntry(packageRoot(fromDir)) !== undefined;
     bundledFound.set(fromDir, found);
   }
   return found;
@@ -35,7 +31,7 @@ export function startFailure(err: unknown, backend: LocalServerConfig['backend']
   let short = message.split('\n')[0]!;
   const bundledMissing = backend === 'bundled' && /node-llama-cpp/.test(message) && /(Cannot find|ERR_MODULE_NOT_FOUND)/.test(message);
   if (bundledMissing) {
-    // The VSIX is platform-neutral and does not carry node-llama-cpp (native, per platform).
+    // The platform-neutral VSIX does not carry node-llama-cpp (native, per platform).
     message = `${BUNDLED_MISSING} Set llmProfiler.localServer.backend to "llama-server" (with llmProfiler.localServer.llamaServerPath or llama-server on PATH), ` +
       'or run the extension from a checkout after `npm ci`. Details:\n' + message;
     short = BUNDLED_MISSING;

@@ -251,6 +251,10 @@ export const OPTIONS: readonly OptionSpec[] = [
     key: 'readyTimeout', flag: '--ready-timeout', kind: 'number', positive: true, unit: 'of seconds', commands: ['serve'], group: 'Local server', value: 'S',
     defaults: { serve: 60 }, help: 'seconds to wait for the server to be ready',
   },
+  {
+    key: 'build', flag: '--build', kind: 'enum', choices: ['native'], commands: ['serve'], group: 'Local server', value: 'native',
+    help: "first build llama.cpp's CPU backend for this CPU (-march=native, from the source node-llama-cpp ships; needs cmake and a C++ compiler, minutes, once), cached beside the models: the bundled server uses it from then on",
+  },
   { key: 'quiet', flag: '--quiet', kind: 'boolean', commands: ['serve'], group: 'Output', help: "do not print the server's log lines" },
 
   // ---- Load ----

@@ -1,4 +1,5 @@
-// The bundled server's inference engine: node-llama-cpp (CPU only, prebuilt binary), one context
+// The bundled server's inference engine: node-llama-cpp (CPU only: its prebuilt binary, with the
+// native CPU backend of cpuBackend.ts when one is built), one context
 // with `parallel` sequences (slots), continuous batching with a FIFO queue beyond the slots.
 //
 // Two things node-llama-cpp 3.21.1 does not do on its own, done here through its internals
@@ -13,7 +14,10 @@
 //    (the loop holds the lock then, and no decode is in flight), or under the lock when idle.
 import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token, TokenBias } from 'node-llama-cpp';
 import { Rng } from '../engine/random';
+import { cpuBackendChoice, cpuBackendInUse, prepareCpuBackend } from './cpuBackend';
+import type { CpuBackendChoice, CpuBackendInUse } from './cpuBackend';
 import { SYNTHETIC_NAME_PREFIX } from './synthetic';
+import { loadNodeLlamaCpp } from './nodeLlamaCpp';
 
 /** What decoding produced: tokens, when the first came (0: none), why it stopped, the text. */
 interface Decoded {
@@ -55,6 +59,8 @@ export interface EngineOptions {
   readonly ctxSize: number;
   /** Off only to show the upstream behaviour (the stats endpoint then reports split batches). */
   readonly fullBatches?: boolean;
+  /** The llama.cpp CPU backend: the native build when cached (auto), or insist on one. Default: $LLM_PROFILER_CPU_BACKEND, else auto. */
+  readonly cpuBackend?: CpuBackendChoice;
   readonly log?: (line: string) => void;
 }
 
@@ -207,6 +213,7 @@ export class LlamaEngine {
   readonly #sampleable: Token[];
   readonly #synthetic: boolean;
   readonly #slotContext: number;
+  readonly #cpuBackend: CpuBackendInUse;
   #internals = false;
   #pendingClears: { slot: Slot; keep: number; done: boolean; resolve(): void }[] = [];
   #yieldPromise: Promise<void> | undefined;
@@ -214,7 +221,8 @@ export class LlamaEngine {
   #totals = { promptTokens: 0, promptMs: 0, predictedTokens: 0, predictedMs: 0, decodes: 0, busySlots: 0, maxSlotTokens: 0 };
   #disposed = false;
 
-  private constructor(llama: Llama, model: LlamaModel, context: LlamaContext, opts: EngineOptions, neverBias: TokenBias | undefined, sampleable: Token[]) {
+  private constructor(llama: Llama, model: LlamaModel, context: LlamaContext, opts: EngineOptions, neverBias: TokenBias | undefined, sampleable: Token[], cpuBackend: CpuBackendInUse) {
+    this.#cpuBackend = cpuBackend;
     this.#llama = llama;
     this.#model = model;
     this.#context = context;
@@ -229,8 +237,10 @@ export class LlamaEngine {
   }
 
   static async create(opts: EngineOptions): Promise<LlamaEngine> {
-    const nlc = await import('node-llama-cpp');
+    const nlc = await loadNodeLlamaCpp();
     const log = opts.log ?? (() => undefined);
+    // Before node-llama-cpp initialises: the native CPU backend, when built, replaces the prebuilt one.
+    const plan = prepareCpuBackend(opts.cpuBackend ?? cpuBackendChoice());
     const llama = await nlc.getLlama({
       gpu: false,
       build: 'never', // never download or compile: the prebuilt CPU binary only
@@ -241,6 +251,10 @@ export class LlamaEngine {
       logLevel: nlc.LlamaLogLevel.warn,
       logger: (level, message) => log(`llama.cpp ${level}: ${message.trimEnd()}`),
     });
+    const cpu = cpuBackendInUse();
+    log(cpu.kind === 'native'
+      ? `CPU backend: native, built for this CPU (${cpu.path})`
+      : `CPU backend: ${cpu.kind} ${cpu.variant} (${cpu.path || 'not found in the process maps'})${plan.native ? '' : `; native build: ${plan.why}`}`);
     const model = await llama.loadModel({ modelPath: opts.modelPath, gpuLayers: 0 });
     const perSlot = Math.max(64, Math.floor(opts.ctxSize / opts.parallel));
     // A synthetic model's context_length is only a number synthetic.ts wrote (random weights, never
@@ -279,9 +293,13 @@ export class LlamaEngine {
         else if (!model.isEogToken(tok)) neverBias!.set(tok, 'never');
       });
     }
-    return new LlamaEngine(llama, model, context, opts, neverBias, sampleable);
+    return new LlamaEngine(llama, model, context, opts, neverBias, sampleable, cpu);
   }
 
+  /** The llama.cpp CPU backend this process runs (native build or prebuilt variant). */
+  get cpuBackend(): CpuBackendInUse {
+    return this.#cpuBackend;
+  }
   get modelName(): string {
     return String(this.#model.fileInfo.metadata?.general?.name ?? 'model');
   }
@@ -312,7 +330,7 @@ export class LlamaEngine {
       for (const m of messages) text += `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`;
       return this.tokenize(`${text}<|im_start|>assistant\n`, true, true);
     }
-    const nlc = await import('node-llama-cpp');
+    const nlc = await loadNodeLlamaCpp();
     const wrapper = nlc.resolveChatWrapper(this.#model);
     type Item = Parameters<typeof wrapper.generateContextState>[0]['chatHistory'][number];
     const history: Item[] = [];

@@ -188,7 +188,7 @@ export class LocalHttpServer {
         case '/slots':
           return this.#json(res, 200, this.#engine.slots());
         case '/stats':
-          return this.#json(res, 200, { ...this.#engine.stats(url.searchParams.has('reset')), parallel: this.#engine.parallel, queued: this.#engine.queued, refused: { ...this.#refused } });
+          return this.#json(res, 200, { ...this.#engine.stats(url.searchParams.has('reset')), parallel: this.#engine.parallel, queued: this.#engine.queued, refused: { ...this.#refused }, cpuBackend: this.#engine.cpuBackend });
         case '/metrics': {
           const text = await this.#metrics.metrics();
           res.writeHead(200, { 'content-type': this.#metrics.contentType, 'content-length': Buffer.byteLength(text) });

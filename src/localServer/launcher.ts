@@ -10,7 +10,8 @@ import { createInterface } from 'node:readline';
 import type { GgufHeader } from './gguf';
 import { checkMemory, resolveModel } from './model';
 import { defaultCtxSize, defaultThreads, DEFAULT_BATCH_SIZE, DEFAULT_PARALLEL, DEFAULT_READY_TIMEOUT_MS, DEFAULT_SLOT_CONTEXT, STOP_GRACE_MS } from './defaults';
-import { findLlamaServer, serverBundlePath } from './paths';
+import { findLlamaServer, packageRoot, serverBundlePath } from './paths';
+import { NodeLlamaCppMissingError, ownNodeLlamaCppEntry } from './nodeLlamaCpp';
 import type { LocalServerHandle, LocalServerOptions } from './types';
 
 const LOG_TAIL = 40;
@@ -109,6 +110,7 @@ async function plan(options: LocalServerOptions): Promise<Plan> {
   const model = await resolveModel(options.model);
   checkMemory(model.path, model.header, ctxSize, undefined, parallel);
   if (requestedPort !== 0) await checkPortFree(requestedPort);
+  if (backend === 'bundled' && !ownNodeLlamaCppEntry()) throw new LocalServerError(new NodeLlamaCppMissingError(packageRoot()).message);
   const bundle = serverBundlePath();
   if (!existsSync(bundle)) throw new LocalServerError(`the server bundle ${bundle} is missing: run \`npm run build\` first`);
   // llama-server cannot report a port it picked: pick a free one here.

@@ -145,7 +145,7 @@ async function serve(args: ServerArgs): Promise<void> {
   up.http = http;
   const port = await http.listen(args.port);
   log(`model loaded in ${Math.round(performance.now() - t0)} ms; ${args.parallel} slots of ${engine.slotContextSize} tokens; listening on http://127.0.0.1:${port}`);
-  process.stdout.write(`${JSON.stringify({ event: 'listening', port, url: `http://127.0.0.1:${port}`, model: modelId, pid: process.pid, slotContext: engine.slotContextSize })}\n`);
+  process.stdout.write(`${JSON.stringify({ event: 'listening', port, url: `http://127.0.0.1:${port}`, model: modelId, pid: process.pid, slotContext: engine.slotContextSize, cpuBackend: engine.cpuBackend.kind })}\n`);
 }
 
 async function main(): Promise<void> {

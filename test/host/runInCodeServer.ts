@@ -3,8 +3,11 @@
 //  1. build the extension and the suite; start code-server in its own process group;
 //  2. open the workbench with the extension loaded unpacked and the suite as extensionTestsPath:
 //     the suite's exit code arrives through window.codeAutomationExit;
-//  3. open the workbench again (extension only) and drive it as a user would (test/host/ui.ts);
-//  4. kill code-server's whole group and check that no process of the run is left.
+//  3. open the workbench again with the universal VSIX installed and drive it as a user would
+//     (test/host/ui.ts), then in an untrusted workspace;
+//  4. install this machine's platform VSIX (node-llama-cpp and its binary inside) into a fresh
+//     code-server and run the bundled local server through the workbench (test/host/uiLocalServer.ts);
+//  5. kill code-server's whole group and check that no process of the run is left.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +17,8 @@ import { ensureCodeServer } from '../../scripts/setupCodeServer';
 import { startScriptedServer } from '../support/scriptedServer';
 import { buildForHost, ROOT, SUITE_JS } from './build';
 import { installExtension, startCodeServer, type CodeServer } from './codeServer';
-import { packageVsix } from './vsix';
+import { packageVsixes, type VsixResult } from './vsix';
+import { runLocalServerUiTests } from './uiLocalServer';
 import { ARTIFACTS, runUiTests, runUntrustedUiTests } from './ui';
 import { writeWorkspace } from './workspace';
 
@@ -85,20 +89,29 @@ async function main(): Promise<number> {
   let ui = { passed: 0, failed: 0 };
   let vsixOk: { passed: number; failed: number };
   try {
-    // ---- the VSIX: packaged from a production build, checked, installed for the UI tests ----
-    const vsix = packageVsix(join(base, 'vsix-stage'));
-    console.log(`VSIX: ${(vsix.bytes / 1024).toFixed(0)} KiB, ${vsix.files.length} files:\n  ${vsix.files.join('\n  ')}`);
-    if (vsix.problems.length) { console.log(`  FAIL [vsix] contents:\n       ${vsix.problems.join('\n       ')}`); vsixOk = { passed: 0, failed: 1 }; }
-    else { console.log('  ok   [vsix] holds the bundles, the webviews and media, and no sources, maps, tests or node_modules'); vsixOk = { passed: 1, failed: 0 }; }
+    // ---- the VSIXs: packaged from a production build, checked; the universal one installed for the UI tests ----
+    const packaged = await packageVsixes(join(base, 'vsix'));
+    const vsix = packaged.universal;
+    vsixOk = { passed: 0, failed: 0 };
+    const report = (v: VsixResult, name: string, ok: string) => {
+      console.log(`VSIX ${name}: ${(v.bytes / 1024).toFixed(0)} KiB, ${v.files.length} files`);
+      if (v.problems.length) { console.log(`  FAIL [vsix] ${name} contents:\n       ${v.problems.join('\n       ')}`); vsixOk = { ...vsixOk, failed: vsixOk.failed + 1 }; }
+      else { console.log(`  ok   [vsix] ${name}: ${ok}`); vsixOk = { ...vsixOk, passed: vsixOk.passed + 1 }; }
+    };
+    console.log(`  ${vsix.files.join('\n  ')}`);
+    report(vsix, 'universal', 'the bundles, the webviews and media; no sources, maps, tests or node_modules');
+    if (packaged.platform) {
+      report(packaged.platform, packaged.platform.platform.target, `node-llama-cpp's runtime and the ${packaged.platform.platform.binary} binary only, within the 30 MB budget`);
+    } else console.log(`  -- [vsix] node-llama-cpp ships no binary for ${process.platform}-${process.arch}: no platform VSIX here`);
     installExtension(install, base, vsix.path);
     lap('VSIX packaged and installed');
     cs = await startCodeServer(install, base, { LLMP_HOST_USER_DATA: join(base, 'user-data') });
     lap(`code-server listening at ${cs.url} (pgid ${cs.pid})`);
     browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
 
-    const only = process.env.LLMP_HOST_ONLY; // 'suite' or 'ui' while developing
+    const only = process.env.LLMP_HOST_ONLY; // 'suite', 'ui' or 'platform' while developing
     // ---- the in-host suite ----
-    if (only !== 'ui') {
+    if (!only || only === 'suite') {
     let lastLine = '';
     const page = await newPage(browser, (line) => { lastLine = line; console.log(line); });
     const exitCode = new Promise<number>((resolve) => { void page.exposeFunction('codeAutomationExit', (code: number) => resolve(code)); });
@@ -114,7 +127,7 @@ async function main(): Promise<number> {
     } else suite = { passed: 0, failed: 0 };
 
     // ---- the UI tests, on the installed VSIX ----
-    if (only !== 'suite') {
+    if (!only || only === 'ui') {
     const uiPage = await newPage(browser, () => undefined);
     await uiPage.goto(workbenchUrl(cs, ws, false));
     ui = await runUiTests({ page: uiPage, server: uiServer, endpointName: 'ui-scripted' });
@@ -147,6 +160,24 @@ async function main(): Promise<number> {
     } finally {
       await wsServer.close();
     }
+    }
+
+    // ---- the platform VSIX in a fresh code-server: the bundled local server through the workbench ----
+    if (packaged.platform && (!only || only === 'ui' || only === 'platform')) {
+      await cs.stop();
+      const base3 = join(base, 'platform');
+      const ws3 = writeWorkspace(join(base3, 'workspace'));
+      mkdirSync(join(base3, 'user-data', 'User'), { recursive: true });
+      writeFileSync(join(base3, 'user-data', 'User', 'settings.json'), JSON.stringify({ ...settings, 'llmProfiler.endpoints': [] }, null, 2));
+      installExtension(install, base3, packaged.platform.path);
+      // its own cache (XDG_CACHE_HOME under base3): no synthetic model, native CPU backend or llama-server of this machine's
+      cs = await startCodeServer(install, base3, { LLM_PROFILER_CACHE: '', LLM_PROFILER_CPU_BACKEND: '' });
+      const page3 = await newPage(browser, () => undefined);
+      await page3.goto(`${cs.url}/?folder=${encodeURIComponent(ws3)}`);
+      const r = await runLocalServerUiTests({ page: page3, extensionsDir: join(base3, 'extensions'), binary: packaged.platform.platform.binary });
+      ui = { passed: ui.passed + r.passed, failed: ui.failed + r.failed };
+      lap(`${packaged.platform.platform.target} VSIX local-server UI tests done`);
+      await page3.context().close();
     }
   } finally {
     await browser?.close().catch(() => undefined);

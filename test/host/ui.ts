@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { endpointSteps } from './uiEndpoints';
 import { reportSteps } from './uiReports';
 import { a11ySteps } from './uiA11y';
-import { ARTIFACTS, pickQuickItem, posts, reportFrame, runFromPalette, shot, sidebarFrame, waitFor, type Step, type UiContext } from './uiKit';
+import { ARTIFACTS, pickQuickItem, posts, reportFrame, runFromPalette, runSteps, shot, sidebarFrame, waitFor, type Step, type UiContext } from './uiKit';
 
 export { ARTIFACTS, type UiContext };
 
@@ -180,21 +180,3 @@ export function runUiTests(c: UiContext): Promise<{ passed: number; failed: numb
   return runSteps([...steps, ...endpointSteps, ...reportSteps, ...a11ySteps], c);
 }
 
-async function runSteps(steps: readonly Step[], c: UiContext): Promise<{ passed: number; failed: number }> {
-  let passed = 0;
-  let failed = 0;
-  for (const s of steps) {
-    const started = Date.now();
-    try {
-      await s.fn(c);
-      passed++;
-      console.log(`  ok   [ui] ${s.name} (${Date.now() - started} ms)`);
-    } catch (err) {
-      failed++;
-      console.log(`  FAIL [ui] ${s.name} (${Date.now() - started} ms)\n       ${String((err as Error).message).split('\n').join('\n       ')}`);
-      await shot(c.page, `host-fail-${s.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`).catch(() => undefined);
-    }
-  }
-  console.log(`${passed} passed, ${failed} failed`);
-  return { passed, failed };
-}

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import type { Frame, Page } from 'playwright-core';
 import { axeViolations, describeViolations } from '../support/axe';
-import { pickQuickItem, runFromPalette, shot, webviewFrameWith, type Step } from './uiKit';
+import { runFromPalette, shot, waitFor, webviewFrameWith, type Step } from './uiKit';
 
 /** The colour themes as VS Code's theme picker labels them, and the body class each gives a webview. */
 const THEMES = [
@@ -17,7 +17,12 @@ async function setColorTheme(page: Page, label: string): Promise<void> {
   await runFromPalette(page, 'Preferences: Color Theme');
   const input = page.locator('.quick-input-widget input');
   await input.fill(label);
-  await pickQuickItem(page, label);
+  // the list filtered down to the theme (on a loaded machine the click could land on a row that is
+  // about to move), then Enter, and the picker gone before anything else is typed
+  const first = page.locator('.quick-input-list .monaco-list-row').first();
+  await waitFor(`the theme list filtered to ${label}`, async () => (await first.innerText().catch(() => '')).includes(label), 15_000);
+  await input.press('Enter');
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 15_000 });
   await page.waitForTimeout(800);
 }
 

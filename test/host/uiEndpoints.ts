@@ -11,7 +11,7 @@ import type { FrameLocator, Page } from 'playwright-core';
 import { axeViolations, describeViolations } from '../support/axe';
 import { closerOf, listenOnLoopback } from '../support/listen';
 import type { ScriptedServer } from '../support/scriptedServer';
-import { pickQuickItem, runFromPalette, shot, sidebarFrame, waitFor, webviewFrameWith, type Step } from './uiKit';
+import { pickQuickItem, runFromPalette, shot, showSidebar, waitFor, webviewFrameWith, type Step } from './uiKit';
 
 /**
  * A server whose API no probe can tell: every GET answers 404 (no /v1/models, /api/tags or /props);
@@ -49,18 +49,6 @@ const NAME = 'ui-plain';
 const RENAMED = 'ui-plain-2';
 
 /** The sidebar, shown (its activity bar icon toggles the side bar: clicked only when the view is not there). */
-async function showSidebar(page: Page): Promise<FrameLocator> {
-  const icon = page.locator('.part.activitybar .action-item a[aria-label^="LLM Profiler"]').first();
-  await icon.waitFor({ state: 'visible', timeout: 30_000 });
-  for (let i = 0; i < 3; i++) {
-    const f = await sidebarFrame(page).catch(() => undefined);
-    if (f && await f.locator('#run-button').isVisible().catch(() => false)) return f;
-    await icon.click();
-    await page.waitForTimeout(1000);
-  }
-  return sidebarFrame(page);
-}
-
 async function clearToasts(page: Page): Promise<void> {
   await runFromPalette(page, 'Notifications: Clear All Notifications');
   await waitFor('the old toasts to go', async () => (await page.locator('.notifications-toasts .notification-toast').count()) === 0, 10_000);

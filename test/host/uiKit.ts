@@ -15,7 +15,27 @@ export interface UiContext {
   readonly endpointName: string;
 }
 
-export type Step = { name: string; fn: (c: UiContext) => Promise<void> };
+export type Step<C = UiContext> = { name: string; fn: (c: C) => Promise<void> };
+
+/** Runs the steps in order, each on its own: a failure is printed with a screenshot and the next step runs. */
+export async function runSteps<C extends { readonly page: Page }>(steps: readonly Step<C>[], c: C): Promise<{ passed: number; failed: number }> {
+  let passed = 0;
+  let failed = 0;
+  for (const s of steps) {
+    const started = Date.now();
+    try {
+      await s.fn(c);
+      passed++;
+      console.log(`  ok   [ui] ${s.name} (${Date.now() - started} ms)`);
+    } catch (err) {
+      failed++;
+      console.log(`  FAIL [ui] ${s.name} (${Date.now() - started} ms)\n       ${String((err as Error).message).split('\n').join('\n       ')}`);
+      await shot(c.page, `host-fail-${s.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`).catch(() => undefined);
+    }
+  }
+  console.log(`${passed} passed, ${failed} failed`);
+  return { passed, failed };
+}
 
 export const posts = (s: ScriptedServer) => s.log.filter((l) => l.path === '/v1/chat/completions').length;
 
@@ -74,8 +94,8 @@ export async function reportFrame(page: Page): Promise<FrameLocator> {
 }
 
 /** The sidebar's webview: among the workbench's webviews (the report panel is one too), the one with the Run button. */
-export async function sidebarFrame(page: Page): Promise<FrameLocator> {
-  const deadline = Date.now() + 30_000;
+export async function sidebarFrame(page: Page, timeoutMs = 30_000): Promise<FrameLocator> {
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     const outer = page.locator('iframe.webview.ready');
     const n = await outer.count();
@@ -88,6 +108,18 @@ export async function sidebarFrame(page: Page): Promise<FrameLocator> {
   }
 }
 
+/** Opens the LLM Profiler view (if it is not showing) and hands back the sidebar's frame. */
+export async function showSidebar(page: Page): Promise<FrameLocator> {
+  const icon = page.locator('.part.activitybar .action-item a[aria-label^="LLM Profiler"]').first();
+  await icon.waitFor({ state: 'visible', timeout: 60_000 });
+  for (let i = 0; i < 3; i++) {
+    const f = await sidebarFrame(page, i === 0 ? 0 : 5000).catch(() => undefined);
+    if (f && await f.locator('#run-button').isVisible().catch(() => false)) return f;
+    await icon.click();
+    await page.waitForTimeout(1000);
+  }
+  return sidebarFrame(page);
+}
 
 /**
  * The webview's inner Frame (not a FrameLocator) whose document holds `selector`: what axe and

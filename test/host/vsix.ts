@@ -1,10 +1,9 @@
-// Packages the VSIX as a release would (a production build: minified, no source maps) in a staging
-// folder, so the checkout's dist/ is left alone, and checks that it holds what the extension needs
-// and nothing else. The UI tests then run on this VSIX installed into code-server.
-import { spawnSync } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+// The VSIXs as a release makes them (scripts/package.ts: one production build, then the universal
+// VSIX and this machine's platform VSIX), each checked for what it must hold and nothing else. The
+// UI tests then run on them installed into code-server.
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT } from './build';
+import { buildProduction, manifest, packageVsix, PLATFORMS, ROOT, runtimePackages, zipFile, type Platform } from '../../scripts/package';
 
 export interface VsixResult {
   readonly path: string;
@@ -13,65 +12,64 @@ export interface VsixResult {
   readonly problems: readonly string[];
 }
 
-/** What must be inside (paths under extension/). */
-const REQUIRED = ['package.json', 'dist/extension.js', 'dist/engine.js', 'dist/files.js', 'dist/localServer.mjs', 'dist/webview/sidebar.js', 'dist/webview/report.js', 'media/icon.svg', 'media/sidebar.css'];
-/** What must never be. */
+/** The Marketplace budget for a platform VSIX. */
+export const PLATFORM_VSIX_BUDGET = 30 * 1024 * 1024;
+
+/** What must be inside every VSIX (paths under extension/). */
+const REQUIRED = ['package.json', 'dist/extension.js', 'dist/engine.js', 'dist/files.js', 'dist/cli.js', 'dist/localServer.mjs', 'dist/webview/sidebar.js', 'dist/webview/report.js', 'media/icon.svg', 'media/icon.png', 'media/sidebar.css'];
+/** What must never be, in any VSIX. */
 const FORBIDDEN: readonly [RegExp, string][] = [
   [/\.map$/, 'a source map'],
-  [/\.ts$/, 'a TypeScript source'],
+  [/\.[cm]?ts$/, 'a TypeScript source or declaration'],
+  [/\.(c|cc|cpp|h|hpp|gyp|gypi)$/, 'a C/C++ source or build file'],
   [/^extension\/(src|test|webview|scripts|bench|docs|\.ci)\//, 'sources or tests'],
-  [/^extension\/node_modules\//, 'node_modules'],
-  [/(^|\/)\.(env|git|vscode)(\/|$)/, 'a dot folder or file'],
+  [/(^|\/)\.(env|git|vscode|github)(\/|$)/, 'a dot folder or file'],
   [/\.vsix$/, 'another VSIX'],
   [/^extension\/test-artifacts\//, 'test artifacts'],
+  [/gitRelease\.bundle$/, 'llama.cpp\'s source'],
 ];
 
-/** The names in a zip's central directory (no unzip binary needed on a fresh machine). */
-export function zipEntries(file: string): string[] {
-  const buf = readFileSync(file);
-  let eocd = -1;
-  for (let i = buf.length - 22; i >= Math.max(0, buf.length - 65_557); i--) {
-    if (buf.readUInt32LE(i) === 0x06054b50) { eocd = i; break; }
-  }
-  if (eocd < 0) throw new Error(`${file}: not a zip file (no end of central directory)`);
-  const count = buf.readUInt16LE(eocd + 10);
-  let at = buf.readUInt32LE(eocd + 16);
-  const names: string[] = [];
-  for (let n = 0; n < count; n++) {
-    if (buf.readUInt32LE(at) !== 0x02014b50) throw new Error(`${file}: damaged central directory`);
-    const nameLen = buf.readUInt16LE(at + 28);
-    const extraLen = buf.readUInt16LE(at + 30);
-    const commentLen = buf.readUInt16LE(at + 32);
-    names.push(buf.toString('utf8', at + 46, at + 46 + nameLen));
-    at += 46 + nameLen + extraLen + commentLen;
-  }
-  return names;
+/** The platform whose binary this machine runs, if node-llama-cpp ships one. */
+export function hostPlatform(): Platform | undefined {
+  return PLATFORMS.find((p) => p.platform === process.platform && p.arch === process.arch);
 }
 
-export function packageVsix(stage: string): VsixResult {
-  mkdirSync(stage, { recursive: true });
-  for (const f of ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE', '.vscodeignore', 'esbuild.mjs', 'tsconfig.json']) {
-    if (existsSync(join(ROOT, f))) copyFileSync(join(ROOT, f), join(stage, f));
-  }
-  // Build inputs are linked; what goes into the package is copied (vsce does not follow links).
-  for (const d of ['src', 'webview', 'node_modules']) {
-    if (existsSync(join(ROOT, d))) symlinkSync(join(ROOT, d), join(stage, d), 'dir');
-  }
-  cpSync(join(ROOT, 'media'), join(stage, 'media'), { recursive: true });
-  const b = spawnSync(process.execPath, ['esbuild.mjs', '--production'], { cwd: stage, stdio: 'inherit' });
-  if (b.status !== 0) throw new Error(`production build failed (exit ${b.status})`);
-  const out = join(stage, 'llm-profiler.vsix');
-  const vsce = join(ROOT, 'node_modules', '@vscode', 'vsce', 'vsce');
-  // The README's relative links stay relative: the package has no repository URL to point them at.
-  const p = spawnSync(process.execPath, [vsce, 'package', '--no-dependencies', '--no-rewrite-relative-links', '--allow-missing-repository', '-o', out],
-    { cwd: stage, encoding: 'utf8' });
-  if (p.status !== 0) throw new Error(`vsce package failed (exit ${p.status}):\n${p.stdout}\n${p.stderr}`);
-  const listing = zipEntries(out);
+function check(path: string, files: readonly string[], platform: Platform | undefined): VsixResult {
   const problems: string[] = [];
-  // every lazy part the extension requires (esbuild.mjs maps them to ./engine.js, ./files.js) must ship
-  const lazy = [...readFileSync(join(stage, 'dist', 'extension.js'), 'utf8').matchAll(/require\(["']\.\/([a-z]+\.js)["']\)/g)].map((m) => `dist/${m[1]}`);
-  const required = [...new Set([...REQUIRED, ...lazy])];
-  for (const r of required) if (!listing.includes(`extension/${r}`)) problems.push(`missing extension/${r}`);
-  for (const f of listing) for (const [re, what] of FORBIDDEN) if (re.test(f)) problems.push(`${f}: ${what}`);
-  return { path: out, bytes: statSync(out).size, files: listing, problems };
+  const bytes = statSync(path).size;
+  for (const r of REQUIRED) if (!files.includes(`extension/${r}`)) problems.push(`missing extension/${r}`);
+  for (const f of files) for (const [re, what] of FORBIDDEN) if (re.test(f)) problems.push(`${f}: ${what}`);
+  // the Marketplace page renders the README from the VSIX: every image an https URL of a file in the repository
+  const repo = String((manifest().repository as { url?: string } | undefined)?.url ?? '').replace(/\.git$/, '');
+  const readme = zipFile(path, 'extension/readme.md').toString('utf8');
+  for (const [, url] of readme.matchAll(/!\[[^\]]*\]\(([^)\s]+)/g)) {
+    const inRepo = url!.startsWith(`${repo}/raw/HEAD/`) ? url!.slice(`${repo}/raw/HEAD/`.length) : undefined;
+    if (!url!.startsWith('https://')) problems.push(`README image ${url}: not an https URL (the Marketplace shows no relative image)`);
+    else if (inRepo !== undefined && !existsSync(`${ROOT}/${inRepo}`)) problems.push(`README image ${url}: no such file in the repository (${inRepo})`);
+  }
+  const modules = files.filter((f) => f.startsWith('extension/node_modules/'));
+  if (!platform) {
+    if (modules.length) problems.push(`the universal VSIX holds node_modules (${modules.length} files, e.g. ${modules[0]})`);
+  } else {
+    // node-llama-cpp's runtime and this platform's binary package, nothing else (no CUDA or Vulkan variants)
+    const allowed = [...runtimePackages(), `node_modules/@node-llama-cpp/${platform.binary}`].map((p) => `extension/${p}/`);
+    for (const f of modules) if (!allowed.some((a) => f.startsWith(a))) problems.push(`${f}: not part of node-llama-cpp's runtime or the ${platform.binary} binary`);
+    const bins = `extension/node_modules/@node-llama-cpp/${platform.binary}/bins/`;
+    if (!files.some((f) => f.startsWith(bins) && f.endsWith('.node'))) problems.push(`no native addon under ${bins}`);
+    if (!files.includes('extension/node_modules/node-llama-cpp/package.json')) problems.push('missing extension/node_modules/node-llama-cpp');
+    if (bytes > PLATFORM_VSIX_BUDGET) problems.push(`${(bytes / 1024 / 1024).toFixed(1)} MB: over the ${PLATFORM_VSIX_BUDGET / 1024 / 1024} MB budget`);
+  }
+  return { path, bytes, files, problems };
+}
+
+/** The universal VSIX and, where node-llama-cpp ships a binary for this machine, its platform VSIX, into `dir`. */
+export async function packageVsixes(dir: string): Promise<{ universal: VsixResult; platform?: VsixResult & { platform: Platform } }> {
+  const built = join(dir, 'build');
+  await buildProduction(built);
+  const u = packageVsix(built, undefined, dir);
+  const universal = check(u.path, u.files, undefined);
+  const host = hostPlatform();
+  if (!host) return { universal };
+  const p = packageVsix(built, host, dir);
+  return { universal, platform: { ...check(p.path, p.files, host), platform: host } };
 }
