@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { inflateRawSync } from 'node:zlib';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { build } from 'esbuild';
+import { nodeLlamaCppVersion } from '../src/localServer/nodeLlamaCpp';
 import { cacheRoot } from '../src/localServer/paths';
 
 export const ROOT = resolve(__dirname, '..');
@@ -47,6 +48,11 @@ export const PLATFORMS: readonly Platform[] = [
   { target: 'win32-arm64', binary: 'win-arm64', platform: 'win32', arch: 'arm64' },
 ];
 
+/** The platform this machine is, where node-llama-cpp ships a binary for it. */
+export function hostPlatform(): Platform | undefined {
+  return PLATFORMS.find((p) => p.platform === process.platform && p.arch === process.arch);
+}
+
 interface Manifest {
   name: string;
   version: string;
@@ -54,8 +60,6 @@ interface Manifest {
 }
 
 export const manifest = (): Manifest => JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Manifest;
-export const nodeLlamaCppVersion = (): string =>
-  (JSON.parse(readFileSync(join(ROOT, 'node_modules', 'node-llama-cpp', 'package.json'), 'utf8')) as { version: string }).version;
 
 /** The production build (what esbuild.mjs --production makes) into `dir`/dist. */
 export async function buildProduction(dir: string): Promise<void> {
@@ -66,8 +70,8 @@ export async function buildProduction(dir: string): Promise<void> {
   }
 }
 
-function readPkg(dir: string): { name: string; dependencies?: Record<string, string> } {
-  return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string; dependencies?: Record<string, string> };
+function readPkg(dir: string): { name: string; version: string; dependencies?: Record<string, string> } {
+  return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string; version: string; dependencies?: Record<string, string> };
 }
 
 /** Where Node would find `name` from package folder `from`, looking no higher than `root`. */
@@ -129,10 +133,11 @@ function copyPackage(from: string, to: string, rel: string): void {
 }
 
 /** The node-llama-cpp package holding `binary`'s prebuilt files: this machine's from node_modules, another's fetched with `npm pack` (cached). */
-export function binaryPackage(binary: string, version: string = nodeLlamaCppVersion()): string {
+export function binaryPackage(binary: string, version: string = nodeLlamaCppVersion(ROOT)): string {
   const installed = join(ROOT, 'node_modules', '@node-llama-cpp', binary);
-  if (existsSync(join(installed, 'package.json')) && readPkg(installed).name === `@node-llama-cpp/${binary}`) {
-    if ((JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { version: string }).version === version) return installed;
+  if (existsSync(join(installed, 'package.json'))) {
+    const pkg = readPkg(installed);
+    if (pkg.name === `@node-llama-cpp/${binary}` && pkg.version === version) return installed;
   }
   const cache = join(cacheRoot(), 'packaging', `node-llama-cpp-${version}`);
   const dir = join(cache, binary);
@@ -183,7 +188,7 @@ function extensionManifest(withRuntime: boolean): Manifest {
   const m = manifest();
   delete m.scripts;
   delete m.devDependencies;
-  if (withRuntime) m.dependencies = { 'node-llama-cpp': nodeLlamaCppVersion() };
+  if (withRuntime) m.dependencies = { 'node-llama-cpp': nodeLlamaCppVersion(ROOT) };
   else delete m.dependencies;
   return m;
 }
@@ -284,7 +289,7 @@ export function extractZip(file: string, dir: string): void {
  */
 export function packageCli(built: string, outDir: string = ROOT): PackageResult {
   const m = manifest();
-  const nlc = nodeLlamaCppVersion();
+  const nlc = nodeLlamaCppVersion(ROOT);
   const stage = mkdtempSync(join(tmpdir(), 'llmp-npm-'));
   try {
     mkdirSync(join(stage, 'dist'));

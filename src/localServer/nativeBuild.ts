@@ -1,7 +1,7 @@
 // The bundled server at native speed: llama.cpp's CPU backend (ggml-cpu) compiled for this machine's
 // CPU (-march=native) from the source node-llama-cpp ships (node_modules/node-llama-cpp/llama/
 // gitRelease.bundle), once, into the cache beside the models. The engine loads it in place of the
-// prebuilt variant when it is there (see `preloadNativeCpuBackend` in engine.ts).
+// prebuilt variant when it is there (see `prepareCpuBackend` in cpuBackend.ts).
 //
 // Why only ggml-cpu: node-llama-cpp's Linux x64 binary loads its CPU backend at run time, the best of
 // libggml-cpu-{x64,haswell,…,zen4}.so that the CPU supports (GGML_BACKEND_DL). Those are built with
@@ -16,6 +16,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { nodeLlamaCppVersion } from './nodeLlamaCpp';
 import { cacheRoot, llamaCppRelease, packageRoot } from './paths';
 
 /** The module's file name: ggml's loader takes `libggml-cpu-*.so` from the folder it is given. */
@@ -42,14 +43,6 @@ export type NativeCpuLookup =
 /** The folder of the native CPU backend: <cache root>/ggml-cpu-native-<llama.cpp release>. */
 export function nativeCpuDir(root: string = packageRoot()): string {
   return join(cacheRoot(), `ggml-cpu-native-${llamaCppRelease(root).tag.replace(/[^\w.-]/g, '_')}`);
-}
-
-function nodeLlamaCppVersion(root: string): string {
-  try {
-    return (JSON.parse(readFileSync(join(root, 'node_modules', 'node-llama-cpp', 'package.json'), 'utf8')) as { version?: string }).version ?? 'unknown';
-  } catch {
-    return 'unknown';
-  }
 }
 
 /** The first processor's flags and model name in /proc/cpuinfo text. */

@@ -32,6 +32,15 @@ export function ownNodeLlamaCppEntry(root: string = packageRoot()): string | und
   }
 }
 
+/** The version of node-llama-cpp in `root`/node_modules ('unknown' where it is not there). */
+export function nodeLlamaCppVersion(root: string = packageRoot()): string {
+  try {
+    return (JSON.parse(readFileSync(join(root, 'node_modules', 'node-llama-cpp', 'package.json'), 'utf8')) as { version?: string }).version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
 let loaded: Promise<NodeLlamaCpp> | undefined;
 
 /** Imports node-llama-cpp from this package's own node_modules (once per process). */

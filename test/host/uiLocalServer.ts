@@ -3,9 +3,9 @@
 // sidebar, profiled from the palette, and stopped, with no process left behind. The server must run
 // the VSIX's own node-llama-cpp: its native library is looked for in the process's memory map.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { FrameLocator, Page } from 'playwright-core';
+import { processesMentioning } from '../support/processes';
 import { pickQuickItem, reportFrame, runFromPalette, runSteps, shot, showSidebar, waitFor, type Step } from './uiKit';
 
 export interface LocalServerUiContext {
@@ -18,12 +18,7 @@ export interface LocalServerUiContext {
 
 
 /** The bundled server processes started from the installed extension (their command line names its folder). */
-export function serverProcesses(extensionsDir: string): { pid: number; args: string }[] {
-  const out = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
-  return out.split('\n').map((l) => /^\s*(\d+)\s+(.*)$/.exec(l)).filter((m): m is RegExpExecArray => m !== null)
-    .map((m) => ({ pid: Number(m[1]), args: m[2]! }))
-    .filter((p) => p.args.includes('localServer.mjs') && p.args.includes(extensionsDir));
-}
+const serverProcesses = (extensionsDir: string): number[] => processesMentioning('localServer.mjs', extensionsDir);
 
 const stateText = (f: FrameLocator) => f.locator('#local-server-state').innerText();
 
@@ -49,7 +44,7 @@ const steps: Step<LocalServerUiContext>[] = [
       const procs = serverProcesses(extensionsDir);
       assert.equal(procs.length, 1, `one server process from the installed extension: ${JSON.stringify(procs)}`);
       // the native library it runs is the VSIX's, not a checkout's or a workspace's
-      const maps = readFileSync(`/proc/${procs[0]!.pid}/maps`, 'utf8');
+      const maps = readFileSync(`/proc/${procs[0]!}/maps`, 'utf8');
       const libs = [...new Set(maps.split('\n').map((l) => l.split(/\s+/)[5] ?? '').filter((p) => /(llama|ggml)[^/]*\.(so|node|dylib|dll)(\.[\d.]+)?$/.test(p)))];
       assert.ok(libs.some((l) => l.endsWith('.node')) && libs.some((l) => /ggml-cpu/.test(l)), `the server process has node-llama-cpp's addon and a ggml CPU backend loaded: ${libs.join(', ')}`);
       const own = `${extensionsDir}/`;

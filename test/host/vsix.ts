@@ -3,7 +3,7 @@
 // UI tests then run on them installed into code-server.
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildProduction, manifest, packageVsix, PLATFORMS, ROOT, runtimePackages, zipFile, type Platform } from '../../scripts/package';
+import { buildProduction, hostPlatform, manifest, packageVsix, ROOT, runtimePackages, zipFile, type Platform } from '../../scripts/package';
 
 export interface VsixResult {
   readonly path: string;
@@ -28,11 +28,6 @@ const FORBIDDEN: readonly [RegExp, string][] = [
   [/^extension\/test-artifacts\//, 'test artifacts'],
   [/gitRelease\.bundle$/, 'llama.cpp\'s source'],
 ];
-
-/** The platform whose binary this machine runs, if node-llama-cpp ships one. */
-export function hostPlatform(): Platform | undefined {
-  return PLATFORMS.find((p) => p.platform === process.platform && p.arch === process.arch);
-}
 
 function check(path: string, files: readonly string[], platform: Platform | undefined): VsixResult {
   const problems: string[] = [];

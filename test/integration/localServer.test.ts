@@ -2,8 +2,8 @@
 // through the launcher, spoken to over HTTP with node's fetch and profiled with the engine.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import type { IncomingHttpHeaders } from 'node:http';
 import { connect, createServer } from 'node:net';
@@ -16,19 +16,12 @@ import type { LocalServerHandle, LocalServerOptions } from '../../src/localServe
 import { serveCommand } from '../../src/cli/serve';
 import { decodeFirstStrategy } from '../../src/localServer/engine';
 import { processesMentioning } from '../support/processes';
+import { ensureServerBundle } from '../support/serverBundle';
 
 const ROOT = join(__dirname, '..', '..');
 let dir: string;
 let modelPath: string;
 const started: LocalServerHandle[] = [];
-
-function ensureBuilt(): void {
-  const bundle = join(ROOT, 'dist', 'localServer.mjs');
-  const newest = Math.max(...readdirSync(join(ROOT, 'src', 'localServer')).map((f) => statSync(join(ROOT, 'src', 'localServer', f)).mtimeMs));
-  if (existsSync(bundle) && statSync(bundle).mtimeMs >= newest) return;
-  const r = spawnSync(process.execPath, ['esbuild.mjs'], { cwd: ROOT, stdio: 'inherit' });
-  assert.equal(r.status, 0, 'the build succeeds');
-}
 
 function pidAlive(pid: number): boolean {
   try {
@@ -98,7 +91,7 @@ type ChatChunk = { id: string; choices: { delta: { content?: string; role?: stri
 const chat = (content: string, extra: Record<string, unknown> = {}) => ({ model: 'x', messages: [{ role: 'user', content }], ...extra });
 
 before(async () => {
-  ensureBuilt();
+  ensureServerBundle();
   dir = mkdtempSync(join(tmpdir(), 'llmp-local-'));
   modelPath = await ensureSyntheticModel(PRESETS.tiny, dir);
 });

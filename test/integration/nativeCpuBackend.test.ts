@@ -4,28 +4,20 @@
 // The native case copies a real build from the user's cache; without one it is skipped.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CPU_BACKEND_ENV } from '../../src/localServer/cpuBackend';
 import { startLocalServer, LocalServerError } from '../../src/localServer/launcher';
 import { findNativeCpuBackend, NATIVE_CPU_LIB, nativeCpuDir } from '../../src/localServer/nativeBuild';
 import { ensureSyntheticModel, PRESETS } from '../../src/localServer/synthetic';
+import { ensureServerBundle } from '../support/serverBundle';
 
 const ROOT = join(__dirname, '..', '..');
 let modelPath: string;
 let cache: string;
 /** The user's native build, found before the cache root moves to a temporary folder. */
 let realNative: ReturnType<typeof findNativeCpuBackend>;
-
-function ensureBuilt(): void {
-  const bundle = join(ROOT, 'dist', 'localServer.mjs');
-  const newest = Math.max(...readdirSync(join(ROOT, 'src', 'localServer')).map((f) => statSync(join(ROOT, 'src', 'localServer', f)).mtimeMs));
-  if (existsSync(bundle) && statSync(bundle).mtimeMs >= newest) return;
-  const r = spawnSync(process.execPath, ['esbuild.mjs'], { cwd: ROOT, stdio: 'inherit' });
-  assert.equal(r.status, 0, 'the build succeeds');
-}
 
 /** Runs `fn` with the given environment changes, which the server process inherits at its start. */
 async function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Promise<T>): Promise<T> {
@@ -61,7 +53,7 @@ async function cpuOf(vars: Record<string, string | undefined>): Promise<{ kind: 
 }
 
 before(async () => {
-  ensureBuilt();
+  ensureServerBundle();
   modelPath = await ensureSyntheticModel(PRESETS.tiny);
   realNative = findNativeCpuBackend();
   cache = mkdtempSync(join(tmpdir(), 'llmp-cpu-'));

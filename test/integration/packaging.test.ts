@@ -10,10 +10,10 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
-import { buildProduction, extractZip, packageCli, packageVsix, PLATFORMS, zipEntries } from '../../scripts/package';
+import { buildProduction, extractZip, hostPlatform, packageCli, packageVsix, zipEntries } from '../../scripts/package';
 import { processesMentioning } from '../support/processes';
 
-const host = PLATFORMS.find((p) => p.platform === process.platform && p.arch === process.arch);
+const host = hostPlatform();
 let dir: string;
 let built: string;
 
