@@ -59,7 +59,8 @@ export function registerEndpointTests(): void {
     servers.push(llama);
     // the view checks a new endpoint's dot while it is open (a probe is a request: none for a closed view)
     await vscode.commands.executeCommand('llmProfiler.sidebar.focus');
-    await until('the sidebar view to be open', () => api.test!.sidebar.isOpen);
+    // a webview's first load (its page fetched and its script posting "ready") took over 10 s once on CI
+    await until('the sidebar view to be open', () => api.test!.sidebar.isOpen, 45_000);
     const { result, asked } = await answering(['ep-llama', llama.url, 'auto', ''], () =>
       Promise.resolve(vscode.commands.executeCommand<string | undefined>('llmProfiler.addEndpoint', { then: 'return' })));
     assert.equal(result, 'ep-llama');
