@@ -9,7 +9,7 @@
 // Number lists (chunkTimesMs: a run can hold a million) are checked by one tight loop, not element
 // by element through the schema machinery.
 import * as v from 'valibot';
-import { API_KINDS, METRICS_FAMILIES, RETRY_REASONS, SAMPLING_KEYS, STALL_CAUSES, TIMING_SOURCES } from './types';
+import { API_KINDS, IMPORT_TOOLS, METRICS_FAMILIES, RETRY_REASONS, SAMPLING_KEYS, STALL_CAUSES, TIMING_SOURCES } from './types';
 import type { RunFile, Stats } from './types';
 
 import { RUN_FORMAT, RUN_VERSION, TOOL_NAME } from './runFormat';
@@ -269,6 +269,7 @@ const sweep = v.looseObject({
       requestIndexes: numbers,
       meanBatch: opt(num),
       measuredPromptTokens: opt(num),
+      reported: opt(v.record(str, num)),
     }),
   ),
   fit: opt(v.object({ baseMs: num, kMs: num, ceilingTokensPerSecond: num, r2: num })),
@@ -334,6 +335,16 @@ const prefixCacheCheck = v.object({
   message: str,
 });
 
+const importedFrom = v.object({
+  tool: v.picklist(IMPORT_TOOLS),
+  version: opt(str),
+  file: str,
+  files: opt(list(str)),
+  startTimes: v.picklist(['absolute', 'relative', 'none']),
+  missing: opt(list(str)),
+  reported: opt(v.record(str, num)),
+});
+
 export const RunFileSchema = v.looseObject({
   format: v.literal(RUN_FORMAT),
   version: v.literal(RUN_VERSION),
@@ -352,6 +363,7 @@ export const RunFileSchema = v.looseObject({
   prefillDial: opt(prefillDial),
   serverMetrics: opt(serverMetrics),
   prefixCache: opt(prefixCacheCheck),
+  importedFrom: opt(importedFrom),
 });
 
 /** What is wrong with a value that should be a run file; each reader words it its own way. */

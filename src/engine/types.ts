@@ -553,6 +553,8 @@ export interface SweepPoint {
   readonly meanBatch?: number;
   /** (sweep) Mean prompt tokens as the server counted them (usage), for the prefill fit. */
   readonly measuredPromptTokens?: number;
+  /** (imported) The figures the other tool reported for this point, under its own names (RunFile.importedFrom). */
+  readonly reported?: Readonly<Record<string, number>>;
 }
 
 export interface SweepFit {
@@ -682,7 +684,39 @@ export interface RunFile {
   readonly serverMetrics?: ServerMetrics;
   /** Present on a `cache-check` run. */
   readonly prefixCache?: PrefixCacheCheck;
+  /** Present on a run imported from another benchmark tool's result (`llm-profiler import`). */
+  readonly importedFrom?: ImportedFrom;
   readonly [extra: string]: unknown;
+}
+
+// ---- Runs imported from other benchmark tools (src/engine/importers/) ----
+
+/** The tools whose results can be imported: vLLM's `bench serve` (and benchmark_serving.py), GuideLLM, AIPerf. */
+export const IMPORT_TOOLS = ['vllm', 'guidellm', 'aiperf'] as const;
+export type ImportTool = (typeof IMPORT_TOOLS)[number];
+
+/**
+ * Where an imported run came from. The requests hold only what the source recorded: a field it
+ * does not have is absent, never made up, and `missing` says so in plain words for the report.
+ */
+export interface ImportedFrom {
+  readonly tool: ImportTool;
+  /** The tool's version as the file states it; absent when the file does not say. */
+  readonly version?: string;
+  /** The file imported (as given), and the other files read with it (AIPerf's profile_export_aiperf.json). */
+  readonly file: string;
+  readonly files?: readonly string[];
+  /**
+   * How the requests' sentAt were obtained: "absolute" (the source's own wall-clock start times),
+   * "relative" (offsets from the run's start, placed on its start time), "none" (the source has no
+   * start times: every request is placed at the run's start, and nothing that lines requests up
+   * across each other (concurrency, stall culprits, the timeline's positions) is to be read from them).
+   */
+  readonly startTimes: 'absolute' | 'relative' | 'none';
+  /** What the source does not record, so this run lacks, each in plain words ("chunk arrival times: GuideLLM keeps the first and last token only"). */
+  readonly missing?: readonly string[];
+  /** The figures the tool itself reported for the whole run, under its own names ("median_ttft_ms": 12.3), to set beside ours. */
+  readonly reported?: Readonly<Record<string, number>>;
 }
 
 // ---- The server's Prometheus /metrics (src/engine/serverMetrics.ts) ----
