@@ -23,6 +23,8 @@ export const targets = [
   { ...node, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', external: ['vscode', 'node-llama-cpp'], plugins: [lazyParts] },
   { ...node, entryPoints: ['src/extension/engineBundle.ts'], outfile: 'dist/engine.js', external: ['vscode', 'node-llama-cpp'] },
   { ...node, entryPoints: ['src/extension/filesBundle.ts'], outfile: 'dist/files.js', external: ['vscode'] },
+  // The worker threads of a run (--workers): found beside dist/cli.js and dist/engine.js (src/engine/workers/coordinator.ts).
+  { ...node, entryPoints: ['src/engine/workers/workerMain.ts'], outfile: 'dist/worker.js', external: ['node-llama-cpp'] },
   { ...node, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', external: ['node-llama-cpp'], banner: { js: '#!/usr/bin/env node' } },
   {
     // node-llama-cpp is ESM only and native: the server is an ES module and loads it from node_modules.

@@ -293,7 +293,7 @@ export function packageCli(built: string, outDir: string = ROOT): PackageResult 
   const stage = mkdtempSync(join(tmpdir(), 'llmp-npm-'));
   try {
     mkdirSync(join(stage, 'dist'));
-    for (const f of ['cli.js', 'localServer.mjs']) copyFileSync(join(built, 'dist', f), join(stage, 'dist', f));
+    for (const f of ['cli.js', 'worker.js', 'localServer.mjs']) copyFileSync(join(built, 'dist', f), join(stage, 'dist', f));
     for (const f of DOCS) copyFileSync(join(ROOT, f), join(stage, f));
     stageRuntime(stage, undefined);
     const pkg = {
@@ -307,7 +307,7 @@ export function packageCli(built: string, outDir: string = ROOT): PackageResult 
       bugs: m.bugs,
       engines: { node: (m.engines as { node: string }).node },
       bin: { 'llm-profiler': 'dist/cli.js' },
-      files: ['dist/cli.js', 'dist/localServer.mjs'],
+      files: ['dist/cli.js', 'dist/worker.js', 'dist/localServer.mjs'],
       dependencies: { 'node-llama-cpp': nlc },
       bundleDependencies: ['node-llama-cpp'],
       optionalDependencies: Object.fromEntries(PLATFORMS.map((p) => [`@node-llama-cpp/${p.binary}`, nlc])),

@@ -19,6 +19,7 @@ import { formatCacheCheck } from '../present/cacheCheckText';
 import { formatProgressLine, formatRunTable } from '../present/runText';
 import { formatDial, formatSweep } from '../present/sweepText';
 import { formatMs } from '../present/units';
+import { checkExportPaths, exportSecrets, exportTargets, writeExports } from './exports';
 import { EXIT, processIo } from './io';
 import type { CliIo } from './io';
 import { parseCommandLine } from './parse';
@@ -234,6 +235,9 @@ export async function jobCommand(command: JobCommandName, argv: readonly string[
     }
     const out = values.str('out');
     if (out !== undefined) await checkOut(out, io);
+    const exports = exportTargets(values);
+    await checkExportPaths(exports, io.cwd);
+    printer.know(exportSecrets(exports, io.env));
     const { job, warnings } = await build(command, values, io);
     for (const w of warnings) err(`warning: ${w}`);
     const local = job.kind === 'dial' || job.target.kind === 'local';
@@ -252,6 +256,8 @@ export async function jobCommand(command: JobCommandName, argv: readonly string[
       code = EXIT.slo;
     }
     if (out !== undefined && !(await writeOut(out, run, io, printer)) && code === EXIT.ok) code = EXIT.failed;
+    // the trace, the chunk CSV and OTLP after the run file: a failure there is said, and the run is kept
+    if (!(await writeExports(run, exports, { cwd: io.cwd, env: io.env, say: err, scrubber: printer.scrubber })) && code === EXIT.ok) code = EXIT.failed;
     return code;
   } catch (e) {
     live.stop();

@@ -17,6 +17,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       const { serveCommand } = await import('./serve');
       return serveCommand(rest);
     }
+    case 'import': {
+      const { importCommand } = await import('./importCommand');
+      return importCommand(rest);
+    }
     case '-h':
     case '--help':
     case 'help':

@@ -20,6 +20,14 @@ const ABOUT: Readonly<Record<CommandName, { usage: string; about: string }>> = {
     usage: 'llm-profiler cache-check [--url URL] [--prompt-file F | --prompt-tokens N] [options]',
     about: "Does the server answer a prompt it has seen from its prefix cache? Each round sends a prompt led by a\nnew unique prefix (cold), the same text again (warm), then a variant that differs in its last words,\none request at a time; prints TTFT cold vs warm, the cached tokens the server reported, and the verdict.",
   },
+  import: {
+    usage: 'llm-profiler import FILE… [--out run.json | --out-dir DIR] [options]',
+    about:
+      "Turn another benchmark tool's per-request results into an llm-profiler run: vLLM's `vllm bench serve\n" +
+      "--save-result --save-detailed` JSON (and benchmark_serving.py's), GuideLLM's benchmarks.json/.yaml, AIPerf's\n" +
+      'profile_export.jsonl. Prints the same table as run (or sweep), with what the source does not record.\n' +
+      "The format is told from the content; the statistics are recomputed from the requests, vLLM's own beside them.",
+  },
   serve: {
     usage: 'llm-profiler serve [options]',
     about: 'Start a local llama.cpp server (OpenAI-compatible, on 127.0.0.1) and keep it running until Ctrl+C.',
@@ -74,7 +82,8 @@ export function usage(command: CommandName): string {
     if (inGroup.length === 0) continue;
     out.push('', group, ...inGroup.flatMap((o) => optionLines(o, command)));
   }
-  if (command !== 'serve') out.push('', EXIT_CODES);
+  if (command === 'import') out.push('', 'Exit codes: 0 ok, 1 a file could not be imported (nothing is written for it), 2 usage error.');
+  else if (command !== 'serve') out.push('', EXIT_CODES);
   return `${out.join('\n')}\n`;
 }
 
@@ -87,6 +96,7 @@ Commands
   prefill-dial   compare prefill chunk sizes on the local server
   cache-check    does the server serve repeated prompts from its prefix cache? TTFT cold vs warm
   serve          start the bundled local server
+  import         another tool's results (vLLM, GuideLLM, AIPerf) as a run: the same table, timeline, compare
 
 Run "llm-profiler <command> --help" for a command's options.
 `;

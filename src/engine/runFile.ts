@@ -149,7 +149,8 @@ const CSV_COLUMNS = [
   'httpStatus', 'errorKind', 'errorMessage',
 ] as const;
 
-function csvCell(value: unknown): string {
+/** One CSV field (RFC 4180): quoted when it holds a quote, a comma or a line break. */
+export function csvCell(value: unknown): string {
   if (value === undefined || value === null) return '';
   const s = String(value);
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;

@@ -122,6 +122,7 @@ const workload = v.object({
   stallFloorMs: num,
   prefixCache: opt(v.picklist(['cold', 'warm'])),
   respectRetryAfter: opt(bool),
+  workers: opt(num),
 });
 
 const requestError = v.object({ kind: errorKind, message: str, status: opt(num), body: opt(str), retryAfterS: opt(num) });

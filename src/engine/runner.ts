@@ -36,6 +36,7 @@ import { newRunId } from './runId';
 import { ProgressTicker, RunTally } from './runTally';
 import { closedLoop, openLoop, sleep, withinPhase } from './scheduler';
 import { connectionsFor, validateWorkload } from './workload';
+import { runOnWorkers, threadsFor, withWorkers } from './workers/coordinator';
 
 export interface RunOptions {
   /** Sent as a bearer token; never written to the run file, and scrubbed from error texts. */
@@ -158,7 +159,7 @@ function abortable(signal: AbortSignal | undefined): { promise: Promise<void>; d
 }
 
 /** The client options for a workload: one warmed connection per concurrent request. */
-function clientOptions(w: WorkloadSpec, apiKey: string | undefined, network: NetworkSpec | undefined): ClientOptions {
+export function clientOptions(w: WorkloadSpec, apiKey: string | undefined, network: NetworkSpec | undefined): ClientOptions {
   return {
     connections: connectionsFor(w),
     // An open loop is never capped unless --max-concurrency says so: a capped one turns into a closed loop.
@@ -281,7 +282,7 @@ export function plannedPrompts(w: WorkloadSpec, endpoint: EndpointSpec, prompts:
 }
 
 /** Hands requests to the client and their records to the tally; on cancel, records what is still out. */
-class Sender {
+export class Sender {
   readonly #client: EndpointClient;
   readonly #tally: RunTally;
   readonly #options: RunOptions;
@@ -390,6 +391,7 @@ export async function runWorkload(endpoint: EndpointSpec, workload: WorkloadSpec
   const tally = new RunTally(runId, w.requests, realClock, { streams: options.streams === true && onProgress !== undefined });
   const ticker = onProgress ? new ProgressTicker(() => onProgress(tally.progress())) : undefined;
   let planner: Planner | undefined;
+  const threads = threadsFor(w);
   const build = (cancelled: boolean, connection?: ConnectionInfo): RunFile =>
     assembleRunFile({
       id: runId,
@@ -399,7 +401,7 @@ export async function runWorkload(endpoint: EndpointSpec, workload: WorkloadSpec
       endpoint,
       network: networkRecord(endpoint.url, options.network),
       ...(options.detectedApi ? { detectedApi: true } : {}),
-      workload: w,
+      workload: withWorkers(w, threads),
       ...(connection ? { connection } : {}),
       ...(planner && planner.prompts.length > 0 ? { prompts: planner.prompts } : {}),
       requests: tally.records(),
@@ -415,6 +417,11 @@ export async function runWorkload(endpoint: EndpointSpec, workload: WorkloadSpec
     pre.catch(() => undefined);
     await Promise.race([pre, aborted.promise]);
     if (signal?.aborted) return build(true);
+    // ---- more streams than one loop stamps well: worker threads (workers/coordinator.ts) ----
+    if (threads > 1) {
+      const out = await runOnWorkers({ endpoint, workload: w, options, tally, planner, threads });
+      return build(out.cancelled, out.connection);
+    }
     client = createEndpointClient(endpoint, clientOptions(w, options.apiKey, options.network));
     const warming = client.warm();
     warming.catch(() => undefined);

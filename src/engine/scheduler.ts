@@ -24,7 +24,7 @@ export function sleep(ms: number, signal: AbortSignal | undefined, clock: Clock 
  * millisecond early; the last part is waited out in event-loop turns (setImmediate), which let I/O
  * (and so the stamping of other streams' chunks) run in between.
  */
-async function sleepUntil(due: number, signal: AbortSignal | undefined, clock: Clock = realClock): Promise<void> {
+export async function sleepUntil(due: number, signal: AbortSignal | undefined, clock: Clock = realClock): Promise<void> {
   for (;;) {
     if (signal?.aborted) return;
     const left = due - clock.now();

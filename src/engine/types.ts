@@ -376,6 +376,12 @@ export interface WorkloadSpec {
    * reply is a failed request, as the endpoint gave it.
    */
   readonly respectRetryAfter?: boolean;
+  /**
+   * Worker threads that sent the requests (--workers), each with its own connection pool and clock
+   * reads, merged into one run on one time base. In a run file: the threads that ran; absent, one
+   * loop (the run's own event loop). Asked for: that many; absent, decided from the stream count.
+   */
+  readonly workers?: number;
 }
 
 /** Stats over a sample. Percentile keys are `p${n}` for each configured percentile (p50, p90, p95, p99 by default). */

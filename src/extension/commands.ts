@@ -18,6 +18,7 @@ export const enum Command {
   ShowPromptProblem = 'llmProfiler.showPromptProblem',
   FillPromptVariables = 'llmProfiler.fillPromptVariables',
   ComparePrefillChunks = 'llmProfiler.comparePrefillChunks',
+  OpenBenchmarkResult = 'llmProfiler.openBenchmarkResult',
 }
 
 /** For the manifest test: const enums vanish at run time, so the list is spelled once more here. */
@@ -25,7 +26,7 @@ export const ALL_COMMANDS: readonly string[] = [
   Command.ProfileEndpoint, Command.StartLocalServer, Command.StopLocalServer, Command.AddEndpoint,
   Command.SetApiKey, Command.EditEndpoint, Command.RemoveEndpoint, Command.OpenRun, Command.CompareRuns, Command.ExportRunCsv, Command.DeleteRun,
   Command.ShowLog, Command.ProfilePrompt, Command.ProfilePromptWith, Command.ShowPromptProblem,
-  Command.FillPromptVariables, Command.ComparePrefillChunks,
+  Command.FillPromptVariables, Command.ComparePrefillChunks, Command.OpenBenchmarkResult,
 ];
 
 export const VIEW_SIDEBAR = 'llmProfiler.sidebar';

@@ -59,6 +59,8 @@ export interface ConfigSnapshot {
   readonly slo?: SloSpec;
   readonly codeLens: { readonly enabled: boolean; readonly extraGlobs: readonly string[] };
   readonly tls: TlsConfig;
+  /** `otlp.endpoint`: where each finished run's metrics are sent over OTLP/HTTP (--otlp-endpoint); absent: nowhere. */
+  readonly otlpEndpoint?: string;
 }
 
 export interface ConfigProblem {
@@ -307,7 +309,17 @@ export function buildConfig(raw: RawConfig, parseSlo: (text: string) => SloSpec)
   else if (rawInsecure !== undefined && rawInsecure !== null) problems.push({ setting: 'llmProfiler.tls.insecure', message: `must be true or false; using ${insecure}` });
   const tls: TlsConfig = { ...(caFile !== undefined ? { caFile } : {}), insecure };
 
-  return { config: { endpoints, localServer, workload, prefixCache, respectRetryAfter, sloText, slo, codeLens: { enabled, extraGlobs }, tls }, problems };
+  let otlpEndpoint = optString(v, 'otlp.endpoint', problems);
+  const otlpProblem = otlpEndpoint !== undefined ? option('otlpEndpoint').check?.(otlpEndpoint) : undefined;
+  if (otlpProblem !== undefined) {
+    problems.push({ setting: 'llmProfiler.otlp.endpoint', message: `${otlpProblem}; runs are not sent` });
+    otlpEndpoint = undefined;
+  }
+
+  return {
+    config: { endpoints, localServer, workload, prefixCache, respectRetryAfter, sloText, slo, codeLens: { enabled, extraGlobs }, tls, ...(otlpEndpoint !== undefined ? { otlpEndpoint } : {}) },
+    problems,
+  };
 }
 
 /** The origin (scheme://host:port) a stored key was set for: a key is only ever sent back there. */

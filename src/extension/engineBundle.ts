@@ -9,3 +9,5 @@ export { detectApi, reachable } from '../engine/detect';
 export { buildNetwork, networkSecrets } from '../jobs/network';
 export { systemCa } from '../jobs/systemCa';
 export { insecureWarning, proxyFor, shownProxy } from '../engine/network';
+// llmProfiler.otlp.endpoint: each finished run's metrics over OTLP (the SDK itself loads on the first send)
+export { exportRunToOtlp, otlpHeadersFromEnv, otlpTimeoutFromEnv } from '../engine/otlp';

@@ -4,6 +4,7 @@
 import { activationClock } from './activationClock';
 import * as vscode from 'vscode';
 import { registerEndpointCommands } from './commands/endpoints';
+import { registerImportCommands } from './commands/import';
 import { registerLocalServerCommands } from './commands/localServer';
 import { registerProfileCommands } from './commands/profile';
 import { registerRunCommands } from './commands/runs';
@@ -51,7 +52,7 @@ function services(context: vscode.ExtensionContext): Services {
   own(config.onDidChange((c) => localServer.setConfig(c.localServer)));
   const reports = own(new ReportPanels(context, (id) => runs.load(id).catch(() => undefined), log));
   const network = new NetworkSettings(config, log);
-  const jobs = own(new JobRunner(runs, reports, localServer, log, network));
+  const jobs = own(new JobRunner(runs, reports, localServer, log, network, config));
   const promptAnswers = own(new PromptAnswers(context.workspaceState));
   return { context, log, config, keys, trust, targets: new Targets(config, keys, trust, log, context.workspaceState), runs, localServer, reports, jobs, network, runsDir, promptAnswers };
 }
@@ -65,6 +66,7 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
   registerLocalServerCommands(s);
   registerEndpointCommands(s);
   registerRunCommands(s);
+  registerImportCommands(s);
   stopOnDeactivate = async () => { await Promise.all([s.localServer.stop(), s.jobs.stopServers()]); };
   // Listing runs is I/O: after activation, not inside it.
   setTimeout(() => { void s.runs.refresh(); }, 0);

@@ -2,4 +2,9 @@
 // them (lazy.ts `loadFiles`). esbuild.mjs builds it as dist/files.js: reading a run file or a
 // prompt file never loads the engine's network code.
 export { readRunFile, requestsToCsv, writeRunFile } from '../engine/runFile';
+// the report panel's other exports: a Perfetto trace, a row per chunk
+export { runToTraceEvents } from '../engine/traceEvents';
+export { chunksToCsv } from '../engine/chunksCsv';
 export { parsePromptFile } from '../engine/promptFiles';
+// another tool's benchmark result as a run ("Open benchmark result…", a file dropped on the report)
+export { importBenchmarkFile } from '../engine/importers/index';

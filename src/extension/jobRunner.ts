@@ -19,6 +19,7 @@ import { loadEngine } from './lazy';
 import type { EngineModule } from './lazy';
 import { startFailure } from './localServerManager';
 import type { LocalServerManager } from './localServerManager';
+import type { ConfigService } from './config';
 import type { Log } from './log';
 import type { NetworkSettings } from './network';
 import type { LiveReport, ReportPanels } from './reportPanel';
@@ -73,6 +74,8 @@ export class JobRunner extends Disposable {
     private readonly localServer: LocalServerManager,
     private readonly log: Log,
     private readonly network: NetworkSettings,
+    /** For `llmProfiler.otlp.endpoint`, read when each run ends. */
+    private readonly config?: Pick<ConfigService, 'current'>,
   ) {
     super();
     this.#item = this._register(vscode.window.createStatusBarItem('llmProfiler.run', vscode.StatusBarAlignment.Left, 49));
@@ -130,6 +133,8 @@ export class JobRunner extends Disposable {
       this.log.info(`run ${runId}: ${run.cancelled ? 'cancelled; kept what finished' : 'done'}: ${summaryText(run)}; saved to ${path}`);
       for (const v of run.summary.verdicts ?? []) this.log.info(`run ${runId}: ${v.message}`);
       for (const n of sentNotes(run)) this.log.warn(`run ${runId}: ${n}`);
+      const otlp = this.config?.current.otlpEndpoint;
+      if (otlp !== undefined) void this.#sendOtlp(engine, stored, otlp);
       const outcome: RunOutcome = { runId: run.id, path, cancelled: Boolean(run.cancelled) };
       this.#onDidFinish.fire(outcome);
       const liveReport = live as LiveReport | undefined;
@@ -152,6 +157,28 @@ export class JobRunner extends Disposable {
     } finally {
       if (this.#active?.runId === runId) this.#active = undefined;
       this.#changed();
+    }
+  }
+
+  /** Sends a stored run's metrics to the OTLP endpoint of the settings; a failure is logged and shown, never thrown (the run is kept). */
+  async #sendOtlp(engine: EngineModule, run: RunFile, endpoint: string): Promise<void> {
+    try {
+      const headers = engine.otlpHeadersFromEnv(process.env);
+      this.log.addSecrets(Object.values(headers));
+      const timeoutMs = engine.otlpTimeoutFromEnv(process.env);
+      const res = await engine.exportRunToOtlp(run, { endpoint, headers, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
+      if (res.ok) {
+        this.log.info(`run ${run.id}: OTLP: ${res.requests} request${res.requests === 1 ? '' : 's'} sent to ${res.url}`);
+        return;
+      }
+      const message = `OTLP: could not send the run to ${res.url}: ${res.message}`;
+      this.log.warn(`run ${run.id}: ${message}`);
+      void vscode.window.showWarningMessage(`LLM Profiler: ${this.log.redact(message)}`, 'Open settings', 'Show log').then((p) => {
+        if (p === 'Open settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'llmProfiler.otlp.endpoint');
+        else if (p) this.log.show();
+      });
+    } catch (err) {
+      this.log.error(`run ${run.id}: OTLP: ${(err as Error).message ?? String(err)}`);
     }
   }
 

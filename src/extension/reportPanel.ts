@@ -11,12 +11,14 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Progress, RequestRecord, RunFile } from '../engine/types';
 import type { ReportHostMessage, ReportWebviewMessage } from '../shared/protocol';
+import { Command } from './commands';
 import type { Log } from './log';
 import { Disposable } from './dispose';
 import { loadFiles } from './lazy';
 import { LiveStreams } from './liveStreams';
 import { LiveThrottle } from './liveThrottle';
 import { compareName, runName, runNameParts } from '../present/runText';
+import { importedNameParts } from '../present/importText';
 import { newNonce, reportHtml, type ReportInitialState } from './webviewHtml';
 
 /** The webview type: package.json lists `onWebviewPanel:llmProfiler.report` so a panel survives a reload. */
@@ -26,6 +28,18 @@ export interface LiveReport {
   update(progress: Progress, records: readonly RequestRecord[]): void;
   end(run: RunFile): void;
 }
+
+/** What a run can be saved as from the panel: the requests as CSV, the run file, a Perfetto trace, the chunks as CSV. */
+export type ExportKind = 'csv' | 'json' | 'trace' | 'chunks';
+
+const EXPORT_KINDS = { exportCsv: 'csv', exportJson: 'json', exportTrace: 'trace', exportChunksCsv: 'chunks' } as const satisfies Record<string, ExportKind>;
+
+const EXPORT_FILES: Readonly<Record<ExportKind, { suffix: string; filters: Record<string, string[]>; title: string }>> = {
+  csv: { suffix: '.csv', filters: { 'CSV': ['csv'] }, title: 'Save the requests as CSV' },
+  json: { suffix: '.json', filters: { 'Run file (JSON)': ['json'] }, title: 'Save the run file' },
+  trace: { suffix: '.trace.json', filters: { 'Trace (Perfetto, chrome://tracing)': ['json'] }, title: 'Save the run as a trace for Perfetto UI' },
+  chunks: { suffix: '.chunks.csv', filters: { 'CSV': ['csv'] }, title: 'Save the chunks as CSV (a row per chunk)' },
+};
 
 /** Finds a stored run by id, for a panel restored after a reload. */
 export type LoadRun = (runId: string) => Promise<RunFile | undefined>;
@@ -135,15 +149,23 @@ class ReportPanel {
         this.#post(this.#snapshot());
         return;
       case 'exportCsv':
-      case 'exportJson': {
+      case 'exportJson':
+      case 'exportTrace':
+      case 'exportChunksCsv': {
         const run = this.#runById(m.runId);
         if (!run) { void vscode.window.showErrorMessage(`LLM Profiler: the run ${m.runId} is no longer open in this panel.`); return; }
-        await this.#owner.exportRun(run, m.type === 'exportCsv' ? 'csv' : 'json');
+        await this.#owner.exportRun(run, EXPORT_KINDS[m.type]);
         return;
       }
       case 'exportPng':
         await this.#owner.exportPng(m.name, m.dataUrl);
         return;
+      case 'openDropped': {
+        // strings only, a few: the page is not trusted to send more
+        const files = Array.isArray(m.files) ? m.files.filter((f): f is string => typeof f === 'string' && f.length > 0 && f.length < 4096).slice(0, 10) : [];
+        if (files.length) await vscode.commands.executeCommand(Command.OpenBenchmarkResult, undefined, files);
+        return;
+      }
       default: {
         const never: never = m;
         void never;
@@ -164,6 +186,11 @@ function shows(s: Shown, runId: string): boolean {
   return (s.kind === 'run' && (s.run.id === runId || s.compareWith?.id === runId)) || (s.kind === 'live' && s.run.id === runId);
 }
 
+/** A run's name: an imported run's says the tool and the file ("GuideLLM sweep rate 1–8/s on benchmarks.json"). */
+function nameParts(run: RunFile): ReturnType<typeof runNameParts> {
+  return importedNameParts(run) ?? runNameParts(run);
+}
+
 /** A tab's title: the run's name (runText.ts runName), two told apart, "(deleted)" when its file is gone. */
 function titleOf(s: Shown, deleted: ReadonlySet<string> = new Set()): string {
   switch (s.kind) {
@@ -173,8 +200,8 @@ function titleOf(s: Shown, deleted: ReadonlySet<string> = new Set()): string {
     case 'run': {
       const a = s.run;
       const b = s.compareWith;
-      if (!b) return `${runName(runNameParts(a))}${deleted.has(a.id) ? ' (deleted)' : ''}`;
-      const title = compareName({ ...runNameParts(a), id: a.id }, { ...runNameParts(b), id: b.id });
+      if (!b) return `${runName(nameParts(a))}${deleted.has(a.id) ? ' (deleted)' : ''}`;
+      const title = compareName({ ...nameParts(a), id: a.id }, { ...nameParts(b), id: b.id });
       const gone = [a, b].filter((r) => deleted.has(r.id));
       return gone.length === 0 ? title : `${title} (${gone.length === 2 ? 'both deleted' : `${gone[0] === a ? 'A' : 'B'} deleted`})`;
     }
@@ -295,16 +322,19 @@ export class ReportPanels extends Disposable {
     return folder ? vscode.Uri.joinPath(folder, safe) : vscode.Uri.file(join(homedir(), safe));
   }
 
-  async exportRun(run: RunFile, kind: 'csv' | 'json'): Promise<void> {
+  async exportRun(run: RunFile, kind: ExportKind): Promise<void> {
+    const how = EXPORT_FILES[kind];
     const target = await vscode.window.showSaveDialog({
-      defaultUri: this.#defaultUri(`${run.id}.${kind}`),
-      filters: kind === 'csv' ? { 'CSV': ['csv'] } : { 'Run file (JSON)': ['json'] },
-      title: kind === 'csv' ? 'Save the requests as CSV' : 'Save the run file',
+      defaultUri: this.#defaultUri(`${run.id}${how.suffix}`),
+      filters: how.filters,
+      title: how.title,
     });
     if (!target) return;
     try {
       const m = await loadFiles();
       if (kind === 'csv') await writeFile(target.fsPath, m.requestsToCsv(run), 'utf8');
+      else if (kind === 'chunks') await writeFile(target.fsPath, m.chunksToCsv(run), 'utf8');
+      else if (kind === 'trace') await writeFile(target.fsPath, `${JSON.stringify(m.runToTraceEvents(run))}\n`, 'utf8');
       else await m.writeRunFile(target.fsPath, run);
       void vscode.window.showInformationMessage(`LLM Profiler: saved ${target.fsPath}`);
     } catch (e) {

@@ -6,6 +6,7 @@ import { mkdir, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunFile } from '../engine/types';
 import { networkShort } from '../present/endpointText';
+import { importedNameParts } from '../present/importText';
 import { runWhat } from '../present/runText';
 import { sentLine } from '../present/sentText';
 import { loadFiles } from './lazy';
@@ -44,6 +45,8 @@ export interface RunIndexEntry {
   readonly what: string;
   /** What a prompt file's prompts were sent with ("max 256 tokens (from the file)"), when the run records it (RunFile.prompts). */
   readonly sent?: string;
+  /** An imported run: the file it was imported from (opening that file again replaces this run, not a second copy). */
+  readonly importedFile?: string;
 }
 
 export interface RunIo {
@@ -63,11 +66,13 @@ function finite(n: unknown): number | undefined {
 export function indexEntry(run: RunFile, path: string): RunIndexEntry {
   const s = run.summary;
   const ref = run[PROMPT_REF_KEY] as PromptRef | undefined;
+  // another tool's result: named for the tool and its file (present/importText.ts)
+  const imported = importedNameParts(run);
   return {
     id: run.id,
     path,
     startedAt: run.startedAt,
-    endpointName: run.endpoint.name ?? run.endpoint.url,
+    endpointName: imported?.endpointName ?? run.endpoint.name ?? run.endpoint.url,
     url: run.endpoint.url,
     model: run.endpoint.model,
     completed: s?.completed ?? 0,
@@ -80,9 +85,10 @@ export function indexEntry(run: RunFile, path: string): RunIndexEntry {
     itlP99Ms: s?.itlMs?.count ? finite(s.itlMs.p99) : undefined,
     e2eP99Ms: s?.e2eMs?.count ? finite(s.e2eMs.p99) : undefined,
     promptRef: ref && typeof ref.file === 'string' && typeof ref.startLine === 'number' ? ref : undefined,
-    what: runWhat(run),
+    what: imported?.what ?? runWhat(run),
     ...(networkShort(run.endpoint).length ? { network: networkShort(run.endpoint) } : {}),
     ...(run.prompts?.length && run.workload ? { sent: sentLine(run) } : {}),
+    ...(run.importedFrom ? { importedFile: run.importedFrom.file } : {}),
   };
 }
 

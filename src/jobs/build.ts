@@ -195,6 +195,8 @@ function workloadOf(v: OptionValues, command: CommandName, ctx: BuildContext, pr
   const idle = v.num('idleTimeout');
   if (idle !== undefined) o.idleTimeoutMs = idle * 1000;
   if (v.flag('respectRetryAfter')) o.respectRetryAfter = true;
+  const workers = v.num('workers');
+  if (workers !== undefined) o.workers = workers;
   const percentiles = v.nums('percentiles');
   if (percentiles !== undefined) o.percentiles = [...new Set(percentiles)].sort((a, b) => a - b);
   const prefixCache = v.str('prefixCache') as WorkloadSpec['prefixCache'];

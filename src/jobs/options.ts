@@ -8,7 +8,7 @@ import { parseSlo } from '../engine/slo';
 import { API_KINDS } from '../engine/types';
 import { SYNTHETIC_PRESETS } from '../localServer/presets';
 
-export type CommandName = 'run' | 'sweep' | 'prefill-dial' | 'cache-check' | 'serve';
+export type CommandName = 'run' | 'sweep' | 'prefill-dial' | 'cache-check' | 'serve' | 'import';
 /** Where a default applies: a command, or the extension's settings. */
 export type Surface = CommandName | 'settings';
 
@@ -68,7 +68,7 @@ export interface OptionSpec {
   readonly needs?: OptionRule;
 }
 
-const ALL: readonly CommandName[] = ['run', 'sweep', 'prefill-dial', 'cache-check', 'serve'];
+const ALL: readonly CommandName[] = ['run', 'sweep', 'prefill-dial', 'cache-check', 'serve', 'import'];
 const MEASURING: readonly CommandName[] = ['run', 'sweep', 'prefill-dial'];
 const ENDPOINT: readonly CommandName[] = ['run', 'sweep'];
 /** Commands that send to an endpoint (--url) or to the bundled server started for them. */
@@ -99,6 +99,19 @@ function checkUrl(text: string): string | undefined {
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return `must be http:// or https://, got "${displayUrl(text)}"`;
   if (u.username || u.password) return 'must not carry credentials (user:password@): pass a key with --api-key-env VAR';
+  return undefined;
+}
+
+/** An OTLP/HTTP collector's address: http(s), credentials in OTEL_EXPORTER_OTLP_HEADERS, never in the URL. */
+function checkOtlpUrl(text: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(text);
+  } catch {
+    return `is not a valid URL${/[?@]/.test(text) ? '' : `: "${text}"`} (expected http://host:4318)`;
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return `must be http:// or https:// (OTLP/HTTP), got "${displayUrl(text)}"`;
+  if (u.username || u.password) return 'must not carry credentials (user:password@): put them in OTEL_EXPORTER_OTLP_HEADERS';
   return undefined;
 }
 
@@ -280,6 +293,11 @@ export const OPTIONS: readonly OptionSpec[] = [
     help: 'with --rate: at most N in flight (later arrivals wait)',
   },
   {
+    key: 'workers', flag: '--workers', kind: 'int', min: 1, max: 64, commands: ENDPOINT, group: 'Load', value: 'N',
+    defaultNote: 'one loop below 512 streams, else the cores, at most 8',
+    help: 'threads that send the requests, each with its own connections and clock; 1: one loop',
+  },
+  {
     key: 'requests', flag: '--requests', short: '-n', kind: 'int', min: 1, max: 10_000_000, commands: ENDPOINT, group: 'Load', value: 'N',
     defaults: { run: 10, sweep: 16, settings: 32 }, setting: { key: 'workload.requests' },
     help: 'measured requests (a sweep: per point)',
@@ -408,13 +426,30 @@ export const OPTIONS: readonly OptionSpec[] = [
     help: 'exit 3 when an SLO is missed at p99 (a sweep: when no point meets every SLO)',
   },
   {
-    key: 'percentiles', flag: '--percentiles', kind: 'number', min: 0, max: 100, commands: ENDPOINT, list: ['run', 'sweep'], group: 'Limits and judgement', value: '50,90,99',
-    defaults: { run: [50, 90, 95, 99], sweep: [50, 90, 95, 99] }, help: 'percentiles to report',
+    key: 'percentiles', flag: '--percentiles', kind: 'number', min: 0, max: 100, commands: [...ENDPOINT, 'import'], list: ['run', 'sweep', 'import'], group: 'Limits and judgement', value: '50,90,99',
+    defaults: { run: [50, 90, 95, 99], sweep: [50, 90, 95, 99], import: [50, 90, 95, 99] }, help: 'percentiles to report',
   },
 
   // ---- Output ----
-  { key: 'out', flag: '--out', short: '-o', kind: 'string', commands: [...MEASURING, 'cache-check'], group: 'Output', value: 'FILE', help: 'write the run file (JSON; nothing is written without it)' },
-  { key: 'json', flag: '--json', kind: 'boolean', commands: [...MEASURING, 'cache-check'], group: 'Output', help: 'print the result as JSON on stdout instead of the table' },
+  { key: 'out', flag: '--out', short: '-o', kind: 'string', commands: [...MEASURING, 'cache-check', 'import'], group: 'Output', value: 'FILE', help: 'write the run file (JSON; nothing is written without it)' },
+  {
+    key: 'outDir', flag: '--out-dir', kind: 'string', commands: ['import'], group: 'Output', value: 'DIR', conflicts: [{ key: 'out' }],
+    help: 'write one run file per file imported into DIR, named after it (NAME.run.json)',
+  },
+  { key: 'json', flag: '--json', kind: 'boolean', commands: [...MEASURING, 'cache-check', 'import'], group: 'Output', help: 'print the result as JSON on stdout instead of the table' },
+  {
+    key: 'traceOut', flag: '--trace-out', kind: 'string', commands: [...MEASURING, 'cache-check'], group: 'Output', value: 'FILE',
+    help: 'write the run as a trace (Trace Event Format JSON: a track per request, queue/prefill/decode slices, a mark per chunk) to open in ui.perfetto.dev',
+  },
+  {
+    key: 'chunksCsv', flag: '--chunks-csv', kind: 'string', commands: [...MEASURING, 'cache-check'], group: 'Output', value: 'FILE',
+    help: 'write one CSV row per chunk (request, chunk, ms after sending, epoch ms, gap, stall cause)',
+  },
+  {
+    key: 'otlpEndpoint', flag: '--otlp-endpoint', kind: 'string', commands: [...MEASURING, 'cache-check'], group: 'Output', value: 'URL',
+    setting: { key: 'otlp.endpoint' }, check: checkOtlpUrl,
+    help: 'send the run\'s metrics (OpenTelemetry GenAI names) over OTLP/HTTP to a collector, e.g. http://localhost:4318; headers from OTEL_EXPORTER_OTLP_HEADERS',
+  },
   { key: 'help', flag: '--help', short: '-h', kind: 'boolean', commands: ALL, group: 'Output', help: 'this help' },
   { key: 'version', flag: '--version', short: '-V', kind: 'boolean', commands: ALL, group: 'Output', help: 'the version' },
 ];

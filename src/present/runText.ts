@@ -5,7 +5,7 @@ import type { Progress, RunFile, SloSpec, Stall, Stats, Summary } from '../engin
 import { formatSlo } from '../engine/slo';
 import { prefixCacheSplitLine } from './cacheCheckText';
 import { connectionRetriesLine, rateLimitLine, retryAfterNote, statusCounts } from './retryText';
-import { DASH, fixed as num, formatMs, formatNumber, TINY_MS } from './units';
+import { DASH, fixed as num, formatMs, formatNumber, formatQuantity, TINY_MS } from './units';
 import { serverMetricsLines } from './serverMetricsText';
 import { measuresProxy, whereTimeLines } from './whereText';
 import { connectionText, endpointText, networkShort } from './endpointText';
@@ -95,7 +95,7 @@ export function formatRunTable(run: RunFile): string {
   const s = run.summary;
   const w = run.workload;
   const pcts = w.percentiles;
-  const mode = w.mode.kind === 'closed' ? `closed loop, concurrency ${w.mode.concurrency}` : `open loop, ${w.mode.rate} req/s, burstiness ${w.mode.burstiness}`;
+  const mode = w.mode.kind === 'closed' ? `closed loop, concurrency ${w.mode.concurrency}` : `open loop, ${formatQuantity(w.mode.rate)} req/s, burstiness ${formatQuantity(w.mode.burstiness)}`;
   const out: string[] = [];
   out.push(`============ LLM Profiler result ============`);
   out.push(line('Endpoint:', endpointText(run.endpoint)));
@@ -257,7 +257,7 @@ function span(values: readonly number[], unit = ''): string {
   if (values.length === 0) return '';
   const lo = Math.min(...values);
   const hi = Math.max(...values);
-  return lo === hi ? `${lo}${unit}` : `${lo}–${hi}${unit}`;
+  return lo === hi ? `${formatQuantity(lo)}${unit}` : `${formatQuantity(lo)}–${formatQuantity(hi)}${unit}`;
 }
 
 /** "rows.prompt.yml: Rows · row 2"; the name left out when the file's name already says it (greet.prompt.md's "greet"). */
@@ -282,7 +282,7 @@ function promptWhat(run: RunForName): string | undefined {
 function loadWhat(w: RunFile['workload']): string | undefined {
   const mode = w?.mode;
   if (!mode) return undefined;
-  const load = mode.kind === 'closed' ? `c=${mode.concurrency}` : `rate ${mode.rate}/s`;
+  const load = mode.kind === 'closed' ? `c=${mode.concurrency}` : `rate ${formatQuantity(mode.rate)}/s`;
   const size = w.durationS !== undefined ? `${w.durationS} s` : w.requests !== undefined ? `${w.requests} req` : undefined;
   return size ? `${load} · ${size}` : load;
 }

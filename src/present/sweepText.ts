@@ -4,7 +4,7 @@
 import { dialFigures } from '../engine/fit';
 import type { DialFigures } from '../engine/fit';
 import type { RunFile, SloSpec, SweepPoint } from '../engine/types';
-import { DASH, fixed, formatMs } from './units';
+import { DASH, fixed, formatMs, formatQuantity } from './units';
 
 export interface SweepFact {
   /** 'fit', 'slo-batch', 'prefill', 'knee', 'op', 'max', 'stopped', 'cancelled', or 'verdict-<kind>'. */
@@ -111,7 +111,7 @@ export function dialRows(run: RunFile): { readonly header: string[]; readonly ro
 /** A point's value of the swept dimension: "8", "2/s", "1024". */
 function pointValue(dimension: NonNullable<RunFile['sweep']>['dimension'], p: SweepPoint): string {
   if (dimension === 'concurrency' && p.concurrency !== undefined) return String(p.concurrency);
-  if (dimension === 'rate' && p.rate !== undefined) return `${p.rate}/s`;
+  if (dimension === 'rate' && p.rate !== undefined) return `${formatQuantity(p.rate)}/s`;
   if (dimension === 'promptTokens' && p.promptTokens !== undefined) return String(p.promptTokens);
   return p.label;
 }

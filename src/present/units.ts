@@ -54,6 +54,11 @@ export function fixed(v: number | undefined, digits = 2): string {
 }
 
 /** A plain number with sensible decimals (throughput, rates). */
+/** A count or rate as people write it: whole numbers as they are, others to 3 significant digits (0.667, 2.86, 12.5), no trailing zeros. */
+export function formatQuantity(v: number): string {
+  return Number.isInteger(v) || !Number.isFinite(v) ? String(v) : String(Number(v.toPrecision(3)));
+}
+
 export function formatNumber(v: number | undefined, unit = ''): string {
   if (v === undefined || !Number.isFinite(v)) return dash;
   const s = fmt(digitsFor(v)).format(v);

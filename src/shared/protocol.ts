@@ -29,7 +29,16 @@ export type ReportWebviewMessage =
   | { readonly type: 'ready' }
   | { readonly type: 'exportCsv'; readonly runId: string }
   | { readonly type: 'exportJson'; readonly runId: string }
-  | { readonly type: 'exportPng'; readonly name: string; readonly dataUrl: string };
+  /** The run as a Trace Event Format file for Perfetto UI / chrome://tracing, and one CSV row per chunk. */
+  | { readonly type: 'exportTrace'; readonly runId: string }
+  | { readonly type: 'exportChunksCsv'; readonly runId: string }
+  | { readonly type: 'exportPng'; readonly name: string; readonly dataUrl: string }
+  /**
+   * Files dropped on the page (Shift held, as VS Code asks for a drop into a webview): each a URI
+   * (text/uri-list, VS Code's resourceurls) or a path (its codefiles). The host opens each as a
+   * benchmark result (commands/import.ts); the page never reads a file.
+   */
+  | { readonly type: 'openDropped'; readonly files: readonly string[] };
 
 // ---- Sidebar (webview/sidebar) ----
 // (owned by the extension work; keep additions in this section)

@@ -262,17 +262,24 @@ test('compare: CDFs overlaid and a table of p50/p99 differences', async () => {
   }
 });
 
-test('exports post CSV, JSON and PNG requests to the host', async () => {
+test('exports post CSV, JSON, trace, chunks CSV and PNG requests to the host', async () => {
   const run = fixtureRun({ seed: 15 });
   const { context, page } = await openReport(session.browser, session.server.page({ kind: 'run', run }));
   try {
     await rendered(page);
     await page.click('button:text("Export CSV")');
     await page.click('button:text("Export JSON")');
+    await page.click('button:text("Export trace")');
+    await page.click('button:text("Export chunks CSV")');
     await page.click('figure[data-chart="ttft"] button.png');
     await page.click('.block.timeline button:text("PNG")');
     const posted = await page.evaluate(() => (window as unknown as { __posted: Record<string, string>[] }).__posted);
-    assert.deepEqual(posted.slice(1, 3), [{ type: 'exportCsv', runId: run.id }, { type: 'exportJson', runId: run.id }]);
+    assert.deepEqual(posted.slice(1, 5), [
+      { type: 'exportCsv', runId: run.id },
+      { type: 'exportJson', runId: run.id },
+      { type: 'exportTrace', runId: run.id },
+      { type: 'exportChunksCsv', runId: run.id },
+    ]);
     const pngs = posted.filter((m) => m.type === 'exportPng');
     assert.deepEqual(pngs.map((m) => m.name), [`${run.id}-ttft-cdf.png`, `${run.id}-timeline.png`]);
     for (const p of pngs) {

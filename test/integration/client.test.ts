@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer as createHttpServer } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { createEndpointClient } from '../../src/engine/client';
@@ -211,6 +213,65 @@ test('a slow observer does not delay the arrival stamps of other streams (parsin
     // ~3 ms × streams / 2 = 12 ms.
     assert.ok(median(errors) < 5, `median arrival error ${median(errors).toFixed(3)} ms with a 3 ms observer per chunk`);
   });
+});
+
+test('a burst that comes in over several polls is stamped whole before any of it is parsed', async () => {
+  // An engine's step: one chunk for each stream, back to back. Here the server (in this process) writes
+  // them one per event-loop turn, so every chunk comes in a poll of its own: parsing the first ones
+  // as they came would run the observer before the last ones were stamped.
+  const streams = 8;
+  const open: ServerResponse[] = [];
+  let burst: (() => void) | undefined;
+  const server = createHttpServer((req, res) => {
+    req.resume();
+    if (req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.flushHeaders();
+    if (open.push(res) === streams) burst!();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const client = createEndpointClient({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, api: 'openai-chat' }, { connections: streams, timeoutMs: 10_000, idleTimeoutMs: 5000 });
+  try {
+    await client.warm();
+    const calls: number[] = [];
+    const done = new Promise<void>((resolve) => {
+      burst = () => {
+        const writeNext = (k: number) => {
+          if (k === streams) {
+            setTimeout(() => {
+              for (const res of open) res.end('data: [DONE]\n\n');
+              resolve();
+            }, 20);
+            return;
+          }
+          open[k]!.write(`data: {"id":"b${k}","choices":[{"index":0,"delta":{"content":"x"}}]}\n\n`);
+          setImmediate(() => writeNext(k + 1));
+        };
+        // Once every stream's headers are in and parsed.
+        setTimeout(() => writeNext(0), 20);
+      };
+    });
+    const records = await Promise.all(Array.from({ length: streams }, (_, i) => client.send(spec({ index: i, maxTokens: 1 }), signal(), { onChunk: () => calls.push(performance.now()) })));
+    await done;
+    const stamps = records.map((r) => {
+      assert.equal(r.error, undefined);
+      assert.equal(r.chunkTimesMs.length, 1);
+      return r.sentAt - performance.timeOrigin + r.chunkTimesMs[0]!;
+    });
+    assert.equal(new Set(stamps).size, streams, 'each chunk in a poll of its own');
+    // Nothing is parsed before the last chunk is stamped, unless the client stopped waiting for the
+    // rest of the burst: 4 ms after the first chunk (a stall of a busy machine).
+    const first = Math.min(...stamps);
+    const last = Math.max(...stamps);
+    for (const c of calls) assert.ok(c >= last || c - first >= 4, `a chunk parsed ${(c - first).toFixed(3)} ms after the first was stamped, before the last (${(last - first).toFixed(3)} ms)`);
+  } finally {
+    await client.close();
+    for (const res of open) res.destroy();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
 });
 
 test('warm() opens one connection per slot; requests then reuse them (connect time never in TTFT)', async () => {

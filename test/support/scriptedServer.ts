@@ -117,6 +117,8 @@ export interface ScriptedWrite {
   readonly kind: ScriptedWriteKind;
   /** Tokens in this chunk (content and reasoning chunks). */
   readonly tokens: number;
+  /** The engine step that wrote it (stepServer.ts only): chunks of one step went out back to back. */
+  readonly step?: number;
 }
 
 export interface ScriptedRequestLog {

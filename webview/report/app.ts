@@ -14,7 +14,9 @@ import { readTheme, watchTheme, type Theme } from './theme';
 import { Timeline } from './timeline';
 import { SWEEP_POINT_SELECTED, hasSweepView, renderSweep, type SweepPointSelectedDetail } from './sweepView';
 import { asRun } from './validate';
-import { compareRowId, compareTable, errorView, headerView, headlineView, percentileRowId, percentileTable, prefixCacheCheckView, runTitle, sentWithView, stallsList } from './views';
+import { compareRowId, compareTable, errorView, headerView, headlineView, percentileRowId, percentileTable, prefixCacheCheckView, reportedView, runTitle, sentWithView, stallsList } from './views';
+import { importToolLabel, timelineNotes } from '../../src/present/importText';
+import { DROP_HINT } from './drop';
 import { post, setPanelState } from './vscodeApi';
 import { whereSection } from './whereView';
 
@@ -107,7 +109,7 @@ export class ReportApp {
 
   showPlaceholder(text: string): void {
     this.#clear('empty');
-    this.#root.append(h('p', { class: 'placeholder', role: 'status', text }));
+    this.#root.append(h('p', { class: 'placeholder', role: 'status', text }), h('p', { class: 'sub drop-hint', text: DROP_HINT }));
   }
 
   #clear(mode: Mode): void {
@@ -153,6 +155,8 @@ export class ReportApp {
         'Clicking a point shows its requests on the timeline.'));
     }
     this.#root.append(section('Percentiles', 'percentiles', percentileTable(run)));
+    const reported = reportedView(run); // an imported run: the tool's own figures beside ours
+    if (reported) this.#root.append(section(`As ${importToolLabel(run.importedFrom!.tool)} reported`, 'reported', reported));
     const sent = sentWithView(run);
     if (sent) this.#root.append(section('Sent with', 'sent-with', sent));
     const tl = this.#timelineSection(model, run, 'Timeline');
@@ -165,6 +169,7 @@ export class ReportApp {
     this.#root.append(section('Where the time went', 'where', whereBox));
     const dist = h('div', { class: 'charts' });
     this.#root.append(section('Distributions', 'distributions', dist));
+    this.#root.append(h('p', { class: 'sub drop-hint', text: DROP_HINT }));
     tl.attach();
     if (sweepBox) {
       renderSweep(sweepBox, run);
@@ -199,19 +204,21 @@ export class ReportApp {
     const itl = itlSamples(model);
     const cdfs: [string, string, number[] | Float64Array, number | undefined, 'ttftMs' | 'tpotMs' | 'itlMs'][] = [
       ['ttft', 'TTFT', pick((r) => r.ttftMs), slo.ttftMs, 'ttftMs'],
-      ['tpot', 'TPOT', pick((r) => r.tpotMs), slo.tpotMs, 'tpotMs'],
+      ['tpot', 'TPOT', pick(tpotOf), slo.tpotMs, 'tpotMs'],
       ['itl', 'ITL', itl.itl, slo.itlMs, 'itlMs'],
     ];
+    // an imported run: what a chart cannot draw from its file, said on the chart
+    const lacks = chartNotes(run, model.chunkCount);
     // each chart's text alternative: its figures in words, and the percentile table's row of its metric
     for (const [id, label, values, sloV, key] of cdfs) {
-      const { card, canvas } = chartCard(`${label} CDF`, `${run.id}-${id}-cdf`, id, undefined,
+      const { card, canvas } = chartCard(`${label} CDF`, `${run.id}-${id}-cdf`, id, id === 'itl' ? lacks.itl : undefined,
         { summary: cdfSummaryText(label, [{ stats: run.summary[key] }], sloV), describedBy: percentileRowId(key) });
       into.append(card);
       const points = buildCdf(values).filter((q) => id !== 'itl' || q.x > 0);
       this.#charts.push(cdfChart(canvas, t, label, [{ label: run.id, points, slot: 0 }], sloV, id === 'itl'));
     }
     const { card: itlCard, canvas: itlCanvas } = chartCard('ITL over time', `${run.id}-itl-time`, 'itl-time',
-      'Wheel or + and − to zoom, drag or ← → to pan, double-click or 0 to reset (click or Tab to the chart first).',
+      lacks.itl ?? 'Wheel or + and − to zoom, drag or ← → to pan, double-click or 0 to reset (click or Tab to the chart first).',
       { summary: itlTimeSummaryText(itl.at, itl.itl, run.summary.itlMs.p50, run.summary.itlMs.p99) });
     into.append(itlCard);
     // the range shown, said once it settles (a zoom from the keyboard is otherwise silent)
@@ -223,8 +230,9 @@ export class ReportApp {
     itlCanvas.addEventListener('dblclick', () => { (itlC as Chart & { resetZoom?: () => void }).resetZoom?.(); onView(itlC.scales.x!.min, itlC.scales.x!.max); });
     zoomByKeyboard(itlC, itlCanvas, onView);
     this.#charts.push(itlC);
-    const ps = perSecond(seriesRequests(model));
-    const { card: tCard, canvas: tCanvas } = chartCard('Output tokens/s and requests in flight (1 s buckets)', `${run.id}-throughput`, 'throughput', undefined,
+    // without chunk or start times, tokens and requests over time would be made up: none drawn
+    const ps = perSecond(lacks.throughput ? [] : seriesRequests(model));
+    const { card: tCard, canvas: tCanvas } = chartCard('Output tokens/s and requests in flight (1 s buckets)', `${run.id}-throughput`, 'throughput', lacks.throughput,
       { summary: throughputSummaryText(ps.seconds, ps.tokensPerSecond, ps.inFlight) });
     into.append(tCard);
     this.#charts.push(throughputChart(tCanvas, t, ps.seconds, ps.tokensPerSecond, ps.inFlight));
@@ -261,7 +269,9 @@ export class ReportApp {
       ...[['wait', 'client wait'], ['ttft', 'waiting for first token'], ['decode', 'decoding (tick per chunk when zoomed)'], ...stallItems, ['error', 'error']]
         .map(([k, l]) => h('li', {}, h('span', { class: `swatch sw-${k}` }), l!)));
     const sub = timelineSubtitle(model);
-    this.#root.append(section(title, slot === 0 ? 'timeline' : `timeline-${slot}`, h('div', {}, toolbar, legend, tl.element), sub));
+    // an imported run: what its file lacks that the timeline would show (ticks, start times)
+    const notes = timelineNotes(run, model.chunkCount).map((text) => h('p', { class: 'flags timeline-note', role: 'note', text }));
+    this.#root.append(section(title, slot === 0 ? 'timeline' : `timeline-${slot}`, h('div', {}, ...notes, toolbar, legend, tl.element), sub));
     return tl;
   }
 
@@ -298,7 +308,11 @@ export class ReportApp {
     csv.addEventListener('click', () => post('exportCsv', { runId: run.id }));
     const json = h('button', { type: 'button', class: 'action', text: 'Export JSON', title: 'Save the run file as JSON', 'aria-label': side ? `Export JSON${of}` : undefined });
     json.addEventListener('click', () => post('exportJson', { runId: run.id }));
-    return h('div', { class: 'actions' }, csv, json);
+    const trace = h('button', { type: 'button', class: 'action', text: 'Export trace', title: 'Save the run as a trace (a track per request) to open in ui.perfetto.dev', 'aria-label': side ? `Export trace${of}` : undefined });
+    trace.addEventListener('click', () => post('exportTrace', { runId: run.id }));
+    const chunks = h('button', { type: 'button', class: 'action', text: 'Export chunks CSV', title: 'Save one CSV row per chunk', 'aria-label': side ? `Export chunks CSV${of}` : undefined });
+    chunks.addEventListener('click', () => post('exportChunksCsv', { runId: run.id }));
+    return h('div', { class: 'actions' }, csv, json, trace, chunks);
   }
 
   // ---- two runs ----
@@ -328,7 +342,7 @@ export class ReportApp {
     const vals = (run: RunFile, m: LaneModel, k: 'ttft' | 'tpot' | 'itl') => {
       if (k === 'itl') return itlSamples(m).itl;
       const ok = run.requests.filter((r) => !r.warmup && !r.error);
-      return ok.map((r) => (k === 'ttft' ? r.ttftMs : r.tpotMs)).filter((v): v is number => typeof v === 'number');
+      return ok.map((r) => (k === 'ttft' ? r.ttftMs : tpotOf(r))).filter((v): v is number => typeof v === 'number');
     };
     for (const [k, label, sloV] of [['ttft', 'TTFT', slo.ttftMs], ['tpot', 'TPOT', slo.tpotMs], ['itl', 'ITL', slo.itlMs]] as const) {
       const key = `${k}Ms` as const;
@@ -447,6 +461,25 @@ export class ReportApp {
     parts.tput.update('none');
     document.body.dataset.liveRecords = String(state.records.size);
   }
+}
+
+/** A request's TPOT as the engine defines it (metrics.ts tpotOf): an imported record may not carry its own. */
+function tpotOf(r: RequestRecord): number | undefined {
+  if (r.tpotMs !== undefined) return r.tpotMs;
+  return r.outputTokens > 1 && r.ttftMs !== undefined && r.e2eMs !== undefined ? (r.e2eMs - r.ttftMs) / (r.outputTokens - 1) : undefined;
+}
+
+/** What the charts of an imported run cannot draw from its file: ITL without chunk times; tokens/s and requests in flight over time without them or without start times. */
+function chartNotes(run: RunFile, chunkCount: number): { itl?: string; throughput?: string } {
+  const from = run.importedFrom;
+  if (!from) return {};
+  const tool = importToolLabel(from.tool);
+  const noChunks = chunkCount === 0;
+  const noStarts = from.startTimes === 'none';
+  return {
+    ...(noChunks ? { itl: `Nothing to draw: the ${tool} file has no chunk arrival times.` } : {}),
+    ...(noChunks || noStarts ? { throughput: `Not drawn: the ${tool} file has ${[noChunks ? 'no chunk arrival times (tokens over time)' : '', noStarts ? 'no request start times (requests in flight)' : ''].filter(Boolean).join(' and ')}.` } : {}),
+  };
 }
 
 function timelineSubtitle(model: LaneModel): string {

@@ -2,10 +2,16 @@
 // state it was created with, then follows the host's messages.
 import type { ReportHostMessage } from '../../src/shared/protocol';
 import { ReportApp } from './app';
+import { installDrop } from './drop';
 import { post } from './vscodeApi';
 
 const root = document.getElementById('app') ?? document.body.appendChild(document.createElement('main'));
 const app = new ReportApp(root);
+// a result file dropped on the page (Shift held) opens in the host; this line says when it cannot
+const dropStatus = document.body.appendChild(document.createElement('p'));
+dropStatus.className = 'sub drop-status';
+dropStatus.setAttribute('role', 'status');
+installDrop(dropStatus);
 
 window.addEventListener('message', (e: MessageEvent) => {
   const msg = e.data as ReportHostMessage | undefined;

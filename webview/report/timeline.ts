@@ -386,6 +386,8 @@ export class Timeline {
         this.#span(X(l.sent), X(l.firstToken ?? l.end), y + barH * 0.2, barH * 0.6, W, p.purple, a); // waiting for the first token
         const c = l.chunks;
         if (c.length > 0) this.#span(X(c[0]!), X(c[c.length - 1]!), y, barH, W, p.blue, a); // decode
+        // an imported run without chunk times (GuideLLM keeps the first and last token): decode from one to the other, no ticks
+        else if (l.firstToken !== undefined && !l.request.error && l.end > l.firstToken) this.#span(X(l.firstToken), X(l.end), y, barH, W, p.blue, a);
       }
     }
     // gaps cut out of the decode bars: every gap at least a pixel wide

@@ -11,6 +11,7 @@ import { formatAt, formatDelta, formatInt, formatMs, formatNumber, formatPercent
 import { bufferingSentence, measuresProxy, stallPhrase } from '../../src/present/whereText';
 import { networkNotes } from '../../src/present/endpointText';
 import { FROM_TEXT, sentLine, sentNotes, sentWithRows } from '../../src/present/sentText';
+import { importedLine, importToolLabel, reportedRows, type ReportedRow } from '../../src/present/importText';
 
 /** The metrics a buffer between the server and the client distorts: with a buffer they time the proxy's flushes. */
 const PROXY_METRICS: ReadonlySet<MetricKey> = new Set(['tpotMs', 'itlMs']);
@@ -54,6 +55,8 @@ function when(run: RunFile): string {
 }
 
 export function runTitle(run: RunFile): string {
+  // an imported run whose file names no endpoint: the model alone (the header's next line says where it came from)
+  if (run.importedFrom && !run.endpoint?.url) return run.endpoint?.model ?? run.endpoint?.name ?? importedLine(run.importedFrom);
   return `${run.endpoint?.model ?? run.endpoint?.name ?? 'endpoint'} @ ${run.endpoint?.url ?? '?'}`;
 }
 
@@ -71,12 +74,87 @@ export function headerView(run: RunFile, actions: HTMLElement): HTMLElement {
     h('div', { class: 'titles' },
       h('h1', { text: runTitle(run) }),
       h('p', { class: 'meta', text: meta }),
+      ...importedView(run),
       flags.length ? h('p', { class: 'flags', text: flags.join(' · ') }) : undefined,
       buffered ? h('p', { class: 'buffering', role: 'note', title: evidence.length ? `Evidence: ${evidence.join('; ')}` : undefined },
         h('span', { class: 'icon', 'aria-hidden': 'true', text: '⚠ ' }), buffered) : undefined,
     ),
     actions,
   );
+}
+
+/** An imported run's lines: where it came from (the whole path in the tooltip), and what its file does not record. */
+function importedView(run: RunFile): HTMLElement[] {
+  const from = run.importedFrom;
+  if (!from) return [];
+  const tool = importToolLabel(from.tool);
+  const out = [h('p', { class: 'meta imported-from', 'data-tool': from.tool, title: [from.file, ...(from.files ?? [])].join('\n'), text: importedLine(from) })];
+  if (from.missing?.length) {
+    out.push(h('p', { class: 'flags imported-missing', role: 'note' }, `Not in the ${tool} file, so not shown here: `,
+      ...from.missing.flatMap((m, i) => [i ? '; ' : '', h('span', { 'data-missing': i, text: m })])));
+  }
+  return out;
+}
+
+/**
+ * The figures the tool wrote in its own file, under its names, with ours from the same requests
+ * beside each where the name says which figure and unit it is (present/importText.ts). Undefined
+ * for a measured run, or an imported one whose file reported nothing.
+ */
+export function reportedView(run: RunFile): HTMLElement | undefined {
+  const from = run.importedFrom;
+  if (!from) return undefined;
+  const tool = importToolLabel(from.tool);
+  const rows = reportedRows(from, run.summary);
+  if (rows.length) return reportedTable(tool, rows, `As ${tool} reported`);
+  // a sweep whose tool reported per point (GuideLLM's benchmarks): one table per point, folded, against that point's figures
+  const points = (run.sweep?.points ?? []).map((p) => ({ p, rows: reportedRows({ tool: from.tool, reported: p.reported }, p.summary) })).filter((x) => x.rows.length);
+  if (points.length === 0) return undefined;
+  // one point's table at a time, picked by its button (pressed: the one shown)
+  const box = h('div', { class: 'reported-point' });
+  const buttons = points.map(({ p, rows: r }, i) => {
+    const b = h('button', { type: 'button', class: 'tool', 'data-point': p.label, 'aria-pressed': String(i === 0), 'aria-controls': 'reported-point',
+      title: `${formatInt(r.length)} figures, ${formatInt(r.filter((x) => x.ours !== undefined).length)} beside ours`, text: p.label });
+    b.addEventListener('click', () => {
+      for (const o of buttons) o.setAttribute('aria-pressed', String(o === b));
+      box.replaceChildren(reportedTable(tool, r, `As ${tool} reported for ${p.label}`));
+      box.dataset.point = p.label;
+    });
+    return b;
+  });
+  box.id = 'reported-point';
+  box.dataset.point = points[0]!.p.label;
+  box.append(reportedTable(tool, points[0]!.rows, `As ${tool} reported for ${points[0]!.p.label}`));
+  return h('div', { class: 'reported-points' },
+    h('div', { class: 'toolbar', role: 'toolbar', 'aria-label': `Sweep point whose ${tool} figures are shown` }, ...buttons), box);
+}
+
+function reportedTable(tool: string, rows: readonly ReportedRow[], label: string): HTMLElement {
+  const head = h('tr', {}, h('th', { scope: 'col', text: `${tool}'s name` }), h('th', { scope: 'col', class: 'num', text: `As ${tool} reported` }),
+    h('th', { scope: 'col', class: 'num', text: 'Ours' }), h('th', { scope: 'col', text: 'Ours is' }));
+  const row = (r: ReportedRow) => h('tr', { 'data-key': r.key },
+    h('th', { scope: 'row', text: r.key }),
+    h('td', { class: 'num', 'data-stat': 'reported', 'data-value': r.value, title: String(r.value), text: formatNumber(r.value) }),
+    h('td', { class: 'num', 'data-stat': 'ours', 'data-value': r.ours, title: r.ours === undefined ? undefined : String(r.ours), text: r.ours === undefined ? '–' : formatNumber(r.ours) }),
+    h('td', { text: r.oursLabel ?? 'not matched by name' }));
+  // the figures set beside ours first; the tool's others (counts, its own metrics) behind a button: the table stays small
+  const matched = rows.filter((r) => r.ours !== undefined);
+  const others = matched.length ? rows.filter((r) => r.ours === undefined) : [];
+  const rest = h('tbody', { class: 'reported-others', hidden: others.length > 0 }, ...others.map(row));
+  const table = h('table', { class: 'reported' },
+    h('caption', { text: `The figures ${tool} wrote in its file, under its own names and units; ours are computed from the same requests, in the same unit, where the name says which figure it is` }),
+    h('thead', {}, head), h('tbody', {}, ...(matched.length ? matched : rows).map(row)), others.length ? rest : undefined);
+  const region = scrollRegion(table, label);
+  if (others.length === 0) return region;
+  const more = `Show the ${formatInt(others.length)} other figures ${tool} reported`;
+  const toggle = h('button', { type: 'button', class: 'tool reported-more', 'aria-expanded': 'false', text: more });
+  toggle.addEventListener('click', () => {
+    const open = rest.hidden;
+    rest.hidden = !open;
+    toggle.setAttribute('aria-expanded', String(open));
+    toggle.textContent = open ? `Hide the ${formatInt(others.length)} other figures` : more;
+  });
+  return h('div', {}, region, toggle);
 }
 
 interface Figure { readonly id: string; readonly label: string; readonly value: string; readonly raw?: number; readonly slo?: keyof SloSpec; readonly sloValue?: number; readonly bad?: boolean; readonly note?: string; readonly proxy?: boolean }
@@ -119,6 +197,7 @@ export function headlineView(run: RunFile, side?: string): HTMLElement {
   f.push({ id: 'errors', label: 'Errors', value: `${formatInt(s.failed)} of ${formatInt(s.completed + s.failed)}`, raw: s.failed, bad: s.failed > 0, note: errorNote || undefined });
   f.push({ id: 'stalls', label: 'Stalls', value: formatInt(s.stalls.count), raw: s.stalls.count, bad: s.stalls.count > 0,
     note: s.stalls.count ? `${formatMs(s.stalls.totalMs)} total, ${formatPercent(s.stalls.shareOfDecode)} of decode` : undefined });
+  if (run.importedFrom) withoutAbsent(run, f);
   return h('section', { class: 'headline', 'aria-label': side ? `Headline figures of ${side}` : 'Headline figures' }, ...f.map((x) => {
     const isMissed = x.slo !== undefined && missed.has(x.slo);
     const sloText = x.slo && x.sloValue !== undefined ? `${isMissed ? '✗ misses' : '✓ meets'} SLO ${formatMs(x.sloValue)}` : undefined;
@@ -129,6 +208,27 @@ export function headlineView(run: RunFile, side?: string): HTMLElement {
       x.note ? h('span', { class: 'note', text: x.note }) : undefined,
     );
   }));
+}
+
+/** An imported run's figure its file cannot give (ITL without chunk times): "–", never the 0 of an empty set. */
+function absent(run: RunFile, st: Stats | undefined): boolean {
+  return run.importedFrom !== undefined && !st?.count;
+}
+
+/** Whether an imported run's file had chunk arrival times: without them no stall can be found (a stall is a gap between chunks). */
+function noChunks(run: RunFile): boolean {
+  return run.importedFrom !== undefined && !run.requests.some((r) => (r.chunkTimesMs?.length ?? 0) > 0);
+}
+
+/** The headline of an imported run: the figures of an empty set, and stalls without chunk times, shown as not known. */
+function withoutAbsent(run: RunFile, f: Figure[]): void {
+  const of: Record<string, Stats | undefined> = { ttft: run.summary.ttftMs, tpot: run.summary.tpotMs, itl: run.summary.itlMs, e2e: run.summary.e2eMs };
+  for (let i = 0; i < f.length; i++) {
+    const x = f[i]!;
+    const metric = /^(ttft|tpot|itl|e2e)-p\d+$/.exec(x.id)?.[1];
+    if (metric && absent(run, of[metric])) f[i] = { ...x, value: formatMs(undefined), raw: undefined, slo: undefined, note: 'not in the file' };
+    if (x.id === 'stalls' && noChunks(run)) f[i] = { ...x, value: formatMs(undefined), raw: undefined, bad: false, note: 'not known: no chunk times' };
+  }
 }
 
 /** The percentile table's row of a metric, which its CDF chart names as its text alternative (aria-describedby). */
@@ -148,6 +248,7 @@ export function percentileTable(run: RunFile): HTMLElement {
   const proxy = measuresProxy(s);
   const rows = METRICS.map((m) => {
     const st = (s as Summary)[m.key];
+    const none = absent(run, st);
     const sloV = slo[m.key];
     const isMissed = missed.has(m.key);
     const flagged = proxy && PROXY_METRICS.has(m.key);
@@ -156,7 +257,7 @@ export function percentileTable(run: RunFile): HTMLElement {
         m.label, flagged ? h('span', { class: 'proxy-flag', text: ` ⚠ ${PROXY_NOTE}` }) : undefined),
       h('td', { class: 'num', 'data-stat': 'count', 'data-value': st?.count, text: formatInt(st?.count) }),
       ...cols.map((c) => {
-        const v = stat(st, c);
+        const v = none ? undefined : stat(st, c);
         return h('td', { class: 'num', 'data-stat': c, 'data-value': v, title: v === undefined ? undefined : String(v), text: formatMs(v) });
       }),
       h('td', { class: `slo${isMissed ? ' missed' : ''}`, 'data-stat': 'slo',
@@ -179,16 +280,17 @@ export function compareTable(a: RunFile, b: RunFile): HTMLElement {
   const head = h('tr', {}, h('th', { scope: 'col', text: 'Metric' }),
     ...['A p50', 'B p50', 'Δ p50', 'A p99', 'B p99', 'Δ p99'].map((c) => h('th', { scope: 'col', class: 'num', text: c })));
   const rows = METRICS.map((m) => {
-    const sa = a.summary[m.key];
-    const sb = b.summary[m.key];
+    // an imported side without this metric (ITL without chunk times) has none: "–", never 0
+    const sa = absent(a, a.summary[m.key]) ? undefined : a.summary[m.key];
+    const sb = absent(b, b.summary[m.key]) ? undefined : b.summary[m.key];
     const cell = (v: number | undefined, stat: string) => h('td', { class: 'num', 'data-stat': stat, 'data-value': v, text: formatMs(v) });
     const delta = (x: number | undefined, y: number | undefined, stat: string) => {
       const worse = x !== undefined && y !== undefined && y > x;
       return h('td', { class: `num delta${worse ? ' worse' : x !== undefined && y !== undefined && y < x ? ' better' : ''}`, 'data-stat': stat, text: formatDelta(x, y) });
     };
     return h('tr', { id: compareRowId(m.key), 'data-metric': m.key }, h('th', { scope: 'row', text: m.label }),
-      cell(sa.p50, 'a-p50'), cell(sb.p50, 'b-p50'), delta(sa.p50, sb.p50, 'd-p50'),
-      cell(sa.p99, 'a-p99'), cell(sb.p99, 'b-p99'), delta(sa.p99, sb.p99, 'd-p99'));
+      cell(sa?.p50, 'a-p50'), cell(sb?.p50, 'b-p50'), delta(sa?.p50, sb?.p50, 'd-p50'),
+      cell(sa?.p99, 'a-p99'), cell(sb?.p99, 'b-p99'), delta(sa?.p99, sb?.p99, 'd-p99'));
   });
   const tput = h('tr', { 'data-metric': 'outputTokensPerSecond' }, h('th', { scope: 'row', text: 'Output tok/s' }),
     h('td', { class: 'num', colspan: 3, text: `${formatNumber(a.summary.outputTokensPerSecond)} → ${formatNumber(b.summary.outputTokensPerSecond)}` }),
@@ -219,6 +321,9 @@ function compareCaveats(a: RunFile, b: RunFile): [string, string][] {
 
 export function stallsList(run: RunFile, onSelect: (s: Stall) => void, t0: number): HTMLElement {
   const worst = run.summary.stalls.worst ?? [];
+  if (noChunks(run)) {
+    return h('p', { class: 'empty', 'data-reason': 'no-chunks', text: `Stalls cannot be found here: the ${importToolLabel(run.importedFrom!.tool)} file has no chunk arrival times, and a stall is a gap between chunks.` });
+  }
   if (worst.length === 0) {
     return h('p', { class: 'empty', text: `No stalls: no gap between chunks was longer than ${run.summary.stalls.factor}× its stream's median ITL (and ${formatMs(run.summary.stalls.floorMs)}).` });
   }

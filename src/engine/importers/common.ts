@@ -4,7 +4,7 @@
 // a statistic of their own.
 import { analyzeTiming, annotateRequests } from '../attribution';
 import { analyzeSweep, meanDecodingBatch, meanPromptTokens } from '../fit';
-import { summarize } from '../metrics';
+import { summarize, tpotOf } from '../metrics';
 import { redactEndpoint } from '../redact';
 import { newRunId } from '../runId';
 import { RUN_FORMAT, RUN_VERSION, TOOL_NAME, TOOL_VERSION } from '../runFormat';
@@ -58,7 +58,13 @@ function pointLabel(dimension: 'concurrency' | 'rate' | 'promptTokens', value: n
 /** Requests indexed in order over all points, with their stalls judged over all of them. */
 function judged(points: readonly ImportedPoint[], workload: WorkloadSpec, from: ImportedFrom) {
   const records: RequestRecord[] = [];
-  for (const p of points) for (const r of p.requests) records.push({ ...r, index: records.length } as RequestRecord);
+  for (const p of points) {
+    for (const r of p.requests) {
+      // a request's TPOT as a measured run's client stores it (meanDecodingBatch reads it)
+      const tpotMs = r.tpotMs ?? tpotOf(r as RequestRecord);
+      records.push({ ...r, index: records.length, ...(tpotMs !== undefined ? { tpotMs } : {}) } as RequestRecord);
+    }
+  }
   // without start times, requests cannot be lined up across each other: no culprits are named
   const analysis = from.startTimes === 'none' ? undefined : analyzeTiming(records, workload);
   const requests = analysis ? annotateRequests(records, analysis) : records;
@@ -101,7 +107,7 @@ export function importedRun(p: ImportedRunParts): RunFile {
   const points: SweepPoint[] = p.points.map((pt, i) => {
     const records = slice(requests, p.points, i);
     const durationS = pt.durationS ?? durationOf(records);
-    const meanBatch = dimension === 'promptTokens' || p.from.startTimes === 'none' ? undefined : meanDecodingBatch(records);
+    const meanBatch = dimension === 'promptTokens' || p.from.startTimes === 'none' ? undefined : decodingBatch(records);
     const measuredPrompt = meanPromptTokens(records);
     const value = pt.value;
     return {
@@ -117,6 +123,24 @@ export function importedRun(p: ImportedRunParts): RunFile {
     };
   });
   return { ...run, sweep: { dimension, points, ...analyzeSweep(dimension, points, p.slo), ...(p.slo ? { slo: p.slo } : {}) } };
+}
+
+/**
+ * The mean decoding batch of a point. A source that keeps only each request's first and last token
+ * (GuideLLM) has no step times: its steps are spread evenly between the two, as that tool itself
+ * spreads them (np.linspace over its iterations), for this figure only; nothing of it is stored.
+ */
+function decodingBatch(records: readonly RequestRecord[]): number | undefined {
+  const measured = meanDecodingBatch(records);
+  if (measured !== undefined || records.some((r) => r.chunkTimesMs.length > 0)) return measured;
+  const spread = records.map((r) => {
+    if (r.ttftMs === undefined || r.e2eMs === undefined || r.outputTokens < 2) return r;
+    const steps = Math.min(r.outputTokens, 256);
+    const first = r.ttftMs;
+    const gap = (r.e2eMs - first) / (steps - 1);
+    return { ...r, chunkTimesMs: Array.from({ length: steps }, (_, j) => first + j * gap) };
+  });
+  return meanDecodingBatch(spread);
 }
 
 /** The records of point i (they are contiguous, in point order). */

@@ -14,6 +14,7 @@ import type { RunFile } from '../../../src/engine/types';
 import { runName } from '../../../src/present/runText';
 import type { ExtensionApi } from '../../../src/extension/extension';
 import type { RunOutcome } from '../../../src/extension/jobRunner';
+import type { ImportOutcome } from '../../../src/extension/commands/import';
 import { startScriptedServer, type ScriptedServer } from '../../support/scriptedServer';
 import { startCostModelServer } from '../../support/costModelServer';
 import { answerGet, answerStream, errorEvent, sendJson, startStream, startTruthServer, tokenEvent } from '../../support/hostileServer';
@@ -594,6 +595,83 @@ hostTest('the prompt CodeLens shows pass or fail against the front-matter SLO, e
   } finally {
     await vscode.workspace.fs.delete(uri).then(undefined, () => undefined);
   }
+});
+
+// ---- Open benchmark result (commands/import.ts): another tool's file made a run, stored, listed and shown ----
+
+const fixture = (...parts: string[]) => join(vscode.extensions.getExtension(EXT_ID)!.extensionPath, 'test', 'fixtures', ...parts);
+const isPost = (m: unknown, type: string) => (m as { type?: string }).type === type;
+/** The run of the GuideLLM fixture, as first imported. */
+let guidellmRunId: string | undefined;
+
+hostTest('Open benchmark result: the manifest offers it in the palette and on json, jsonl, yaml and yml files in the Explorer', () => {
+  const pkg = vscode.extensions.getExtension(EXT_ID)!.packageJSON as { contributes: { commands: { command: string; title: string }[]; menus: Record<string, { command: string; when?: string }[]> } };
+  const cmd = pkg.contributes.commands.find((c) => c.command === 'llmProfiler.openBenchmarkResult');
+  assert.equal(cmd?.title, 'Open benchmark result…');
+  assert.ok(!(pkg.contributes.menus.commandPalette ?? []).some((m) => m.command === cmd.command), 'not hidden from the palette');
+  const entry = pkg.contributes.menus['explorer/context']?.find((m) => m.command === cmd.command);
+  assert.ok(entry?.when, 'an Explorer context menu entry with a when clause');
+  // the when clause's own pattern, as VS Code matches it against resourceExtname
+  const re = /resourceExtname =~ \/(.+)\/([a-z]*)/.exec(entry.when)!;
+  const ext = new RegExp(re[1]!, re[2]);
+  assert.deepEqual(['.json', '.jsonl', '.yaml', '.yml', '.JSON', '.md', '.csv', '.jsonc'].map((e) => ext.test(e)), [true, true, true, true, true, false, false, false]);
+  assert.match(entry.when, /!explorerResourceIsFolder/);
+});
+
+hostTest('Open benchmark result: a GuideLLM file from the Explorer is stored as a run, listed by its tool and file, and shown in the report', async () => {
+  const posted = api.test!.webviewPosts as unknown[];
+  const from = posted.length;
+  const file = fixture('guidellm', 'concurrent-v1.yaml');
+  assert.ok(existsSync(file), `${file} (the GuideLLM importer's fixture)`);
+  // as the Explorer calls it: the clicked file, and the selection
+  const outcome = await vscode.commands.executeCommand<ImportOutcome>('llmProfiler.openBenchmarkResult', vscode.Uri.file(file), [vscode.Uri.file(file)]);
+  assert.deepEqual(outcome.errors, []);
+  assert.equal(outcome.runIds.length, 1);
+  const id = outcome.runIds[0]!;
+  guidellmRunId = id;
+  const run = await readRunFile(join(api.runsDir, `${id}.json`));
+  assert.equal(run.importedFrom?.tool, 'guidellm');
+  assert.equal(run.importedFrom?.file, file);
+  assert.ok(run.summary.completed > 0);
+  const entry = await until('the run listed', () => api.test!.runs.runs.find((r) => r.id === id));
+  assert.match(runName(entry), /^GuideLLM c=\d+ · \d+ req · concurrent-v1\.yaml on localhost:8000, /);
+  assert.ok(api.test!.sidebar.state().runs.some((r) => r.id === id && r.name === runName(entry)), 'the sidebar lists it by that name');
+  await until('the report got the run', () => posted.slice(from).some((m) => isPost(m, 'showRun') && (m as { run?: RunFile }).run?.id === id), 15_000)
+    .catch((e: Error) => { throw new Error(`${e.message}: got ${posted.slice(from).map((m) => (m as { type?: string }).type ?? 'html').join(', ')}`); });
+  const labels = () => vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputWebview).map((t) => t.label);
+  await until('its tab named for the tool and the file', () => labels().some((l) => l.startsWith('GuideLLM c=') && l.includes('concurrent-v1.yaml')));
+});
+
+hostTest('Open benchmark result: two files of two tools at once, then compared with each other', async () => {
+  const posted = api.test!.webviewPosts as unknown[];
+  const files = [fixture('vllm', 'concurrency2.json'), fixture('guidellm', 'concurrent-v1.yaml')].map((f) => vscode.Uri.file(f));
+  const outcome = await vscode.commands.executeCommand<ImportOutcome>('llmProfiler.openBenchmarkResult', files[0], files);
+  assert.deepEqual(outcome.errors, []);
+  assert.equal(outcome.runIds.length, 2);
+  const [a, b] = outcome.runIds as [string, string];
+  assert.deepEqual([(await readRunFile(join(api.runsDir, `${a}.json`))).importedFrom?.tool, (await readRunFile(join(api.runsDir, `${b}.json`))).importedFrom?.tool], ['vllm', 'guidellm']);
+  // the GuideLLM file opened again replaced its first import: one run of it in the list, under the same id
+  assert.equal(b, guidellmRunId);
+  assert.equal(api.test!.runs.runs.filter((r) => r.importedFile === files[1]!.fsPath).length, 1);
+  const from = posted.length;
+  await vscode.commands.executeCommand('llmProfiler.compareRuns', a, b);
+  await until('the compare page got both', () => posted.slice(from).some((m) => isPost(m, 'showRun') && (m as { run?: RunFile }).run?.id === a && (m as { compareWith?: RunFile }).compareWith?.id === b), 15_000);
+});
+
+hostTest('Open benchmark result: a file that is no benchmark result gets the importer\'s message naming it, and nothing is stored', async () => {
+  const bad = join(tmp, 'settings-like.json');
+  writeFileSync(bad, JSON.stringify({ editor: { fontSize: 14 } }));
+  const before = readdirSync(api.runsDir).sort();
+  const outcome = await vscode.commands.executeCommand<ImportOutcome>('llmProfiler.openBenchmarkResult', vscode.Uri.file(bad));
+  assert.deepEqual(outcome.runIds, []);
+  assert.equal(outcome.errors.length, 1);
+  assert.ok(outcome.errors[0]!.startsWith(`${bad}: not a vLLM, GuideLLM or AIPerf result`), outcome.errors[0]);
+  // a file that is not there, and a URI the extension host cannot read as a file
+  const gone = await vscode.commands.executeCommand<ImportOutcome>('llmProfiler.openBenchmarkResult', vscode.Uri.file(join(tmp, 'nope.jsonl')));
+  assert.match(gone.errors[0] ?? '', /nope\.jsonl: no such file/);
+  const remote = await vscode.commands.executeCommand<ImportOutcome>('llmProfiler.openBenchmarkResult', vscode.Uri.parse('https://example.com/benchmarks.json'));
+  assert.match(remote.errors[0] ?? '', /only a file on the machine the extension runs on/);
+  assert.deepEqual(readdirSync(api.runsDir).sort(), before, 'no run file written');
 });
 
 hostTest('Compare prefill chunk sizes runs the dial on the bundled local server and stores both configurations', async () => {
