@@ -46,6 +46,8 @@ import type { ApiKind, RequestRecord, RunFile } from '../src/engine/types';
 import { startScriptedServerProcess } from '../test/support/scriptedServer';
 import type { ScriptedRequestLog, ScriptedServerProcess } from '../test/support/scriptedServer';
 import { startStepServerProcess } from '../test/support/stepServer';
+import { median, summarize } from './summary';
+import type { Summary } from './summary';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -68,13 +70,6 @@ for (const c of clientKinds) if (!['cli', 'cliproc', 'bare', 'undici', 'floor'].
 
 type ClientKind = 'cli' | 'cliproc' | 'bare' | 'undici' | 'floor';
 
-interface Summary {
-  n: number;
-  p50: number;
-  p99: number;
-  max: number;
-}
-
 interface Measured {
   requests: number;
   failed: number;
@@ -89,18 +84,6 @@ interface Measured {
   wallS: number;
 }
 
-function summarize(values: number[]): Summary {
-  const s = Float64Array.from(values).sort();
-  const q = (p: number) => {
-    if (s.length === 0) return NaN;
-    const h = (s.length - 1) * p;
-    const lo = Math.floor(h);
-    return s[lo]! + (s[Math.min(lo + 1, s.length - 1)]! - s[lo]!) * (h - lo);
-  };
-  return { n: s.length, p50: q(0.5), p99: q(0.99), max: s[s.length - 1] ?? NaN };
-}
-
-const median = (xs: number[]): number => summarize(xs).p50;
 
 /** Arrival times (epoch ms) of each token chunk, against the server's write times. */
 interface Pair {

@@ -19,6 +19,8 @@ import { join } from 'node:path';
 import type { RequestRecord, RunFile } from '../src/engine/types';
 import type { ScriptedRequestLog, ScriptedServerProcess } from '../test/support/scriptedServer';
 import { startStepServerProcess } from '../test/support/stepServer';
+import { median, summarize } from './summary';
+import type { Summary } from './summary';
 
 const CLI = join(__dirname, '..', 'dist', 'cli.js');
 
@@ -31,13 +33,6 @@ export interface WorkersBenchOptions {
   readonly ttftMs: number;
   readonly rounds: number;
   readonly perSlot: number;
-}
-
-interface Summary {
-  readonly n: number;
-  readonly p50: number;
-  readonly p99: number;
-  readonly max: number;
 }
 
 export interface WorkersMeasured {
@@ -57,18 +52,6 @@ export interface WorkersLevel {
   readonly many: WorkersMeasured[];
 }
 
-function summarize(values: number[]): Summary {
-  const s = Float64Array.from(values).sort();
-  const q = (p: number) => {
-    if (s.length === 0) return NaN;
-    const h = (s.length - 1) * p;
-    const lo = Math.floor(h);
-    return s[lo]! + (s[Math.min(lo + 1, s.length - 1)]! - s[lo]!) * (h - lo);
-  };
-  return { n: s.length, p50: q(0.5), p99: q(0.99), max: s[s.length - 1] ?? NaN };
-}
-
-const median = (xs: number[]): number => summarize(xs).p50;
 
 /**
  * One run of `streams` concurrent streams on `threads` threads: the real CLI from its bundle (`node

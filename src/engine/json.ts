@@ -9,6 +9,16 @@ export function parseJson(text: string): unknown {
   }
 }
 
+/**
+ * Whether JSON.parse's failure on `text` is the text stopping in the middle (a file cut short):
+ * V8 names the end, an unterminated string, or a position at (or past) the last character.
+ */
+export function jsonEndsEarly(message: string, text: string): boolean {
+  if (/end of (JSON )?input|Unterminated string/i.test(message)) return true;
+  const at = /at position (\d+)/.exec(message);
+  return at !== null && Number(at[1]) >= text.trimEnd().length - 1;
+}
+
 /** A JSON object (not null, not an array). */
 export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { RequestRecord, RunFile } from './types';
+import { jsonEndsEarly } from './json';
 import { asRunFile, RUN_FORMAT, RUN_VERSION } from './runSchema';
 import type { RunFileProblem } from './runSchema';
 import { TOOL_NAME, TOOL_VERSION } from './runFormat';
@@ -111,10 +112,7 @@ export function parseRunFile(text: string, source = 'run file'): RunFile {
     value = JSON.parse(body);
   } catch (e) {
     const msg = (e as Error).message;
-    // V8 names the position of the failure: at (or past) the last character means the text just stops.
-    const at = /at position (\d+)/.exec(msg);
-    const atEnd = at !== null && Number(at[1]) >= body.trimEnd().length - 1;
-    if (/end of (JSON )?input/i.test(msg) || atEnd) {
+    if (jsonEndsEarly(msg, body)) {
       throw new RunFileError(`${source}: the file is truncated (it ends in the middle of the JSON): was the run interrupted while writing?`, source);
     }
     throw new RunFileError(`${source}: not valid JSON (${msg})`, source);

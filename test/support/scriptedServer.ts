@@ -506,8 +506,16 @@ export interface ScriptedServerProcess {
 }
 
 /** Starts scriptedServerMain.ts in a child process (options must be JSON: no functions). */
-export async function startScriptedServerProcess(options: Omit<ScriptedServerOptions, 'tokenText' | 'fault'> & { fault?: ScriptedFault } = {}): Promise<ScriptedServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'scriptedServerMain.ts'), JSON.stringify(options)], {
+export function startScriptedServerProcess(options: Omit<ScriptedServerOptions, 'tokenText' | 'fault'> & { fault?: ScriptedFault } = {}): Promise<ScriptedServerProcess> {
+  return startServerProcess(join(__dirname, 'scriptedServerMain.ts'), 'scripted server', options);
+}
+
+/**
+ * Starts a test server's main file (scriptedServerMain.ts, stepServerMain.ts) in a child process:
+ * it prints `{"port"}` once listening, serves its write log at /__log, and exits when its stdin closes.
+ */
+export async function startServerProcess(entry: string, name: string, options: unknown): Promise<ScriptedServerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry, JSON.stringify(options)], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const port = await new Promise<number>((resolve, reject) => {
@@ -520,11 +528,11 @@ export async function startScriptedServerProcess(options: Omit<ScriptedServerOpt
       try {
         resolve((JSON.parse(out.slice(0, nl)) as { port: number }).port);
       } catch {
-        reject(new Error(`scripted server printed ${out.slice(0, nl)}`));
+        reject(new Error(`${name} printed ${out.slice(0, nl)}`));
       }
     };
     child.stdout!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`scripted server exited (${code}) before listening`)));
+    child.once('exit', (code) => reject(new Error(`${name} exited (${code}) before listening`)));
   });
   const url = `http://127.0.0.1:${port}`;
   return {

@@ -26,9 +26,9 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { isObject } from '../../src/engine/json';
+import { startServerProcess } from './scriptedServer';
 import type { ScriptedRequestLog, ScriptedServerProcess, ScriptedWriteKind } from './scriptedServer';
 
 export interface StepServerOptions {
@@ -251,43 +251,6 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
 }
 
 /** The step server in a child process (stepServerMain.ts); the same handle as startScriptedServerProcess's. */
-export async function startStepServerProcess(options: StepServerOptions = {}): Promise<ScriptedServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'stepServerMain.ts'), JSON.stringify(options)], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    const onData = (b: Buffer) => {
-      out += b.toString('utf8');
-      const nl = out.indexOf('\n');
-      if (nl === -1) return;
-      child.stdout!.off('data', onData);
-      try {
-        resolve((JSON.parse(out.slice(0, nl)) as { port: number }).port);
-      } catch {
-        reject(new Error(`step server printed ${out.slice(0, nl)}`));
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`step server exited (${code}) before listening`)));
-  });
-  const url = `http://127.0.0.1:${port}`;
-  return {
-    url,
-    port,
-    pid: child.pid!,
-    async fetchLog() {
-      const r = await fetch(`${url}/__log`);
-      return (await r.json()) as ScriptedRequestLog[];
-    },
-    async clearLog() {
-      await fetch(`${url}/__log`, { method: 'DELETE' });
-    },
-    close() {
-      return new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.stdin!.end();
-        setTimeout(() => child.kill('SIGKILL'), 3000).unref();
-      });
-    },
-  };
+export function startStepServerProcess(options: StepServerOptions = {}): Promise<ScriptedServerProcess> {
+  return startServerProcess(join(__dirname, 'stepServerMain.ts'), 'step server', options);
 }

@@ -30,15 +30,10 @@ import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { ApiKind, ErrorKind, RequestError, RequestRecord, RunFile, WorkloadMode } from '../types';
 import { DEFAULT_PERCENTILES, defaultWorkload } from '../workload';
-import { ImportError, importedRun } from './common';
+import { ImportError, importedRun, isObj, num, obj, str, type Obj } from './common';
 import type { ImportOptions } from './index';
 
-type Obj = Readonly<Record<string, unknown>>;
 
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
-const num = (x: unknown): number | undefined => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);
-const str = (x: unknown): string | undefined => (typeof x === 'string' && x !== '' ? x : undefined);
-const obj = (x: unknown): Obj => (isObj(x) ? x : {});
 
 /** AIPerf's rate mode "constant" spaces requests evenly; as a gamma of arrival gaps that is a very large shape. */
 const CONSTANT_BURSTINESS = 1e6;

@@ -3,12 +3,25 @@
 // a measured one (metrics.ts, attribution.ts, fit.ts). Importers only map fields: they never compute
 // a statistic of their own.
 import { analyzeTiming, annotateRequests } from '../attribution';
+import { isObject, num, str as jsonStr } from '../json';
 import { analyzeSweep, meanDecodingBatch, meanPromptTokens } from '../fit';
 import { summarize, tpotOf } from '../metrics';
 import { redactEndpoint } from '../redact';
 import { newRunId } from '../runId';
 import { RUN_FORMAT, RUN_VERSION, TOOL_NAME, TOOL_VERSION } from '../runFormat';
 import type { EndpointSpec, ImportedFrom, RequestRecord, RunFile, SloSpec, Summary, SweepPoint, WorkloadSpec } from '../types';
+
+// ---- Readers of another tool's parsed file (untrusted JSON or YAML) ----
+
+/** A parsed object of another tool's file. */
+export type Obj = Readonly<Record<string, unknown>>;
+export const isObj = (x: unknown): x is Obj => isObject(x);
+/** The object, or an empty one. */
+export const obj = (x: unknown): Obj => (isObj(x) ? x : {});
+export const list = (x: unknown): readonly unknown[] => (Array.isArray(x) ? x : []);
+/** A non-empty string, else undefined (a tool's "" means "not given"). */
+export const str = (x: unknown): string | undefined => jsonStr(x) || undefined;
+export { num };
 
 /** A file that cannot be imported: the message names the file and what is wrong with it. Nothing is written. */
 export class ImportError extends Error {

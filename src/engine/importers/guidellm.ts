@@ -33,16 +33,10 @@
 // summary exactly as GuideLLM's metrics leave them out.
 import type { ApiKind, ErrorKind, RequestError, RequestRecord, RunFile, WorkloadMode, WorkloadSpec } from '../types';
 import { DEFAULT_PERCENTILES, defaultWorkload } from '../workload';
-import { ImportError, importedRun, type ImportedPoint } from './common';
+import { ImportError, importedRun, isObj, list, num, obj, str, type ImportedPoint, type Obj } from './common';
 import type { ImportOptions } from './index';
 
-type Obj = Readonly<Record<string, unknown>>;
 
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
-const num = (x: unknown): number | undefined => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);
-const str = (x: unknown): string | undefined => (typeof x === 'string' && x !== '' ? x : undefined);
-const obj = (x: unknown): Obj => (isObj(x) ? x : {});
-const list = (x: unknown): readonly unknown[] => (Array.isArray(x) ? x : []);
 
 /** GuideLLM's constant strategy spaces requests evenly; as a gamma of arrival gaps that is a very large shape. */
 const CONSTANT_BURSTINESS = 1e6;

@@ -4,9 +4,10 @@
 // known, truncated or too large is refused with an ImportError naming the file and the problem.
 import { readFile, stat } from 'node:fs/promises';
 import { RUN_FORMAT } from '../runFormat';
+import { jsonEndsEarly } from '../json';
 import type { RunFile } from '../types';
 import { aiperfAggregateAlone, fromAiperf, isAiperfAggregate, isAiperfRecord } from './aiperf';
-import { ImportError } from './common';
+import { ImportError, isObj } from './common';
 import { fromGuidellm, isGuidellm } from './guidellm';
 import { fromVllm, isVllm } from './vllm';
 
@@ -30,8 +31,6 @@ function sizeText(bytes: number): string {
   return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(1)} GB` : `${Math.round(bytes / 2 ** 20)} MB`;
 }
 
-type Obj = Record<string, unknown>;
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
 
 /** A few words on what a parsed document is, for the refusal of one no importer knows. */
 function described(doc: unknown): string {
@@ -42,13 +41,6 @@ function described(doc: unknown): string {
     return `an object with keys ${keys.slice(0, 8).map((k) => `"${k}"`).join(', ')}${keys.length > 8 ? `, … (${keys.length} in all)` : ''}`;
   }
   return `a single ${doc === null ? 'null' : typeof doc}`;
-}
-
-/** Whether a JSON.parse failure is the text stopping in the middle (V8 names the end, or a position at the last character). */
-function endsEarly(message: string, text: string): boolean {
-  if (/end of (JSON )?input|Unterminated string/i.test(message)) return true;
-  const at = /at position (\d+)/.exec(message);
-  return at !== null && Number(at[1]) >= text.trimEnd().length - 1;
 }
 
 /** One parsed JSON or YAML document (not JSON lines): the known tools', or a refusal. */
@@ -124,7 +116,7 @@ export async function importBenchmarkFile(path: string, options: ImportOptions =
   if (jsonError === undefined) return fromDocument(doc, path, text, options, savedAtMs);
 
   const start = text.trimStart()[0];
-  if ((start === '{' || start === '[') && endsEarly(jsonError, text)) {
+  if ((start === '{' || start === '[') && jsonEndsEarly(jsonError, text)) {
     throw new ImportError(path, 'the file is truncated (it ends in the middle of the JSON): was it still being written, or cut short when copied?');
   }
   if (start === '{') {

@@ -20,14 +20,9 @@
 // definitions (metrics.ts), so that they can be set beside vLLM's own figures (`reported`).
 import type { ApiKind, ErrorKind, ImportedFrom, RequestError, RequestRecord, RunFile, WorkloadMode } from '../types';
 import { DEFAULT_PERCENTILES, defaultWorkload } from '../workload';
-import { ImportError, importedRun } from './common';
-import type { ImportedPoint } from './common';
+import { ImportError, importedRun, isObj, num, str, type ImportedPoint, type Obj } from './common';
 import type { ImportOptions } from './index';
 
-type Obj = Record<string, unknown>;
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
-const num = (x: unknown): number | undefined => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);
-const str = (x: unknown): string | undefined => (typeof x === 'string' && x !== '' ? x : undefined);
 
 /** What vLLM's client waits for a whole request: aiohttp.ClientTimeout(total=6 * 60 * 60). */
 const VLLM_TIMEOUT_MS = 6 * 60 * 60 * 1000;
