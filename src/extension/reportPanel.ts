@@ -239,12 +239,25 @@ export class ReportPanels extends Disposable {
 
   scrub<T>(value: T): T { return this.#log.forWebview(value); }
 
+  /**
+   * Where a new report opens: as a tab in the group of the report opened last, once there is one,
+   * unless the editor being typed in is in that group (the report would cover it, and ▶ Profile's
+   * ${selection} with it): then beside it. "Beside" alone is beside the active group, so with a report
+   * focused each new report took a new group to its right: six reports, six groups, the last pushed
+   * past the window's edge, where its page never loaded (seen in the host suite).
+   */
+  #reportColumn(): vscode.ViewColumn {
+    let column: vscode.ViewColumn | undefined;
+    for (const p of this.#panels) if (p.panel.viewColumn !== undefined) column = p.panel.viewColumn;
+    return column !== undefined && column !== vscode.window.activeTextEditor?.viewColumn ? column : vscode.ViewColumn.Beside;
+  }
+
   #panelFor(key: string, preserveFocus = false): ReportPanel {
     for (const p of this.#panels) {
       if (p.key === key) { p.panel.reveal(undefined, preserveFocus); return p; }
     }
     const panel = vscode.window.createWebviewPanel(REPORT_VIEW_TYPE, 'LLM Profiler report',
-      { viewColumn: vscode.ViewColumn.Beside, preserveFocus },
+      { viewColumn: this.#reportColumn(), preserveFocus },
       { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(this.context.extensionUri, 'dist'), vscode.Uri.joinPath(this.context.extensionUri, 'media')] });
     const p = new ReportPanel(this, panel, key);
     this.#panels.add(p);

@@ -79,33 +79,35 @@ export async function pickQuickItem(page: Page, text: string): Promise<void> {
   await row.click();
 }
 
-/** The report panel's webview: the one with the percentile table. */
-export async function reportFrame(page: Page): Promise<FrameLocator> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const n = await page.locator('iframe.webview.ready').count();
-    for (let i = 0; i < n; i++) {
-      const f = page.frameLocator('iframe.webview.ready').nth(i).frameLocator('iframe#active-frame');
-      if (await f.locator('table.percentiles').count()) return f;
-    }
-    if (Date.now() > deadline) throw new Error(`no report webview among ${n} webviews`);
-    await page.waitForTimeout(300);
-  }
-}
-
-/** The sidebar's webview: among the workbench's webviews (the report panel is one too), the one with the Run button. */
-export async function sidebarFrame(page: Page, timeoutMs = 30_000): Promise<FrameLocator> {
+/**
+ * The first of the workbench's webviews whose page holds `selector`, held by its webview's own id
+ * (in its iframe's src), not by its place among the webviews: a report opened or closed later (its
+ * iframe added or removed) must not turn the locator into another page's.
+ */
+async function webviewWith(page: Page, selector: string, what: string, timeoutMs: number): Promise<FrameLocator> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const outer = page.locator('iframe.webview.ready');
     const n = await outer.count();
     for (let i = 0; i < n; i++) {
       const f = page.frameLocator('iframe.webview.ready').nth(i).frameLocator('iframe#active-frame');
-      if (await f.locator('#run-button').count()) return f;
+      if (!(await f.locator(selector).count())) continue;
+      const id = /[?&]id=([^&]+)/.exec((await outer.nth(i).getAttribute('src').catch(() => null)) ?? '')?.[1];
+      return id ? page.frameLocator(`iframe.webview.ready[src*="?id=${id}&"], iframe.webview.ready[src*="&id=${id}&"]`).frameLocator('iframe#active-frame') : f;
     }
-    if (Date.now() > deadline) throw new Error(`no sidebar webview among ${n} webviews`);
+    if (Date.now() > deadline) throw new Error(`no ${what} webview among ${n} webviews`);
     await page.waitForTimeout(300);
   }
+}
+
+/** The report panel's webview: the one with the percentile table. */
+export function reportFrame(page: Page): Promise<FrameLocator> {
+  return webviewWith(page, 'table.percentiles', 'report', 30_000);
+}
+
+/** The sidebar's webview: among the workbench's webviews (the report panel is one too), the one with the Run button. */
+export function sidebarFrame(page: Page, timeoutMs = 30_000): Promise<FrameLocator> {
+  return webviewWith(page, '#run-button', 'sidebar', timeoutMs);
 }
 
 /** Opens the LLM Profiler view (if it is not showing) and hands back the sidebar's frame. */

@@ -509,13 +509,20 @@ hostTest('deleting a run: each report showing it, alone or in a compare, says so
   const a = await vscode.commands.executeCommand<RunOutcome | undefined>('llmProfiler.profileEndpoint', { endpoint: 'host-scripted', preset: 'quick' });
   const b = await vscode.commands.executeCommand<RunOutcome | undefined>('llmProfiler.profileEndpoint', { endpoint: 'host-scripted', preset: 'custom', workload: { concurrency: 2, requests: 4 } });
   assert.ok(a && b);
+  const labels = () => vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputWebview).map((t) => t.label);
+  const layout = () => vscode.window.tabGroups.all.map((g) => `[${g.isActive ? 'active ' : ''}group ${g.viewColumn}: ${g.tabs.map((t) => `${t.isActive ? '*' : ''}${t.label}`).join(' | ')}]`).join(' ');
   await vscode.commands.executeCommand('llmProfiler.openRun', a.runId);
+  // the reveal lands in the workbench after the command returns: a compare opened before it would go "beside" the group
+  // that was active before, and the late reveal would then cover it, unloaded (a user cannot be that quick; this test can)
+  await until('run A\'s report in front', () => {
+    const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
+    return tab?.input instanceof vscode.TabInputWebview && /^c=1 · 5 req/.test(tab.label) && !tab.label.includes(' vs ');
+  }).catch((e: Error) => { throw new Error(`${e.message}: ${layout()}`); });
   const shownFrom = posted.length;
   await vscode.commands.executeCommand('llmProfiler.compareRuns', a.runId, b.runId);
   const isMsg = (m: unknown, type: string) => (m as { type?: string }).type === type;
   await until('the compare page ready', () => posted.slice(shownFrom).some((m) => isMsg(m, 'showRun') && (m as { compareWith?: RunFile }).compareWith?.id === b.runId), 15_000)
-    .catch((e: Error) => { throw new Error(`${e.message}: got ${posted.slice(shownFrom).map((m) => (m as { type?: string }).type ?? 'html').join(', ')}`); });
-  const labels = () => vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputWebview).map((t) => t.label);
+    .catch((e: Error) => { throw new Error(`${e.message}: got ${posted.slice(shownFrom).map((m) => (m as { type?: string }).type ?? 'html').join(', ')}; tabs ${layout()}`); });
   const compareTitle = await until('the compare tab', () => labels().find((t) => t.includes(' vs ')));
   const [left, right] = compareTitle.split(' vs ');
   assert.match(left!, /^c=1 · 5 req, \d\d:\d\d(:\d\d)?$/, compareTitle);
