@@ -1,10 +1,11 @@
 // `llm-profiler import FILE… [--out run.json | --out-dir DIR] [--json] [--percentiles …]`: another
 // tool's results (vLLM, GuideLLM, AIPerf) as a run, printed as `run` (or `sweep`) prints one, under a
-// line saying where it came from and what the source lacks; --out writes the run file atomically.
+// line saying where it came from and what the source lacks; --out writes the run file atomically, and
+// --trace-out, --chunks-csv and --otlp-endpoint export it as they export a measured run (cli/exports.ts).
 import { lstat, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { importBenchmarkFile, ImportError } from '../engine/importers/index';
-import { printable } from '../engine/redact';
+import { printable, Scrubber } from '../engine/redact';
 import { TOOL_VERSION, writeRunFile } from '../engine/runFile';
 import type { RunFile } from '../engine/types';
 import { UsageError } from '../jobs/errors';
@@ -12,6 +13,7 @@ import { optionsOf } from '../jobs/options';
 import { importToolLabel, reportedRows } from '../present/importText';
 import { formatRunTable } from '../present/runText';
 import { formatSweep } from '../present/sweepText';
+import { checkExportPaths, exportSecrets, exportTargets, writeExports } from './exports';
 import { EXIT, processIo } from './io';
 import type { CliIo } from './io';
 import { parseCommandLine } from './parse';
@@ -95,6 +97,11 @@ export async function importCommand(argv: readonly string[], io: CliIo = process
     if (out !== undefined && files.length > 1) throw new UsageError(`--out takes one file's run; ${files.length} files were given: use --out-dir DIR`, '--out');
     if (out !== undefined) await checkTarget(resolve(io.cwd, out), '--out', false);
     if (outDir !== undefined) await checkTarget(resolve(io.cwd, outDir), '--out-dir', true);
+    // a trace or a chunk CSV is one run's: several files would overwrite each other's
+    for (const [flag, key] of [['--trace-out', 'traceOut'], ['--chunks-csv', 'chunksCsv']] as const) {
+      if (values.str(key) !== undefined && files.length > 1) throw new UsageError(`${flag} takes one file's run; ${files.length} files were given: import them one at a time`, flag);
+    }
+    await checkExportPaths(exportTargets(values), io.cwd);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
     err(`import: ${e.message}`);
@@ -106,6 +113,10 @@ export async function importCommand(argv: readonly string[], io: CliIo = process
   const out = values.str('out');
   const outDir = values.str('outDir');
   const json = values.flag('json');
+  const exports = exportTargets(values);
+  // the OTLP headers' values (OTEL_EXPORTER_OTLP_HEADERS) never reach what is printed or written
+  const scrubber = new Scrubber(exportSecrets(exports, io.env));
+  const say = (line: string) => err(scrubber.scrub(line));
   const runs: RunFile[] = [];
   let code: number = EXIT.ok;
   for (const file of files) {
@@ -135,6 +146,10 @@ export async function importCommand(argv: readonly string[], io: CliIo = process
         code = EXIT.failed;
       }
     }
+    if (exports.chunksCsv !== undefined && run.requests.every((r) => r.chunkTimesMs.length === 0)) {
+      say(`--chunks-csv: ${importToolLabel(run.importedFrom!.tool)} keeps no chunk times in ${file}: the CSV has its header only`);
+    }
+    if (!(await writeExports(run, exports, { cwd: io.cwd, env: io.env, say, scrubber }))) code = EXIT.failed;
   }
   if (json) {
     const shown = runs.map((r) => ({ importedFrom: r.importedFrom, summary: r.summary, ...(r.sweep ? { sweep: r.sweep } : {}) }));

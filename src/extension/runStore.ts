@@ -92,6 +92,15 @@ export function indexEntry(run: RunFile, path: string): RunIndexEntry {
   };
 }
 
+/**
+ * The newest run measured here on `url` (the list is newest first): the sidebar's and the picker's
+ * "last TTFT". A prompt's run measured one prompt; an imported run was measured by another tool,
+ * another client, maybe last week: neither is "the last time you profiled this endpoint".
+ */
+export function latestMeasuredOn(runs: readonly RunIndexEntry[], url: string): RunIndexEntry | undefined {
+  return runs.find((r) => r.url === url && !r.promptRef && r.importedFile === undefined);
+}
+
 /** A file name safe on every platform, from a run id. */
 export function runFileName(id: string): string {
   return `${id.replace(/[^A-Za-z0-9._-]/g, '_')}.json`;

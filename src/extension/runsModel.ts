@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import type { RunFile } from '../engine/types';
 import { Disposable } from './dispose';
 import type { Log } from './log';
-import { RunStore, type RunIndexEntry } from './runStore';
+import { latestMeasuredOn, RunStore, type RunIndexEntry } from './runStore';
 
 export class RunsModel extends Disposable {
   readonly store: RunStore;
@@ -74,6 +74,6 @@ export class RunsModel extends Disposable {
   }
 
   latestForUrl(url: string): RunIndexEntry | undefined {
-    return this.#runs.find((r) => r.url === url && !r.promptRef);
+    return latestMeasuredOn(this.#runs, url);
   }
 }

@@ -438,15 +438,15 @@ export const OPTIONS: readonly OptionSpec[] = [
   },
   { key: 'json', flag: '--json', kind: 'boolean', commands: [...MEASURING, 'cache-check', 'import'], group: 'Output', help: 'print the result as JSON on stdout instead of the table' },
   {
-    key: 'traceOut', flag: '--trace-out', kind: 'string', commands: [...MEASURING, 'cache-check'], group: 'Output', value: 'FILE',
+    key: 'traceOut', flag: '--trace-out', kind: 'string', commands: [...MEASURING, 'cache-check', 'import'], group: 'Output', value: 'FILE',
     help: 'write the run as a trace (Trace Event Format JSON: a track per request, queue/prefill/decode slices, a mark per chunk) to open in ui.perfetto.dev',
   },
   {
-    key: 'chunksCsv', flag: '--chunks-csv', kind: 'string', commands: [...MEASURING, 'cache-check'], group: 'Output', value: 'FILE',
+    key: 'chunksCsv', flag: '--chunks-csv', kind: 'string', commands: [...MEASURING, 'cache-check', 'import'], group: 'Output', value: 'FILE',
     help: 'write one CSV row per chunk (request, chunk, ms after sending, epoch ms, gap, stall cause)',
   },
   {
-    key: 'otlpEndpoint', flag: '--otlp-endpoint', kind: 'string', commands: [...MEASURING, 'cache-check'], group: 'Output', value: 'URL',
+    key: 'otlpEndpoint', flag: '--otlp-endpoint', kind: 'string', commands: [...MEASURING, 'cache-check', 'import'], group: 'Output', value: 'URL',
     setting: { key: 'otlp.endpoint' }, check: checkOtlpUrl,
     help: 'send the run\'s metrics (OpenTelemetry GenAI names) over OTLP/HTTP to a collector, e.g. http://localhost:4318; headers from OTEL_EXPORTER_OTLP_HEADERS',
   },

@@ -3,13 +3,9 @@
 // what the timeline cannot show, and the tool's own figures beside ours. Pure text, no node import.
 import type { ImportTool, ImportedFrom, RunFile, Stats, Summary } from '../engine/types';
 import { runWhat } from './runText';
+import { importToolLabel } from './toolLabels';
 
-/** Each tool as its makers spell it. */
-export const IMPORT_TOOL_LABELS: Readonly<Record<ImportTool, string>> = { vllm: 'vLLM', guidellm: 'GuideLLM', aiperf: 'AIPerf' };
-
-export function importToolLabel(tool: string): string {
-  return (IMPORT_TOOL_LABELS as Record<string, string>)[tool] ?? tool;
-}
+export { IMPORT_TOOL_LABELS, importToolLabel } from './toolLabels';
 
 /** The last part of a path, either separator (the run file may come from another system). */
 export function fileBaseName(path: string): string {

@@ -10,6 +10,7 @@ import { serverMetricsLines } from './serverMetricsText';
 import { measuresProxy, whereTimeLines } from './whereText';
 import { connectionText, endpointText, networkShort } from './endpointText';
 import { sentLine, sentNotes, sentPerPromptLines } from './sentText';
+import { importToolLabel } from './toolLabels';
 
 function pad(s: string, width: number, right = false): string {
   return right ? s.padStart(width) : s.padEnd(width);
@@ -91,6 +92,17 @@ export function formatStalls(s: Summary): string {
 }
 
 /** The result, as the terminal shows it. */
+/**
+ * Who counted the output tokens: the server's usage, our count of the chunks, or, for another tool's
+ * result, that tool (vLLM's client, GuideLLM and AIPerf each take usage or their own tokenizer's count,
+ * and their files do not say which).
+ */
+function tokensCountedBy(run: RunFile): string {
+  if (run.importedFrom) return `as ${importToolLabel(run.importedFrom.tool)} counted them`;
+  const source = run.summary.tokenSource;
+  return `counted from ${source === 'usage' ? 'server usage' : source === 'chunks' ? 'chunks' : 'usage and chunks'}`;
+}
+
 export function formatRunTable(run: RunFile): string {
   const s = run.summary;
   const w = run.workload;
@@ -108,7 +120,7 @@ export function formatRunTable(run: RunFile): string {
   out.push(line('Failed requests:', String(s.failed)));
   out.push(line('Benchmark duration (s):', num(s.durationS)));
   out.push(line('Total input tokens:', String(s.totalInputTokens)));
-  out.push(line('Total generated tokens:', `${s.totalOutputTokens} (counted from ${s.tokenSource === 'usage' ? 'server usage' : s.tokenSource === 'chunks' ? 'chunks' : 'usage and chunks'})`));
+  out.push(line('Total generated tokens:', `${s.totalOutputTokens} (${tokensCountedBy(run)})`));
   out.push(line('Request throughput (req/s):', num(s.requestsPerSecond)));
   out.push(line('Output token throughput (tok/s):', num(s.outputTokensPerSecond)));
   out.push(line('Total token throughput (tok/s):', num(s.totalTokensPerSecond)));

@@ -251,3 +251,44 @@ test('a bad --otlp-endpoint or --trace-out is named before anything is measured'
   assert.equal(folder.code, 2);
   assert.match(folder.stderr, /--trace-out: the folder .*no-such-folder does not exist/);
 });
+
+test('import takes the same exports: another tool\'s result sent over OTLP and written as a trace and a chunk CSV', async () => {
+  const receiver = await startReceiver();
+  try {
+    const fixtures = join(__dirname, '../fixtures');
+    const out = join(dir, 'imported.run.json');
+    const trace = join(dir, 'imported.trace.json');
+    const csv = join(dir, 'imported.chunks.csv');
+    const r = await runCliProcess(['import', join(fixtures, 'vllm/concurrency2.json'), '--out', out, '--trace-out', trace, '--chunks-csv', csv, '--otlp-endpoint', receiver.url],
+      { env: { OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20otlp-secret-token-42' } });
+    assert.equal(r.code, 0, r.stderr);
+    const run: RunFile = parseRunFile(readFileSync(out, 'utf8'));
+    assert.equal(run.importedFrom?.tool, 'vllm');
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    assert.match(r.stderr, new RegExp(`OTLP: ${run.requests.length} requests sent to ${receiver.url}/v1/metrics`));
+    assert.equal(receiver.received.length, 1);
+    const metrics = receiver.received[0]!.body.resourceMetrics.flatMap((m) => m.scopeMetrics.flatMap((s) => s.metrics));
+    const ttft = metrics.find((m) => m.name === GENAI_METRICS.timeToFirstToken.name)!.histogram!.dataPoints;
+    assert.equal(sum(ttft.map((p) => p.count)), run.requests.filter((q) => q.ttftMs !== undefined).length);
+    close(sum(ttft.map((p) => p.sum!)), sum(run.requests.filter((q) => q.ttftMs !== undefined).map((q) => q.ttftMs! / 1000)), 'TTFT sum = the imported TTFTs');
+    const traceFile = JSON.parse(readFileSync(trace, 'utf8')) as { traceEvents: { name: string; ph: string }[] };
+    assert.equal(traceFile.traceEvents.filter((e) => e.name === 'thread_name').length, run.requests.length, 'a track per imported request');
+    const chunks = sum(run.requests.map((q) => q.chunkTimesMs.length));
+    assert.ok(chunks > run.requests.length, 'vLLM keeps the ITLs: chunk times');
+    assert.equal(readFileSync(csv, 'utf8').split('\r\n').filter(Boolean).length - 1, chunks, 'a CSV row per chunk');
+    assert.ok(!`${r.stdout}${r.stderr}`.includes('otlp-secret-token-42'));
+
+    // GuideLLM keeps no chunk times: said, and the CSV holds its header only
+    const g = await runCliProcess(['import', join(fixtures, 'guidellm/sweep-v1.json'), '--chunks-csv', csv]);
+    assert.equal(g.code, 0, g.stderr);
+    assert.match(g.stderr, /--chunks-csv: GuideLLM keeps no chunk times in .*sweep-v1\.json: the CSV has its header only/);
+    assert.deepEqual(readFileSync(csv, 'utf8').split('\r\n').filter(Boolean), ['requestIndex,warmup,chunk,atMs,epochMs,gapMs,stallCause']);
+
+    // one trace per run: several files are refused before anything is read
+    const two = await runCliProcess(['import', join(fixtures, 'vllm/burst.json'), join(fixtures, 'vllm/rate4.json'), '--trace-out', trace]);
+    assert.equal(two.code, 2);
+    assert.match(two.stderr, /--trace-out takes one file's run; 2 files were given/);
+  } finally {
+    await receiver.close();
+  }
+});

@@ -5,7 +5,7 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { PROMPT_REF_KEY, RunStore, runFileName } from '../../src/extension/runStore';
+import { latestMeasuredOn, PROMPT_REF_KEY, RunStore, runFileName } from '../../src/extension/runStore';
 import { fixtureRun } from '../support/fixtureRuns';
 import { readRunFile, serializeRunFile, writeRunFile } from '../../src/engine/runFile';
 
@@ -59,4 +59,20 @@ test('a file that failed to read is not read again at every listing, until it ch
   await writeFile(broken, serializeRunFile({ ...fixtureRun({ seed: 2 }), id: 'mended' }));
   assert.deepEqual((await store.list()).runs.map((r) => r.id).sort(), ['good', 'mended']);
   assert.equal(reads.filter((p) => p === broken).length, 2, 'read again once it changed');
+});
+
+test('the last run measured on a URL skips a prompt\'s runs and other tools\' imported results, newer or not', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'llmp-runs-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const store = new RunStore(join(dir, 'runs'));
+  const base = fixtureRun({ seed: 3 });
+  const url = base.endpoint.url;
+  await store.save({ ...base, id: 'measured', startedAt: '2026-01-01T00:00:00.000Z' });
+  await store.save({ ...fixtureRun({ seed: 4 }), id: 'prompt', startedAt: '2026-01-02T00:00:00.000Z', [PROMPT_REF_KEY]: { file: '/w/x.prompt.md', startLine: 3, name: 'greet' } });
+  await store.save({ ...fixtureRun({ seed: 5 }), id: 'imported', startedAt: '2026-01-03T00:00:00.000Z', importedFrom: { tool: 'guidellm', file: 'benchmarks.json', startTimes: 'absolute' } });
+  const { runs } = await store.list();
+  assert.deepEqual(runs.map((r) => [r.id, r.url]), [['imported', url], ['prompt', url], ['measured', url]], 'all three on one URL, newest first');
+  assert.equal(latestMeasuredOn(runs, url)?.id, 'measured');
+  assert.equal(latestMeasuredOn(runs.filter((r) => r.id !== 'measured'), url), undefined);
+  assert.equal(latestMeasuredOn(runs, 'http://127.0.0.1:1/other'), undefined);
 });

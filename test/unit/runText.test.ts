@@ -31,6 +31,10 @@ test('the table: a row per metric, a column per percentile, the goodput, stalls 
   assert.match(t, /Stalls: 1 \(unknown 1\), 180 ms in all/);
   assert.match(t, /Errors: none/);
   assert.match(t, /counted from server usage/);
+  // another tool's result: that tool counted them (usage or its own tokenizer; its file does not say which)
+  const imported = formatRunTable({ ...r, importedFrom: { tool: 'aiperf', file: 'profile_export.jsonl', startTimes: 'absolute' } });
+  assert.match(imported, /^Total generated tokens:\s+8 \(as AIPerf counted them\)$/m);
+  assert.doesNotMatch(imported, /server usage/);
 });
 
 test('empty metrics show a dash, errors are listed by kind and HTTP status', () => {
