@@ -511,6 +511,33 @@ export function startScriptedServerProcess(options: Omit<ScriptedServerOptions, 
 }
 
 /**
+ * The child's side of startServerProcess, for a main file: starts the server with the options JSON in
+ * argv[2], prints `{"port":N}` once listening, and exits when stdin closes (so it never outlives its
+ * parent) or on SIGTERM/SIGINT.
+ */
+export function serveAsProcess<O>(name: string, start: (options: O) => Promise<{ readonly port: number; close(): Promise<void> }>): void {
+  const main = async () => {
+    const server = await start(JSON.parse(process.argv[2] ?? '{}') as O);
+    process.stdout.write(`${JSON.stringify({ port: server.port })}\n`);
+    let closing = false;
+    const stop = () => {
+      if (closing) return;
+      closing = true;
+      void server.close().then(() => process.exit(0));
+    };
+    process.stdin.on('end', stop);
+    process.stdin.on('close', stop);
+    process.stdin.resume();
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  };
+  main().catch((err: unknown) => {
+    process.stderr.write(`${name}: ${(err as Error).message}\n`);
+    process.exit(1);
+  });
+}
+
+/**
  * Starts a test server's main file (scriptedServerMain.ts, stepServerMain.ts) in a child process:
  * it prints `{"port"}` once listening, serves its write log at /__log, and exits when its stdin closes.
  */
