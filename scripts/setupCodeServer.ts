@@ -5,16 +5,15 @@
 // Idempotent: a finished install carries a marker file and is reused at once.
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, chmodSync, existsSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync, unlinkSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
+import { userCacheHome } from '../src/localServer/paths';
 
 export const CODE_SERVER_VERSION = '4.100.3';
 const MARKER = '.llm-profiler-complete';
 
 export function codeServerCacheDir(version = CODE_SERVER_VERSION): string {
   if (process.env.LLM_PROFILER_CODE_SERVER_DIR) return process.env.LLM_PROFILER_CODE_SERVER_DIR;
-  const cacheRoot = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
-  return join(cacheRoot, 'llm-profiler', `code-server-${version}`);
+  return join(userCacheHome(), 'llm-profiler', `code-server-${version}`);
 }
 
 /** The code-server launcher script inside an install. */

@@ -1,13 +1,13 @@
 // What a command writes and sends beside the run file, once the run is done: --trace-out (a Perfetto /
 // chrome://tracing trace), --chunks-csv (a row per chunk) and --otlp-endpoint (the run's metrics over
-// OTLP/HTTP). Each says one line; a failure is said and counted, never thrown: the run is kept.
+// OTLP/HTTP). Each says one line; a failure is said and counted, never thrown: the run is kept. Each
+// takes the scrubbed run (redact.ts scrubRun), as the run file does: none can be handed another.
 import { lstat, stat, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { chunksToCsv } from '../engine/chunksCsv';
 import { exportRunToOtlp, otlpHeadersFromEnv, otlpTimeoutFromEnv } from '../engine/otlp';
-import type { Scrubber } from '../engine/redact';
-import { runToTraceEvents } from '../engine/traceEvents';
-import type { RunFile } from '../engine/types';
+import type { Scrubber, ScrubbedRun } from '../engine/redact';
+import { traceToJson } from '../engine/traceEvents';
 import { UsageError } from '../jobs/errors';
 import type { OptionValues } from '../jobs/values';
 
@@ -68,9 +68,9 @@ async function writeText(flag: string, what: string, path: string, text: string,
 }
 
 /** Writes the trace and the chunk CSV, sends the run over OTLP; true when everything asked for was done. */
-export async function writeExports(run: RunFile, targets: ExportTargets, ctx: ExportContext): Promise<boolean> {
+export async function writeExports(run: ScrubbedRun, targets: ExportTargets, ctx: ExportContext): Promise<boolean> {
   let ok = true;
-  if (targets.traceOut !== undefined) ok = (await writeText('--trace-out', 'trace', targets.traceOut, `${JSON.stringify(runToTraceEvents(run))}\n`, ctx)) && ok;
+  if (targets.traceOut !== undefined) ok = (await writeText('--trace-out', 'trace', targets.traceOut, traceToJson(run), ctx)) && ok;
   if (targets.chunksCsv !== undefined) ok = (await writeText('--chunks-csv', 'chunks CSV', targets.chunksCsv, chunksToCsv(run), ctx)) && ok;
   if (targets.otlpEndpoint !== undefined) {
     const timeoutMs = otlpTimeoutFromEnv(ctx.env);

@@ -5,7 +5,8 @@
 import { lstat, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { importBenchmarkFile, ImportError } from '../engine/importers/index';
-import { printable, Scrubber } from '../engine/redact';
+import { printable, Scrubber, scrubRun } from '../engine/redact';
+import type { ScrubbedRun } from '../engine/redact';
 import { TOOL_VERSION, writeRunFile } from '../engine/runFile';
 import type { RunFile } from '../engine/types';
 import { UsageError } from '../jobs/errors';
@@ -27,7 +28,7 @@ function splitArgs(argv: readonly string[]): { files: string[]; flags: string[] 
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--') {
-      files.push(...argv.slice(i + 1));
+      for (const f of argv.slice(i + 1)) files.push(f);
       break;
     }
     if (a.startsWith('-') && a !== '-') {
@@ -117,7 +118,9 @@ export async function importCommand(argv: readonly string[], io: CliIo = process
   // the OTLP headers' values (OTEL_EXPORTER_OTLP_HEADERS) never reach what is printed or written
   const scrubber = new Scrubber(exportSecrets(exports, io.env));
   const say = (line: string) => err(scrubber.scrub(line));
-  const runs: RunFile[] = [];
+  // what is printed passes the same scrubber as what is written (Printer in jobCommand.ts does this for run)
+  const print = (text: string) => io.stdout.write(scrubber.scrub(printable(text, false)));
+  const runs: ScrubbedRun[] = [];
   let code: number = EXIT.ok;
   for (const file of files) {
     let run: RunFile;
@@ -130,30 +133,31 @@ export async function importCommand(argv: readonly string[], io: CliIo = process
       code = EXIT.failed;
       continue;
     }
-    run = { ...run, importedFrom: { ...run.importedFrom!, file } };
-    runs.push(run);
+    // every export, the run file included, takes the scrubbed run (redact.ts scrubRun)
+    const safe = scrubRun({ ...run, importedFrom: { ...run.importedFrom!, file } }, scrubber);
+    runs.push(safe);
     if (!json) {
-      const lines = reportedLines(run);
-      io.stdout.write(printable(`${importedHeader(run)}${run.sweep ? formatSweep(run) : formatRunTable(run)}${lines.length ? `${lines.join('\n')}\n` : ''}`, false));
+      const lines = reportedLines(safe);
+      print(`${importedHeader(safe)}${safe.sweep ? formatSweep(safe) : formatRunTable(safe)}${lines.length ? `${lines.join('\n')}\n` : ''}`);
     }
     const target = out !== undefined ? resolve(io.cwd, out) : outDir !== undefined ? outFileIn(resolve(io.cwd, outDir), file) : undefined;
     if (target !== undefined) {
       try {
-        await writeRunFile(target, run);
+        await writeRunFile(target, safe, scrubber);
         err(`run written to ${target}`);
       } catch (e) {
         err(`could not write the run file ${target}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
         code = EXIT.failed;
       }
     }
-    if (exports.chunksCsv !== undefined && run.requests.every((r) => r.chunkTimesMs.length === 0)) {
-      say(`--chunks-csv: ${importToolLabel(run.importedFrom!.tool)} keeps no chunk times in ${file}: the CSV has its header only`);
+    if (exports.chunksCsv !== undefined && safe.requests.every((r) => r.chunkTimesMs.length === 0)) {
+      say(`--chunks-csv: ${importToolLabel(safe.importedFrom!.tool)} keeps no chunk times in ${file}: the CSV has its header only`);
     }
-    if (!(await writeExports(run, exports, { cwd: io.cwd, env: io.env, say, scrubber }))) code = EXIT.failed;
+    if (!(await writeExports(safe, exports, { cwd: io.cwd, env: io.env, say, scrubber }))) code = EXIT.failed;
   }
   if (json) {
     const shown = runs.map((r) => ({ importedFrom: r.importedFrom, summary: r.summary, ...(r.sweep ? { sweep: r.sweep } : {}) }));
-    io.stdout.write(`${JSON.stringify(files.length === 1 ? (shown[0] ?? null) : shown, null, 2)}\n`);
+    print(`${JSON.stringify(files.length === 1 ? (shown[0] ?? null) : shown, null, 2)}\n`);
   }
   return code;
 }

@@ -2,7 +2,8 @@
 // live progress line on a terminal, Ctrl+C that keeps what finished, and the run file with --out.
 import { lstat, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { printable, Scrubber, secretsOf } from '../engine/redact';
+import { printable, Scrubber, scrubRun, secretsOf } from '../engine/redact';
+import type { ScrubbedRun } from '../engine/redact';
 import { TOOL_VERSION, writeRunFile } from '../engine/runFile';
 import type { NetworkSpec, RunFile } from '../engine/types';
 import { insecureWarning, proxyFor, shownProxy } from '../engine/network';
@@ -16,6 +17,7 @@ import { DEFAULT_SLOT_CONTEXT } from '../localServer/defaults';
 import { LocalServerError } from '../localServer/launcher';
 import type { OptionValues } from '../jobs/values';
 import { formatCacheCheck } from '../present/cacheCheckText';
+import { pulledInLine } from '../present/jobText';
 import { formatProgressLine, formatRunTable } from '../present/runText';
 import { formatDial, formatSweep } from '../present/sweepText';
 import { formatMs } from '../present/units';
@@ -28,7 +30,7 @@ import { usage } from './usage';
 export type JobCommandName = 'run' | 'sweep' | 'prefill-dial' | 'cache-check';
 
 function build(command: JobCommandName, v: OptionValues, io: CliIo): Promise<BuiltJob> | BuiltJob {
-  const ctx = { cwd: io.cwd };
+  const ctx = { cwd: io.cwd, env: io.env };
   switch (command) {
     case 'run': return buildRunJob(v, ctx);
     case 'sweep': return buildSweepJob(v, ctx);
@@ -178,7 +180,7 @@ async function checkOut(path: string, io: CliIo): Promise<void> {
   if (existing?.isDirectory()) throw new UsageError(`--out: ${target} is a folder; give a file name such as run.json`, '--out');
 }
 
-async function writeOut(path: string, run: RunFile, io: CliIo, printer: Printer): Promise<boolean> {
+async function writeOut(path: string, run: ScrubbedRun, io: CliIo, printer: Printer): Promise<boolean> {
   const target = resolve(io.cwd, path);
   try {
     await writeRunFile(target, run, printer.scrubber);
@@ -188,6 +190,19 @@ async function writeOut(path: string, run: RunFile, io: CliIo, printer: Printer)
     printer.err(`llm-profiler: could not write the run file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}\n`);
     return false;
   }
+}
+
+/** One order for every command: interrupted, then failed requests, then a missed SLO (said). */
+function exitCodeOf(job: BuiltJob['job'], run: RunFile, err: (line: string) => void): number {
+  const slo = sloFailure(job, run);
+  if (run.cancelled) return EXIT.interrupted;
+  if (run.summary.failed > 0) return EXIT.failed;
+  if (job.kind === 'cache-check' && !run.prefixCache) return EXIT.failed;
+  if (slo) {
+    err(slo);
+    return EXIT.slo;
+  }
+  return EXIT.ok;
 }
 
 /** Runs `llm-profiler <command>` with argv (after the command); resolves with the exit code. Never rejects. */
@@ -240,21 +255,15 @@ export async function jobCommand(command: JobCommandName, argv: readonly string[
     printer.know(exportSecrets(exports, io.env));
     const { job, warnings } = await build(command, values, io);
     for (const w of warnings) err(`warning: ${w}`);
+    const pulled = pulledInLine(job);
+    if (pulled !== undefined) err(pulled);
     const local = job.kind === 'dial' || job.target.kind === 'local';
     if (job.kind !== 'dial' && job.target.kind === 'local') err(`no --url: starting the bundled llama.cpp server on 127.0.0.1 (synthetic model, CPU; ${slotsText(job.target.server)})`);
-    const run = await executeJob(job, hooksFor(live, printer, local, apiKey, network, ac.signal));
+    // what is printed, written and sent is the scrubbed run: a server may have echoed a secret as its model name
+    const run = scrubRun(await executeJob(job, hooksFor(live, printer, local, apiKey, network, ac.signal)), printer.scrubber);
     live.stop();
     printer.out(values.flag('json') ? `${JSON.stringify(jsonOf(command, run), null, 2)}\n` : textOf(command, run));
-    // one order for every command: interrupted, then failed requests, then a missed SLO
-    let code: number = EXIT.ok;
-    const slo = sloFailure(job, run);
-    if (run.cancelled) code = EXIT.interrupted;
-    else if (run.summary.failed > 0) code = EXIT.failed;
-    else if (job.kind === 'cache-check' && !run.prefixCache) code = EXIT.failed;
-    else if (slo) {
-      err(slo);
-      code = EXIT.slo;
-    }
+    let code = exitCodeOf(job, run, err);
     if (out !== undefined && !(await writeOut(out, run, io, printer)) && code === EXIT.ok) code = EXIT.failed;
     // the trace, the chunk CSV and OTLP after the run file: a failure there is said, and the run is kept
     if (!(await writeExports(run, exports, { cwd: io.cwd, env: io.env, say: err, scrubber: printer.scrubber })) && code === EXIT.ok) code = EXIT.failed;

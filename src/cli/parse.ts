@@ -2,13 +2,17 @@
 // (src/jobs/options.ts); this file checks them strictly, so that a typo is an error naming the flag
 // (exit 2) rather than a silently different run.
 import { parseArgs } from 'node:util';
+import { displayUrl } from '../engine/redact';
 import { UsageError } from '../jobs/errors';
 import { numberProblem, OPTIONS, optionsOf, orList, takesList } from '../jobs/options';
 import type { CommandName, OptionSpec } from '../jobs/options';
-import { OptionValues } from '../jobs/values';
+import { OptionValues, withoutCredentials } from '../jobs/values';
 import type { OptionValue } from '../jobs/values';
 
 type Value = OptionValue;
+
+/** A value as a usage error may repeat it: never a user:password@ (any value may be a URL typed in the wrong place). */
+const shown = (text: string): string => JSON.stringify(displayUrl(text));
 
 function suggest(name: string, command: CommandName): string {
   const bare = name.replace(/^-+/, '');
@@ -24,7 +28,7 @@ function convertNumber(o: OptionSpec, text: string): number {
   const whole = o.kind === 'int';
   const n = Number(t);
   if (t === '' || (whole ? !/^-?\d+$/.test(t) : !Number.isFinite(n))) {
-    throw new UsageError(`${o.flag} must be ${whole ? 'a whole number' : 'a number'}, got "${text}"`, o.flag);
+    throw new UsageError(`${o.flag} must be ${whole ? 'a whole number' : 'a number'}, got ${shown(text)}`, o.flag);
   }
   const problem = numberProblem(o, n);
   if (problem) throw new UsageError(`${o.flag} ${problem}`, o.flag);
@@ -40,7 +44,7 @@ function convertList(o: OptionSpec, text: string): number[] {
     const whole = o.kind === 'int';
     if (t === '' || (whole ? !/^-?\d+$/.test(t) : !Number.isFinite(n)) || numberProblem(o, n) !== undefined) {
       const what = o.min !== undefined && o.min >= 0 && !o.positive ? `${whole ? 'whole numbers' : 'numbers'} within ${o.min}..${o.max ?? '∞'}` : `positive ${whole ? 'whole numbers' : 'numbers'}`;
-      throw new UsageError(`${o.flag} must list ${what} separated by commas, got "${text}"`, o.flag);
+      throw new UsageError(`${o.flag} must list ${what} separated by commas, got ${shown(text)}`, o.flag);
     }
     out.push(n);
   }
@@ -50,9 +54,9 @@ function convertList(o: OptionSpec, text: string): number[] {
 function convert(o: OptionSpec, command: CommandName, text: string): Value {
   if (o.kind === 'int' || o.kind === 'number') return takesList(o, command) ? convertList(o, text) : convertNumber(o, text);
   if (text.trim() === '') throw new UsageError(`${o.flag} needs a value`, o.flag);
-  if (o.kind === 'enum' && !o.choices!.includes(text)) throw new UsageError(`${o.flag} must be ${orList(o.choices!)}, got "${text}"`, o.flag);
+  if (o.kind === 'enum' && !o.choices!.includes(text)) throw new UsageError(`${o.flag} must be ${orList(o.choices!)}, got ${shown(text)}`, o.flag);
   const problem = o.check?.(text);
-  if (problem) throw new UsageError(`${o.flag}${problem.startsWith(':') ? '' : ' '}${problem}`, o.flag);
+  if (problem) throw new UsageError(`${o.flag}${problem.startsWith(':') ? '' : ' '}${withoutCredentials(problem, text)}`, o.flag);
   return text;
 }
 
@@ -86,7 +90,7 @@ export function parseCommandLine(command: CommandName, argv: readonly string[]):
   const given = new Map<string, Value>();
   for (const t of tokens) {
     if (t.kind === 'option-terminator') continue;
-    if (t.kind === 'positional') throw new UsageError(`unexpected argument "${t.value}" (flags start with --)`);
+    if (t.kind === 'positional') throw new UsageError(`unexpected argument ${shown(t.value)} (flags start with --)`);
     const o = byFlag.get(t.name);
     if (!o) throw new UsageError(`unknown flag ${t.rawName}${suggest(t.rawName, command)}`, t.rawName);
     if (o.kind === 'boolean') {

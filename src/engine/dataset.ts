@@ -1,8 +1,9 @@
 // JSONL datasets: one prompt per line, in the shapes people already have.
-import { readFile } from 'node:fs/promises';
+import { constants } from 'node:buffer';
 import type { ChatMessage, Prompt } from './types';
 import { estimatePromptTokens, estimateTokens } from './prompts';
 import { isObject } from './json';
+import { readUntrustedFile, UntrustedFileError } from './untrustedFile';
 
 export class DatasetError extends Error {
   override readonly name = 'DatasetError';
@@ -129,12 +130,17 @@ export function parseDataset(text: string, name = 'dataset'): Prompt[] {
   return out;
 }
 
-export async function loadDataset(path: string): Promise<Prompt[]> {
+/** Datasets larger than this are refused: the longest string this JavaScript engine holds, so a larger file could not be parsed anyway. */
+export const MAX_DATASET_BYTES = constants.MAX_STRING_LENGTH;
+
+/** Reads a dataset as untrusted (a regular file, at most MAX_DATASET_BYTES read) and parses it. */
+export async function loadDataset(path: string, maxBytes = MAX_DATASET_BYTES): Promise<Prompt[]> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = (await readUntrustedFile(path, { maxBytes, timeoutMs: 120_000 })).toString('utf8');
   } catch (e) {
-    throw new DatasetError(`cannot read dataset ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    const why = e instanceof UntrustedFileError ? e.message : ((e as NodeJS.ErrnoException).code ?? (e as Error).message);
+    throw new DatasetError(`cannot read dataset ${path}: ${why}${e instanceof UntrustedFileError && e.reason === 'too-large' ? ' (split it into smaller files)' : ''}`);
   }
   return parseDataset(text, path);
 }

@@ -11,6 +11,7 @@ import { createSecureContext, rootCertificates } from 'node:tls';
 import type { SecureContext } from 'node:tls';
 import { buildConnector, Pool, ProxyAgent } from 'undici';
 import type { Dispatcher } from 'undici';
+import { isLoopbackHost } from './loopback';
 import { displayUrl } from './redact';
 import type { Handshake, NetworkRecord, NetworkSpec } from './types';
 
@@ -20,13 +21,6 @@ const round3 = (ms: number): number => Math.round(ms * 1000) / 1000;
 export type PoolSettings = Omit<Pool.Options, 'connect'> & { readonly connectTimeout?: number };
 
 // ---- Which connections go through the proxy ----
-
-function isLoopback(host: string): boolean {
-  const h = host.toLowerCase();
-  if (h === 'localhost' || h.endsWith('.localhost')) return true;
-  if (isIP(h) === 4) return h.startsWith('127.');
-  return h === '::1' || h === '0:0:0:0:0:0:0:1';
-}
 
 function ipv4Number(ip: string): number {
   return ip.split('.').reduce((n, part) => n * 256 + Number(part), 0);
@@ -69,9 +63,10 @@ export function proxyFor(url: string, network: NetworkSpec | undefined): string 
   } catch {
     return undefined;
   }
-  const host = u.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (!network.proxyLoopback && isLoopbackHost(u.hostname)) return undefined;
+  // NO_PROXY names match with or without the root's trailing dot ("example.com." is example.com).
+  const host = u.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
   const port = u.port || (u.protocol === 'https:' ? '443' : '80');
-  if (!network.proxyLoopback && isLoopback(host)) return undefined;
   if ((network.noProxy ?? []).some((e) => noProxyMatches(e, host, port))) return undefined;
   return network.proxy;
 }

@@ -7,7 +7,8 @@
 // none), so each data point is stamped at the export, its start time at the moment the exporter was
 // set up; the run's own times stay in the run file. Never throws: a problem comes back as a message.
 import type { ApiKind, RequestRecord, RunFile } from './types';
-import { displayUrl } from './redact';
+import { displayUrl, printable } from './redact';
+import type { ScrubbedRun } from './redact';
 import { TOOL_NAME, TOOL_VERSION } from './runFormat';
 
 /** The metric names, units and recommended bucket boundaries of the GenAI semantic conventions. */
@@ -119,13 +120,17 @@ export function otlpTimeoutFromEnv(env: NodeJS.ProcessEnv): number | undefined {
 
 type Attributes = Record<string, string | number>;
 
-/** The attributes every record of a run shares: operation, provider, model, server address and port. */
-export function runAttributes(run: RunFile): Attributes {
+/**
+ * The attributes every record of a run shares: operation, provider, model, server address and port.
+ * The model is a server's word when it was not given (the first it lists): sent as the scrubbed run
+ * has it, without control characters.
+ */
+export function runAttributes(run: ScrubbedRun): Attributes {
   const attrs: Attributes = {
     'gen_ai.operation.name': OPERATION[run.endpoint.api] ?? 'chat',
     'gen_ai.provider.name': PROVIDER[run.endpoint.api] ?? run.endpoint.api,
   };
-  if (run.endpoint.model) attrs['gen_ai.request.model'] = run.endpoint.model;
+  if (run.endpoint.model) attrs['gen_ai.request.model'] = printable(run.endpoint.model, true);
   try {
     const u = new URL(run.endpoint.url);
     attrs['server.address'] = u.hostname.replace(/^\[|\]$/g, '');
@@ -164,9 +169,10 @@ function describe(e: unknown): string {
 /**
  * Sends a run's metrics to an OTLP/HTTP endpoint and waits for the answer. Resolves with how many
  * requests were sent, or with a message saying why not (endpoint down, refused, a 4xx): it never
- * rejects, so a run and its file are never lost to its telemetry.
+ * rejects, so a run and its file are never lost to its telemetry. Only a scrubbed run is sent
+ * (redact.ts `scrubRun`): the collector is one more place a server's echo of a key must not reach.
  */
-export async function exportRunToOtlp(run: RunFile, options: OtlpOptions): Promise<OtlpResult> {
+export async function exportRunToOtlp(run: ScrubbedRun, options: OtlpOptions): Promise<OtlpResult> {
   let url: string;
   try {
     url = otlpMetricsUrl(options.endpoint);

@@ -59,14 +59,21 @@ export interface PromptFileVariable {
   readonly sentAs?: 'empty' | 'as written';
 }
 
+/** A read the caller would not do, and why ("outside the prompt's project (/repo): pass --allow-read DIR"). */
+export interface ReadRefusal {
+  readonly refused: string;
+}
+
 /** Where the reader finds what lies outside the text. Everything is optional: without it, the parse is pure. */
 export interface PromptFileContext {
   /** The caller's values (`--var`, `--vars`, the extension's answers, the editor's `selection`/`file`/…): beat the file's samples and defaults. */
   readonly vars?: Readonly<Record<string, unknown>>;
-  /** For `${env:VAR}` in Prompty front matter (the CLI: process.env). Absent: such references are unfilled. */
+  /** Values for `${env:VAR}` in Prompty front matter. Absent (and no `readEnv`): such references are unfilled. */
   readonly env?: Readonly<Record<string, string | undefined>>;
-  /** Reads a file by a path relative to the prompt file's folder (`${file:…}`, local images); undefined when it cannot. */
-  readonly readFile?: (relativePath: string) => Uint8Array | undefined;
+  /** Reads `${env:VAR}` instead of `env`: its value, undefined when unset, or why the caller does not allow it (siblingFiles.ts). */
+  readonly readEnv?: (name: string) => string | undefined | ReadRefusal;
+  /** Reads a file by a path relative to the prompt file's folder (`${file:…}`, local images): undefined when it cannot, or why it would not. */
+  readonly readFile?: (relativePath: string) => Uint8Array | ReadRefusal | undefined;
 }
 
 export interface PromptFileParse {

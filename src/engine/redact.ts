@@ -6,7 +6,7 @@
 //   secret-looking header values and query values;
 // - what a server said (error bodies, ids, model names) may echo a secret or carry terminal escapes:
 //   `fromServer` strips control characters, then scrubs every secret known to the job (Scrubber).
-import type { EndpointSpec } from './types';
+import type { EndpointSpec, RunFile } from './types';
 
 const SECRET_NAME = /auth|key|token|secret|cookie|passw|credential|session|signature|jwt|^sig$|^code$/i;
 
@@ -21,14 +21,22 @@ export function isSecretHeaderName(name: string): boolean {
   return SECRET_NAME.test(name);
 }
 
-/** A URL as it may be shown or written: no user:password@, secret-looking query values replaced. */
+/**
+ * `[scheme://]user:password@host…` where the URL parser sees no credentials: a value that is not a
+ * URL, or one it reads as scheme "user:" (`user:pass@host:port`, typed without http://). Everything
+ * up to the last @ goes (a password may hold / or #), the scheme stays.
+ */
+const USERINFO_BY_SHAPE = /^([a-z][a-z0-9+.-]*:\/\/)?[^]*@/i;
+
+/** A URL (or a value meant as one) as it may be shown or written: no user:password@, secret-looking query values replaced. */
 export function displayUrl(url: string): string {
   let u: URL;
   try {
     u = new URL(url);
   } catch {
-    return url;
+    return url.replace(USERINFO_BY_SHAPE, '$1');
   }
+  if (u.host === '' && !u.username) return url.replace(USERINFO_BY_SHAPE, '$1');
   let changed = false;
   if (u.username || u.password) {
     u.username = '';
@@ -156,13 +164,34 @@ export class Scrubber {
       }
       return out ?? value;
     }
+    const entries = Object.entries(value);
+    // A name can be a server's word too (a response header's, an imported tool's figure): scrubbed as values are.
+    if (entries.some(([k]) => this.scrub(k) !== k)) return Object.fromEntries(entries.map(([k, v]) => [this.scrub(k), this.#walk(v)]));
     let out: Record<string, unknown> | undefined;
-    for (const [k, v] of Object.entries(value)) {
+    for (const [k, v] of entries) {
       const w = this.#walk(v);
       if (w !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = w;
     }
     return out ?? value;
   }
+}
+
+declare const SCRUBBED: unique symbol;
+
+/**
+ * A run as it may leave the tool: every export (the run file, the requests and chunks CSV, the trace,
+ * OTLP) takes this type, and `scrubRun` is the only way to make one, so no export can be handed a run
+ * that has not passed the one scrubber. A brand of the type only: at run time it is a RunFile.
+ */
+export type ScrubbedRun = RunFile & { readonly [SCRUBBED]: true };
+
+/**
+ * The run with its endpoint redacted (URL credentials, secret header values) and every known secret
+ * scrubbed from every string in it, names included: a server may echo a key as its model name, a
+ * response id or an error, and an imported file may carry one anywhere.
+ */
+export function scrubRun(run: RunFile, scrubber: Scrubber): ScrubbedRun {
+  return scrubber.scrubValue({ ...run, endpoint: redactEndpoint(run.endpoint) }) as ScrubbedRun;
 }
 
 /**

@@ -1,7 +1,8 @@
 // The run file: versioned JSON ("llm-profiler.run", version 1), written atomically, read defensively.
 // Documented field by field in docs/run-format.md; checked against the schema in runSchema.ts.
+import { csvText } from './csv';
 import { redactEndpoint } from './redact';
-import type { Scrubber } from './redact';
+import type { Scrubber, ScrubbedRun } from './redact';
 import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -62,8 +63,11 @@ function isNumberArray(a: readonly unknown[]): boolean {
   return true;
 }
 
-/** Writes a run file atomically: a temporary file in the same folder, flushed, then renamed over the target. */
-export async function writeRunFile(path: string, run: RunFile, scrubber?: Scrubber): Promise<void> {
+/**
+ * Writes a run file atomically: a temporary file in the same folder, flushed, then renamed over the
+ * target. Only a scrubbed run is written (redact.ts `scrubRun`); `scrubber` scrubs the text once more.
+ */
+export async function writeRunFile(path: string, run: ScrubbedRun, scrubber?: Scrubber): Promise<void> {
   const text = serializeRunFile(run, scrubber);
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   let handle;
@@ -147,13 +151,6 @@ const CSV_COLUMNS = [
   'httpStatus', 'errorKind', 'errorMessage',
 ] as const;
 
-/** One CSV field (RFC 4180): quoted when it holds a quote, a comma or a line break. */
-export function csvCell(value: unknown): string {
-  if (value === undefined || value === null) return '';
-  const s = String(value);
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
-
 function rowOf(r: RequestRecord): unknown[] {
   return [
     r.index, r.warmup, r.responseId, r.scheduledAt, r.sentAt, r.headersMs, r.firstChunkMs, r.ttftMs, r.ttfoMs, r.tpotMs, r.e2eMs,
@@ -162,9 +159,7 @@ function rowOf(r: RequestRecord): unknown[] {
   ];
 }
 
-/** One row per request (RFC 4180, CRLF line ends, a header row), for spreadsheets. */
-export function requestsToCsv(run: RunFile): string {
-  const lines = [CSV_COLUMNS.join(',')];
-  for (const r of run.requests) lines.push(rowOf(r).map(csvCell).join(','));
-  return lines.join('\r\n') + '\r\n';
+/** One row per request (RFC 4180, CRLF line ends, a header row), for spreadsheets; every cell through csv.ts. */
+export function requestsToCsv(run: ScrubbedRun): string {
+  return csvText(CSV_COLUMNS, run.requests.map(rowOf));
 }

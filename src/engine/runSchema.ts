@@ -106,7 +106,14 @@ const workload = v.object({
   maxTokens: num,
   prompt: v.variant('kind', [
     v.object({ kind: v.literal('synthetic'), tokens: num, sharedPrefix: bool }),
-    v.object({ kind: v.literal('file'), path: str, vars: opt(v.record(str, v.unknown())) }),
+    v.object({
+      kind: v.literal('file'),
+      path: str,
+      vars: opt(v.record(str, v.unknown())),
+      allowRead: opt(list(str)),
+      allowEnv: opt(list(str)),
+      pulledIn: opt(v.object({ files: list(str), env: list(str) })),
+    }),
     v.object({ kind: v.literal('dataset'), path: str }),
   ]),
   ignoreEos: bool,

@@ -5,7 +5,11 @@
 // queue, the request, its prefill (to the first token) and decode, its stalls, an instant (`i`) per
 // chunk. Slices on one track nest strictly (Perfetto, like the format, does not draw overlapping
 // slices: perfetto.dev/docs/faq): queue, then the request, which holds prefill then decode, which holds
-// the stalls. Times are µs after the run's start, to the ns.
+// the stalls. Times are µs after the run's start, to the ns. Only a scrubbed run is exported
+// (redact.ts `scrubRun`), and every text taken from it (names, ids, errors) loses its control
+// characters: JSON escapes C0 controls but not DEL, C1 or the bidirectional overrides a viewer shows.
+import { printable } from './redact';
+import type { ScrubbedRun } from './redact';
 import type { RequestRecord, RunFile } from './types';
 
 export interface TraceEventBase {
@@ -64,11 +68,11 @@ function groupsOf(run: RunFile): Group[] {
     }
     return out;
   };
-  const runName = run.endpoint.name ?? run.endpoint.model ?? run.id;
+  const runName = printable(run.endpoint.name ?? run.endpoint.model ?? run.id, true);
   const groups: Group[] = [];
-  for (const p of run.sweep?.points ?? []) groups.push({ name: `${runName} · ${p.label}`, records: pick(p.requestIndexes) });
+  for (const p of run.sweep?.points ?? []) groups.push({ name: `${runName} · ${printable(p.label, true)}`, records: pick(p.requestIndexes) });
   for (const c of run.prefillDial?.configs ?? []) {
-    groups.push({ name: `${runName} · ${c.label}`, records: pick([...c.decode.requestIndexes, ...c.long.requestIndexes]) });
+    groups.push({ name: `${runName} · ${printable(c.label, true)}`, records: pick([...c.decode.requestIndexes, ...c.long.requestIndexes]) });
   }
   const rest = run.requests.filter((r) => !claimed.has(r));
   if (rest.length > 0 || groups.length === 0) groups.push({ name: groups.length === 0 ? runName : `${runName} · other`, records: rest });
@@ -94,11 +98,13 @@ function requestEvents(r: RequestRecord, pid: number, tid: number, t0: number, o
     name, cat, ph: 'X', pid, tid, ts: from, dur: Math.max(0, Math.round((to - from) * 1e3) / 1e3), ...(args ? { args } : {}),
   });
   const failed = r.error !== undefined;
+  const kind = failed ? printable(r.error!.kind, true) : '';
+  const message = failed ? printable(r.error!.message) : '';
   const scheduled = us(r.scheduledAt - t0);
   const sent = at(0);
   out.push(...(sent > scheduled ? [slice('queue', 'queue', scheduled, sent, r.retries?.length ? { retries: r.retries.length } : undefined)] : []));
   const end = at(endOf(r));
-  out.push(slice(failed ? `request ${r.index} (failed: ${r.error!.kind})` : `request ${r.index}`, failed ? 'request,failed' : 'request', sent, end, {
+  out.push(slice(failed ? `request ${r.index} (failed: ${kind})` : `request ${r.index}`, failed ? 'request,failed' : 'request', sent, end, {
     index: r.index,
     ...(r.warmup ? { warmup: true } : {}),
     outputTokens: r.outputTokens,
@@ -107,7 +113,7 @@ function requestEvents(r: RequestRecord, pid: number, tid: number, t0: number, o
     ...(r.tpotMs !== undefined ? { tpotMs: r.tpotMs } : {}),
     ...(r.e2eMs !== undefined ? { e2eMs: r.e2eMs } : {}),
     ...(r.httpStatus !== undefined ? { httpStatus: r.httpStatus } : {}),
-    ...(failed ? { error: { kind: r.error!.kind, message: r.error!.message, ...(r.error!.status !== undefined ? { status: r.error!.status } : {}) } } : {}),
+    ...(failed ? { error: { kind, message, ...(r.error!.status !== undefined ? { status: r.error!.status } : {}) } } : {}),
   }));
   const times = r.chunkTimesMs;
   if (r.ttftMs !== undefined) {
@@ -120,7 +126,8 @@ function requestEvents(r: RequestRecord, pid: number, tid: number, t0: number, o
         const stop = times[s.atChunk];
         if (stop === undefined || s.atChunk < 1) continue;
         const from = Math.max(r.ttftMs, stop - s.gapMs);
-        out.push(slice(`stall (${s.cause})`, 'stall', at(from), at(stop), { gapMs: s.gapMs, cause: s.cause, ...(s.culprits.length ? { culprits: s.culprits } : {}) }));
+        const cause = printable(s.cause, true);
+        out.push(slice(`stall (${cause})`, 'stall', at(from), at(stop), { gapMs: s.gapMs, cause, ...(s.culprits.length ? { culprits: s.culprits } : {}) }));
       }
     }
   }
@@ -129,7 +136,7 @@ function requestEvents(r: RequestRecord, pid: number, tid: number, t0: number, o
     out.push({ name: 'chunk', cat: 'chunk', ph: 'i', s: 't', pid, tid, ts: at(times[k]!), args: { chunk: k, atMs: times[k], ...(gap !== undefined ? { gapMs: gap } : {}) } });
   }
   if (failed) {
-    out.push({ name: `error: ${r.error!.kind}`, cat: 'failed', ph: 'i', s: 't', pid, tid, ts: at(r.e2eMs ?? endOf(r)), args: { message: r.error!.message } });
+    out.push({ name: `error: ${kind}`, cat: 'failed', ph: 'i', s: 't', pid, tid, ts: at(r.e2eMs ?? endOf(r)), args: { message } });
   }
 }
 
@@ -143,8 +150,8 @@ function byTime(a: TraceEvent, b: TraceEvent): number {
   return db - da;
 }
 
-/** The run as a Trace Event Format JSON object (`JSON.stringify` it to a `.json` file). */
-export function runToTraceEvents(run: RunFile): TraceFile {
+/** The run as a Trace Event Format JSON object (`traceToJson` writes it as a `.json` file's text). */
+export function runToTraceEvents(run: ScrubbedRun): TraceFile {
   const t0 = originOf(run);
   const events: TraceEvent[] = [];
   groupsOf(run).forEach((g, gi) => {
@@ -159,21 +166,27 @@ export function runToTraceEvents(run: RunFile): TraceFile {
       events.push({ name: 'thread_sort_index', ph: 'M', pid, tid, args: { sort_index: r.index } });
       requestEvents(r, pid, tid, t0, track);
     }
-    events.push(...track.sort(byTime));
+    // one by one: a spread of a 300 000-request track (millions of events) overflows the stack
+    for (const e of track.sort(byTime)) events.push(e);
   });
   return {
     traceEvents: events,
     displayTimeUnit: 'ms',
     metadata: {
-      'llm-profiler-run': run.id,
-      startedAt: run.startedAt,
-      ...(run.endedAt !== undefined ? { endedAt: run.endedAt } : {}),
-      tool: `${run.tool.name} ${run.tool.version}`,
-      api: run.endpoint.api,
-      ...(run.endpoint.model !== undefined ? { model: run.endpoint.model } : {}),
+      'llm-profiler-run': printable(run.id, true),
+      startedAt: printable(run.startedAt, true),
+      ...(run.endedAt !== undefined ? { endedAt: printable(run.endedAt, true) } : {}),
+      tool: printable(`${run.tool.name} ${run.tool.version}`, true),
+      api: printable(run.endpoint.api, true),
+      ...(run.endpoint.model !== undefined ? { model: printable(run.endpoint.model, true) } : {}),
       requests: run.requests.length,
       ...(run.cancelled ? { cancelled: true } : {}),
       origin: 'ts is µs after startedAt',
     },
   };
+}
+
+/** The text of a trace file: what --trace-out and the report's "Export trace" write. */
+export function traceToJson(run: ScrubbedRun): string {
+  return `${JSON.stringify(runToTraceEvents(run))}\n`;
 }

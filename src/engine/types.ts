@@ -333,6 +333,12 @@ export type WorkloadMode =
   | { readonly kind: 'closed'; readonly concurrency: number }
   | { readonly kind: 'open'; readonly rate: number; readonly burstiness: number; readonly maxConcurrency?: number };
 
+/** What a prompt file pulled into its prompts: files by real path (`${file:…}`, images) and environment variables by name (never their values). */
+export interface PromptPulledIn {
+  readonly files: readonly string[];
+  readonly env: readonly string[];
+}
+
 export interface WorkloadSpec {
   readonly mode: WorkloadMode;
   /** Measured requests (warmup not included). Either requests or durationS. */
@@ -347,6 +353,12 @@ export interface WorkloadSpec {
         readonly path: string;
         /** Values for the file's variables (`--var` text, `--vars` JSON values, the extension's answers): beat the file's samples and defaults. */
         readonly vars?: Readonly<Record<string, unknown>>;
+        /** Folders beyond the prompt's project that files it names may be read from (`--allow-read`), absolute. */
+        readonly allowRead?: readonly string[];
+        /** Environment variables its `${env:…}` may read into what is sent (`--allow-env`). */
+        readonly allowEnv?: readonly string[];
+        /** What the file pulled into its prompts when it was read: absent when nothing. */
+        readonly pulledIn?: PromptPulledIn;
       }
     | { readonly kind: 'dataset'; readonly path: string };
   readonly ignoreEos: boolean;

@@ -4,7 +4,7 @@
 import type { ApiKind, SloSpec } from '../engine/types';
 import { API_KINDS } from '../engine/types';
 import { isObject } from '../engine/json';
-import { isSecretHeaderName } from '../engine/redact';
+import { displayUrl, isSecretHeaderName } from '../engine/redact';
 import { defaultOf, option, settingBounds, settingOptions } from '../jobs/options';
 import type { WorkloadDefaults } from '../jobs/presets';
 import { SYNTHETIC_PRESETS } from '../localServer/presets';
@@ -119,7 +119,7 @@ export function validateEndpoint(raw: unknown, origin: EndpointOrigin): { entry?
   } else {
     url = raw.url.trim();
     let parsed: URL | undefined;
-    try { parsed = new URL(url); } catch { errors.push(`"url" is not a valid URL: ${url}`); }
+    try { parsed = new URL(url); } catch { errors.push(`"url" is not a valid URL: ${displayUrl(url)}`); }
     if (parsed) {
       if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') errors.push(`"url" must start with http:// or https:// (got ${parsed.protocol})`);
       if (parsed.username || parsed.password) errors.push('"url" must not contain credentials: use "LLM Profiler: Set API key"');
@@ -325,11 +325,4 @@ export function buildConfig(raw: RawConfig, parseSlo: (text: string) => SloSpec)
 /** The origin (scheme://host:port) a stored key was set for: a key is only ever sent back there. */
 export function keyOrigin(url: string): string {
   try { return new URL(url).origin; } catch { return url; }
-}
-
-/** A URL on this machine (localhost, 127.0.0.0/8, ::1): a server there usually needs no key. */
-export function isLoopbackUrl(url: string): boolean {
-  let host: string;
-  try { host = new URL(url).hostname.toLowerCase(); } catch { return false; }
-  return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
 }

@@ -3,8 +3,10 @@
 // prompt file never loads the engine's network code.
 export { readRunFile, requestsToCsv, writeRunFile } from '../engine/runFile';
 // the report panel's other exports: a Perfetto trace, a row per chunk
-export { runToTraceEvents } from '../engine/traceEvents';
+export { traceToJson } from '../engine/traceEvents';
 export { chunksToCsv } from '../engine/chunksCsv';
 export { parsePromptFile } from '../engine/promptFiles';
+// what a prompt file may pull in (its project's files, the environment), read by real path
+export { anyPulledIn, promptAccess } from '../engine/siblingFiles';
 // another tool's benchmark result as a run ("Open benchmark result…", a file dropped on the report)
 export { importBenchmarkFile } from '../engine/importers/index';

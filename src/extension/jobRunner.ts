@@ -4,13 +4,14 @@
 // loaded on the first run.
 import * as vscode from 'vscode';
 import { newRunId } from '../engine/runId';
-import { displayUrl, secretsOf } from '../engine/redact';
+import { displayUrl, scrubRun, secretsOf } from '../engine/redact';
+import type { ScrubbedRun } from '../engine/redact';
 import type { NetworkSpec, Progress, RequestRecord, RunFile } from '../engine/types';
 import type { JobProgress } from '../jobs/execute';
 import type { BuiltJob } from '../jobs/job';
 import type { LocalServerHandle, LocalServerOptions } from '../localServer/types';
 import { proxyNotice } from '../present/endpointText';
-import { describeJob } from '../present/jobText';
+import { describeJob, pulledInLine } from '../present/jobText';
 import { progressLine, summaryText } from '../present/runText';
 import { sentNotes } from '../present/sentText';
 import { formatMs } from '../present/units';
@@ -125,15 +126,20 @@ export class JobRunner extends Disposable {
       const network = await this.network.forUrl(engine, url);
       for (const w of warnings) this.log.warn(`run ${runId}: ${w}`);
       this.log.info(`run ${runId}: ${describeJob(job)}${req.apiKey ? ', with an API key' : ''}`);
+      const pulled = pulledInLine(job);
+      if (pulled !== undefined) this.log.info(`run ${runId}: ${pulled}`);
       if (url !== undefined) this.#networkNotes(engine, runId, url, network);
       const run = await this.#execute(engine, job, req, runId, abort, network, (l) => (live = l));
-      // The engine scrubbed what the server said; this is the last line of defence for the file.
-      const stored: RunFile = this.log.scrubber.scrubValue(req.extras ? { ...run, ...req.extras } : run);
+      const otlp = this.config?.current.otlpEndpoint;
+      // The OTLP headers' values are secrets too, known before the run is scrubbed for its exports.
+      if (otlp !== undefined) this.log.addSecrets(Object.values(engine.otlpHeadersFromEnv(process.env)));
+      // The engine scrubbed what the server said; this is the one scrubber every export goes through
+      // (the stored file, the report's exports, OTLP): a server may have echoed a key as its model name.
+      const stored = scrubRun(req.extras ? { ...run, ...req.extras } : run, this.log.scrubber);
       const path = await this.runs.save(stored);
       this.log.info(`run ${runId}: ${run.cancelled ? 'cancelled; kept what finished' : 'done'}: ${summaryText(run)}; saved to ${path}`);
       for (const v of run.summary.verdicts ?? []) this.log.info(`run ${runId}: ${v.message}`);
       for (const n of sentNotes(run)) this.log.warn(`run ${runId}: ${n}`);
-      const otlp = this.config?.current.otlpEndpoint;
       if (otlp !== undefined) void this.#sendOtlp(engine, stored, otlp);
       const outcome: RunOutcome = { runId: run.id, path, cancelled: Boolean(run.cancelled) };
       this.#onDidFinish.fire(outcome);
@@ -161,10 +167,9 @@ export class JobRunner extends Disposable {
   }
 
   /** Sends a stored run's metrics to the OTLP endpoint of the settings; a failure is logged and shown, never thrown (the run is kept). */
-  async #sendOtlp(engine: EngineModule, run: RunFile, endpoint: string): Promise<void> {
+  async #sendOtlp(engine: EngineModule, run: ScrubbedRun, endpoint: string): Promise<void> {
     try {
       const headers = engine.otlpHeadersFromEnv(process.env);
-      this.log.addSecrets(Object.values(headers));
       const timeoutMs = engine.otlpTimeoutFromEnv(process.env);
       const res = await engine.exportRunToOtlp(run, { endpoint, headers, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
       if (res.ok) {

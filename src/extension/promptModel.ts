@@ -4,6 +4,7 @@
 // which sampling settings the user set on purpose (those beat the prompt file's own).
 import { basename, dirname, extname, parse as parsePath } from 'node:path';
 import type { PromptFileParse, PromptFileVariable } from '../engine/promptFiles';
+import type { PromptAccessOptions } from '../engine/siblingFiles';
 import type { SamplingKey } from '../engine/types';
 import type { PresetId, PresetInput } from '../jobs/presets';
 
@@ -72,6 +73,15 @@ export function looksSecret(name: string): boolean {
   return parts.some((p) => SECRET_WORDS.has(p)) || /(?:apikey|accesskey|secretkey|passwd|password|passphrase|bearer|credential)/i.test(name);
 }
 
+// Variable names are the file's: maps of them are made by Object.fromEntries (a `__proto__` name is
+// a key like any other, not the object's prototype) and read by own key (`constructor` is not Object's).
+
+/** The answer remembered for a variable: a string of its own, never an inherited `constructor`. */
+function answerOf(remembered: Answers, name: string): string | undefined {
+  const a = Object.hasOwn(remembered, name) ? remembered[name] : undefined;
+  return typeof a === 'string' ? a : undefined;
+}
+
 const SECRET_WORDS = new Set(['key', 'apikey', 'token', 'password', 'passwd', 'pwd', 'pass', 'passphrase', 'secret', 'credential', 'credentials', 'auth', 'authorization', 'bearer', 'cookie', 'pat', 'pin']);
 
 /**
@@ -80,12 +90,12 @@ const SECRET_WORDS = new Set(['key', 'apikey', 'token', 'password', 'passwd', 'p
  * `variables` are from a parse without the caller's values.
  */
 export function applicableAnswers(variables: readonly PromptFileVariable[], remembered: Answers): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out: [string, string][] = [];
   for (const v of unfilledInputs(variables)) {
-    const a = remembered[v.name];
-    if (a !== undefined && !looksSecret(v.name)) out[v.name] = a;
+    const a = answerOf(remembered, v.name);
+    if (a !== undefined && !looksSecret(v.name)) out.push([v.name, a]);
   }
-  return out;
+  return Object.fromEntries(out);
 }
 
 /**
@@ -94,12 +104,12 @@ export function applicableAnswers(variables: readonly PromptFileVariable[], reme
  * `variables` are from a parse without the caller's values.
  */
 export function variablesToAsk(variables: readonly PromptFileVariable[], remembered: Answers, mode: 'missing' | 'all'): PromptFileVariable[] {
-  return unfilledInputs(variables).filter((v) => mode === 'all' || looksSecret(v.name) || remembered[v.name] === undefined);
+  return unfilledInputs(variables).filter((v) => mode === 'all' || looksSecret(v.name) || answerOf(remembered, v.name) === undefined);
 }
 
 /** The value an input box starts with: the remembered answer, else the file's value, else empty. */
 export function initialAnswer(v: PromptFileVariable, remembered: Answers): string {
-  return (looksSecret(v.name) ? undefined : remembered[v.name]) ?? v.value ?? '';
+  return (looksSecret(v.name) ? undefined : answerOf(remembered, v.name)) ?? v.value ?? '';
 }
 
 /** The title of a variable's input box: how the file writes it. */
@@ -114,9 +124,7 @@ export function askPrompt(v: PromptFileVariable, fileName: string): string {
 
 /** The answers to keep for a file: the earlier ones updated with these, without secret-looking names. */
 export function answersToRemember(previous: Answers, given: Answers): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries({ ...previous, ...given })) if (!looksSecret(k)) out[k] = v;
-  return out;
+  return Object.fromEntries([...Object.entries(previous), ...Object.entries(given)].filter(([k]) => !looksSecret(k)));
 }
 
 /** A name the `--var NAME=VALUE` option accepts (jobs/options.ts). */
@@ -158,12 +166,12 @@ export function editorValues(state: EditorState, used: readonly string[]): Recor
     workspaceFolder: state.workspaceFolder,
     workspaceFolderBasename: state.workspaceFolder !== undefined ? basename(state.workspaceFolder) : undefined,
   };
-  const out: Record<string, string> = {};
+  const out: [string, string][] = [];
   for (const name of used) {
-    const v = all[name];
-    if (v !== undefined) out[name] = v;
+    const v = Object.hasOwn(all, name) ? all[name] : undefined;
+    if (v !== undefined) out.push([name, v]);
   }
-  return out;
+  return Object.fromEntries(out);
 }
 
 /** "${selection} has no value (nothing is selected in the active editor): sent as written". */
@@ -189,4 +197,24 @@ export function explicitSamplingKeys(preset: PresetId, sentMaxTokens: number, se
 /** Whether a setting has a value of the user's (user, workspace or folder settings), from `WorkspaceConfiguration.inspect`. */
 export function setByUser(inspect: { readonly globalValue?: unknown; readonly workspaceValue?: unknown; readonly workspaceFolderValue?: unknown } | undefined): boolean {
   return inspect !== undefined && (inspect.globalValue !== undefined || inspect.workspaceValue !== undefined || inspect.workspaceFolderValue !== undefined);
+}
+
+/** Files a prompt file pulls in (`${file:…}`, images) above this size are not read: a prompt is not a data dump. */
+const MAX_SIBLING_BYTES = 20 * 1024 * 1024;
+
+/**
+ * What a prompt file in the editor may pull in (engine/siblingFiles.ts): files by real path inside a
+ * workspace folder or the prompt's project, trusted or not (a repository's prompt file must not pull
+ * ~/.ssh into a request); environment variables only in a trusted workspace.
+ */
+export function documentAccessOptions(promptPath: string, trusted: boolean, workspaceFolders: readonly string[], env: Readonly<Record<string, string | undefined>>): PromptAccessOptions {
+  return {
+    promptPath,
+    maxBytes: MAX_SIBLING_BYTES,
+    allowRead: workspaceFolders,
+    outside: (project) => `outside the workspace folders and the prompt's project (${project}): add its folder to the workspace`,
+    env: trusted ? env : {},
+    allowEnv: trusted ? 'all' : [],
+    envRefused: () => 'the workspace is not trusted: environment variables are read only in a trusted workspace',
+  };
 }

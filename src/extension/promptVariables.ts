@@ -1,53 +1,43 @@
 // Prompt files in the editor: one parse for the CodeLens and the commands (the engine's reader, with
-// the files next to the prompt and the environment), the answers to a file's variables remembered
-// per file in the workspace state, and the flow that asks for the missing ones. The rules (what to
-// ask, what to keep, the editor's variables) are pure, in promptModel.ts.
-import { dirname, relative, isAbsolute } from 'node:path';
+// what the prompt may pull in: its project's files, the environment when trusted), the answers to a
+// file's variables remembered per file in the workspace state, and the flow that asks for the missing
+// ones. The rules (what to ask, what to keep, what may be read, the editor's variables) are pure, in
+// promptModel.ts.
 import * as vscode from 'vscode';
 import type { PromptFileParse, PromptFileVariable } from '../engine/promptFiles';
-import { siblingReader } from '../engine/siblingFiles';
+import type { PromptAccess } from '../engine/siblingFiles';
+import type { PromptPulledIn } from '../engine/types';
 import { Disposable } from './dispose';
-import { loadFiles } from './lazy';
+import { loadFiles, type FilesModule } from './lazy';
 import { parserFileName } from './promptFileKinds';
 import {
-  answersToRemember, applicableAnswers, askPrompt, askTitle, editorValues, initialAnswer, looksSecret, variablesToAsk,
+  answersToRemember, applicableAnswers, askPrompt, askTitle, documentAccessOptions, editorValues, initialAnswer, looksSecret, variablesToAsk,
   type Answers, type EditorState,
 } from './promptModel';
 
-/** Files a prompt file pulls in (`${file:…}`, images) above this size are not read: a prompt is not a data dump. */
-const MAX_SIBLING_BYTES = 20 * 1024 * 1024;
-
-function within(parent: string, child: string): boolean {
-  const rel = relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+/** A prompt file read in the editor, with what it pulled in (files, environment variables). */
+export interface DocumentParse extends PromptFileParse {
+  readonly pulledIn?: PromptPulledIn;
 }
 
-/**
- * Reads files by a path relative to the document's folder, synchronously, for the reader. Only for
- * documents on disk; in an untrusted workspace only files inside a workspace folder or the prompt's
- * own folder (a workspace's prompt file must not pull ~/.ssh into a request). Never throws.
- */
-function documentSiblings(doc: vscode.TextDocument): ((relativePath: string) => Uint8Array | undefined) | undefined {
+/** What a document may pull in (promptModel.ts `documentAccessOptions`); only for documents on disk. */
+function documentAccess(files: FilesModule, doc: vscode.TextDocument): PromptAccess | undefined {
   if (doc.uri.scheme !== 'file') return undefined;
-  const dir = dirname(doc.uri.fsPath);
-  const allowed = (path: string) =>
-    vscode.workspace.isTrusted || within(dir, path) || (vscode.workspace.workspaceFolders ?? []).some((f) => f.uri.scheme === 'file' && within(f.uri.fsPath, path));
-  return siblingReader(dir, { maxBytes: MAX_SIBLING_BYTES, allowed });
+  const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+  return files.promptAccess(documentAccessOptions(doc.uri.fsPath, vscode.workspace.isTrusted, folders, process.env));
 }
 
-/**
- * Parses a document with the engine's reader (loaded on first use), with the caller's values. Never
- * throws. Prompty's `${env:…}` reads the environment only in a trusted workspace.
- */
-export async function parseDocument(doc: vscode.TextDocument, vars?: Readonly<Record<string, unknown>>): Promise<PromptFileParse> {
+/** Parses a document with the engine's reader (loaded on first use), with the caller's values. Never throws. */
+export async function parseDocument(doc: vscode.TextDocument, vars?: Readonly<Record<string, unknown>>): Promise<DocumentParse> {
   try {
-    const { parsePromptFile } = await loadFiles();
-    const readFile = documentSiblings(doc);
-    return parsePromptFile(parserFileName(doc.fileName), doc.getText(), {
+    const files = await loadFiles();
+    const access = documentAccess(files, doc);
+    const parsed = files.parsePromptFile(parserFileName(doc.fileName), doc.getText(), {
       ...(vars ? { vars } : {}),
-      env: vscode.workspace.isTrusted ? process.env : {},
-      ...(readFile ? { readFile } : {}),
+      ...(access ? { readFile: access.readFile, readEnv: access.readEnv } : {}),
     });
+    const pulledIn = files.anyPulledIn(access?.pulledIn());
+    return pulledIn ? { ...parsed, pulledIn } : parsed;
   } catch (err) {
     return { kind: 'text', prompts: [], refusal: { message: `could not read this prompt file: ${(err as Error).message}` }, warnings: [], variables: [] };
   }
@@ -101,7 +91,7 @@ export class PromptAnswers extends Disposable {
 }
 
 /** The file parsed with the answers remembered for it (the CodeLens: no editor variables, so that lenses do not follow the selection). */
-export async function parseWithAnswers(doc: vscode.TextDocument, answers: PromptAnswers): Promise<PromptFileParse> {
+export async function parseWithAnswers(doc: vscode.TextDocument, answers: PromptAnswers): Promise<DocumentParse> {
   const base = await parseDocument(doc);
   const remembered = applicableAnswers(base.variables, answers.get(doc.uri));
   return Object.keys(remembered).length === 0 ? base : parseDocument(doc, remembered);
@@ -125,8 +115,8 @@ export function editorStateNow(promptUri: vscode.Uri): EditorState {
 }
 
 export interface FilledPrompts {
-  /** The file read with every value: the answers and the editor's. */
-  readonly parse: PromptFileParse;
+  /** The file read with every value: the answers and the editor's (and what it pulled in). */
+  readonly parse: DocumentParse;
   /** Those values, by variable name (what the prompt was filled with). */
   readonly vars: Readonly<Record<string, string>>;
   /** Editor variables the file uses that still have no value. */

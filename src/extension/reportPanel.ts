@@ -9,6 +9,7 @@ import * as vscode from 'vscode';
 import { writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { scrubRun } from '../engine/redact';
 import type { Progress, RequestRecord, RunFile } from '../engine/types';
 import type { ReportHostMessage, ReportWebviewMessage } from '../shared/protocol';
 import { Command } from './commands';
@@ -216,10 +217,10 @@ export class ReportPanels extends Disposable {
   readonly context: vscode.ExtensionContext;
   readonly #panels = new Set<ReportPanel>();
   readonly #loadRun: LoadRun;
-  /** Every message to a page passes the log's scrubber: no secret this session knows reaches a webview. */
-  readonly #log: Pick<Log, 'forWebview'>;
+  /** Every message to a page, and every export, passes the log's scrubber: no secret this session knows reaches a webview or a file. */
+  readonly #log: Pick<Log, 'forWebview' | 'scrubber'>;
 
-  constructor(context: vscode.ExtensionContext, loadRun: LoadRun, log: Pick<Log, 'forWebview'>) {
+  constructor(context: vscode.ExtensionContext, loadRun: LoadRun, log: Pick<Log, 'forWebview' | 'scrubber'>) {
     super();
     this.context = context;
     this.#loadRun = loadRun;
@@ -345,10 +346,12 @@ export class ReportPanels extends Disposable {
     if (!target) return;
     try {
       const m = await loadFiles();
-      if (kind === 'csv') await writeFile(target.fsPath, m.requestsToCsv(run), 'utf8');
-      else if (kind === 'chunks') await writeFile(target.fsPath, m.chunksToCsv(run), 'utf8');
-      else if (kind === 'trace') await writeFile(target.fsPath, `${JSON.stringify(m.runToTraceEvents(run))}\n`, 'utf8');
-      else await m.writeRunFile(target.fsPath, run);
+      // a run opened from a file, or a live one, has not been through the scrubber: every export goes through it here
+      const safe = scrubRun(run, this.#log.scrubber);
+      if (kind === 'csv') await writeFile(target.fsPath, m.requestsToCsv(safe), 'utf8');
+      else if (kind === 'chunks') await writeFile(target.fsPath, m.chunksToCsv(safe), 'utf8');
+      else if (kind === 'trace') await writeFile(target.fsPath, m.traceToJson(safe), 'utf8');
+      else await m.writeRunFile(target.fsPath, safe, this.#log.scrubber);
       void vscode.window.showInformationMessage(`LLM Profiler: saved ${target.fsPath}`);
     } catch (e) {
       void vscode.window.showErrorMessage(`LLM Profiler: could not save ${target.fsPath}: ${(e as Error).message}`);

@@ -4,6 +4,7 @@
 // sidebar can list often without re-reading every file.
 import { mkdir, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { ScrubbedRun } from '../engine/redact';
 import type { RunFile } from '../engine/types';
 import { networkShort } from '../present/endpointText';
 import { importedNameParts } from '../present/importText';
@@ -51,7 +52,7 @@ export interface RunIndexEntry {
 
 export interface RunIo {
   readRunFile(path: string): Promise<RunFile>;
-  writeRunFile(path: string, run: RunFile): Promise<void>;
+  writeRunFile(path: string, run: ScrubbedRun): Promise<void>;
 }
 
 const loadFilesIo = async (): Promise<RunIo> => {
@@ -168,7 +169,7 @@ export class RunStore {
     return { runs, problems };
   }
 
-  async save(run: RunFile): Promise<string> {
+  async save(run: ScrubbedRun): Promise<string> {
     const io = await this.#getIo();
     await mkdir(this.dir, { recursive: true });
     const path = join(this.dir, runFileName(run.id));

@@ -1,6 +1,7 @@
 // The stored runs as the UI sees them: the last listing, kept in memory and refreshed after each
 // save/delete, with an event for the sidebar and the CodeLens. Corrupt files are reported once each.
 import * as vscode from 'vscode';
+import { scrubRun } from '../engine/redact';
 import type { RunFile } from '../engine/types';
 import { Disposable } from './dispose';
 import type { Log } from './log';
@@ -54,8 +55,9 @@ export class RunsModel extends Disposable {
     return this.#refreshing;
   }
 
+  /** Stores a run (a profile's, an import's) as the one scrubber leaves it: every secret this session knows removed. */
   async save(run: RunFile): Promise<string> {
-    const path = await this.store.save(run);
+    const path = await this.store.save(scrubRun(run, this.log.scrubber));
     await this.refresh();
     return path;
   }

@@ -1,12 +1,13 @@
 // Jobs from option values (src/jobs/values.ts): the CLI's flags and the extension's settings and
 // commands go through the same builders, so every surface gets the same defaults, rules and
 // messages. A problem is a UsageError naming the flag.
+import { statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { cacheCheckRounds, cacheCheckWorkload } from '../engine/cacheCheck';
 import { parseSlo } from '../engine/slo';
 import { defaultConcurrencies } from '../engine/sweep';
 import type { SweepDimension } from '../engine/sweep';
-import type { ApiKind, Prompt, SamplingKey, SloSpec, WorkloadMode, WorkloadSpec } from '../engine/types';
+import type { ApiKind, Prompt, PromptPulledIn, SamplingKey, SloSpec, WorkloadMode, WorkloadSpec } from '../engine/types';
 import { defaultWorkload, workloadProblems } from '../engine/workload';
 import { GgufError } from '../localServer/gguf';
 import { modelContext } from '../localServer/model';
@@ -37,6 +38,10 @@ export interface BuildContext {
    * prompt file's own. Absent: those whose option was given (the CLI's flags).
    */
   readonly explicit?: readonly SamplingKey[];
+  /** Where a prompt file's allowed `${env:…}` values come from (the CLI's environment); default: the process's. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** What the caller's `prompts` pulled in when their file was read (the extension's reader): recorded as a read file's would be. */
+  readonly pulledIn?: PromptPulledIn;
 }
 
 const path = (ctx: BuildContext, p: string): string => resolvePath(ctx.cwd ?? process.cwd(), p);
@@ -208,17 +213,35 @@ function workloadOf(v: OptionValues, command: CommandName, ctx: BuildContext, pr
   return o;
 }
 
-/**
- * The workload's prompt source with its variables' values (--var, --vars) and the prompts: the
- * caller's (already filled), else the prompt file's or dataset's.
- */
-async function promptsFor(base: Partial<WorkloadSpec>, v: OptionValues, ctx: BuildContext): Promise<{ base: Partial<WorkloadSpec>; loaded: LoadedPrompts }> {
+type FileSource = Extract<WorkloadSpec['prompt'], { kind: 'file' }>;
+
+/** A folder --allow-read names, checked now: a typo would otherwise only show as refused reads. */
+function allowedFolder(ctx: BuildContext, dir: string): string {
+  const p = path(ctx, dir);
+  if (!statSync(p, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`--allow-read: ${p} is not a folder`, '--allow-read');
+  return p;
+}
+
+/** The prompt file's source with its variables' values (--var, --vars) and what it may pull in (--allow-read, --allow-env). */
+async function fileSource(source: FileSource, v: OptionValues, ctx: BuildContext): Promise<FileSource> {
   const varsFile = v.str('vars');
   const vars = await loadVars(v.strs('var'), varsFile !== undefined ? path(ctx, varsFile) : undefined);
-  const source = base.prompt!;
-  const withVars = vars && source.kind === 'file' ? { ...base, prompt: { ...source, vars } } : base;
-  const loaded = ctx.prompts && ctx.prompts.length > 0 ? { prompts: ctx.prompts, warnings: [] } : await loadPrompts(withVars.prompt!);
-  return { base: withVars, loaded };
+  const allowRead = [...new Set(v.strs('allowRead').map((d) => allowedFolder(ctx, d)))];
+  const allowEnv = [...new Set(v.strs('allowEnv'))];
+  return { ...source, ...(vars ? { vars } : {}), ...(allowRead.length > 0 ? { allowRead } : {}), ...(allowEnv.length > 0 ? { allowEnv } : {}) };
+}
+
+/**
+ * The workload's prompt source (a prompt file's with its values and allowances, and what it pulled in)
+ * and the prompts: the caller's (already filled), else the prompt file's or dataset's.
+ */
+async function promptsFor(base: Partial<WorkloadSpec>, v: OptionValues, ctx: BuildContext): Promise<{ base: Partial<WorkloadSpec>; loaded: LoadedPrompts }> {
+  const source = base.prompt!.kind === 'file' ? await fileSource(base.prompt!, v, ctx) : base.prompt!;
+  const loaded: LoadedPrompts = ctx.prompts && ctx.prompts.length > 0
+    ? { prompts: ctx.prompts, warnings: [], ...(ctx.pulledIn ? { pulledIn: ctx.pulledIn } : {}) }
+    : await loadPrompts(source, ctx.env ? { env: ctx.env } : {});
+  const prompt = source.kind === 'file' && loaded.pulledIn ? { ...source, pulledIn: loaded.pulledIn } : source;
+  return { base: { ...base, prompt }, loaded };
 }
 
 function checked(w: WorkloadSpec): WorkloadSpec {

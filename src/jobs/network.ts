@@ -18,15 +18,23 @@ const HTTP_NAMES = ['http_proxy', 'HTTP_PROXY', 'all_proxy', 'ALL_PROXY'] as con
  */
 export function networkSecrets(network: NetworkSpec | undefined, env: Readonly<Record<string, string | undefined>> = {}): string[] {
   const out = [...secretsOf({ url: network?.proxy }), ...authorizationSecrets(network?.proxyAuthorization)];
-  for (const name of new Set([...HTTPS_NAMES, ...HTTP_NAMES])) out.push(...secretsOf({ url: env[name] }));
+  for (const name of new Set([...HTTPS_NAMES, ...HTTP_NAMES])) {
+    const v = env[name]?.trim();
+    if (v) out.push(...secretsOf({ url: withScheme(v) }));
+  }
   return out;
+}
+
+/** A proxy variable's value as a URL: `user:pass@host:port` without a scheme is http:// (as curl reads it), not the scheme "user:". */
+function withScheme(value: string): string {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : `http://${value}`;
 }
 
 /** The environment's proxy for a URL, as curl reads it: https_proxy/HTTPS_PROXY for https://, http_proxy for http:// (HTTP_PROXY too), then all_proxy. */
 export function proxyFromEnv(env: Readonly<Record<string, string | undefined>>, url: string): { readonly proxy: string; readonly source: string } | undefined {
   for (const name of url.startsWith('https:') ? HTTPS_NAMES : HTTP_NAMES) {
     const v = env[name]?.trim();
-    if (v) return { proxy: /^[a-z][a-z0-9+.-]*:\/\//i.test(v) ? v : `http://${v}`, source: name };
+    if (v) return { proxy: withScheme(v), source: name };
   }
   return undefined;
 }

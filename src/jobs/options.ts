@@ -348,6 +348,15 @@ export const OPTIONS: readonly OptionSpec[] = [
     help: "a JSON object of values for the prompt file's variables (as Prompty's inputs); --var beats it",
   },
   {
+    key: 'allowRead', flag: '--allow-read', kind: 'string', repeatable: true, commands: TARGET, group: 'Prompts', value: 'DIR', needs: { key: 'promptFile', why: 'widens what the --prompt-file may read' },
+    help: "a folder the prompt file's ${file:…} and images may also read from (by real path: links are followed, then checked); repeatable. Without it: only the prompt's project (the nearest folder above it holding .git, else its own folder)",
+  },
+  {
+    key: 'allowEnv', flag: '--allow-env', kind: 'string', repeatable: true, commands: TARGET, group: 'Prompts', value: 'NAME', needs: { key: 'promptFile', why: 'lets the --prompt-file read an environment variable' },
+    check: (v) => (ENV_NAME.test(v) ? undefined : `takes the NAME of an environment variable, got "${v}"`),
+    help: "an environment variable the prompt file's ${env:NAME} may read into what is sent; repeatable. Without it, ${env:…} is not read (its default, if any, is used)",
+  },
+  {
     key: 'dataset', flag: '--dataset', kind: 'string', commands: ENDPOINT, group: 'Prompts', value: 'F.jsonl',
     conflicts: [{ key: 'promptTokens' }, { key: 'sharedPrefix' }, { key: 'promptFile' }], help: 'one prompt per line: {"prompt"}, {"messages"} or ShareGPT',
   },

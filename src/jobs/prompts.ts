@@ -1,10 +1,10 @@
 // Prompts for a job from a prompt file or a dataset: read once, before anything starts, so that a
 // bad file is a usage error naming the flag, and a prompt file's SLO and warnings reach every
 // command alike (run and sweep share this, with the same messages and exit codes).
-import { readFile } from 'node:fs/promises';
-import { PromptSourceError, readPrompts } from '../engine/promptSource';
+import { PromptSourceError, readPrompts, type ReadPromptsOptions } from '../engine/promptSource';
 import type { PromptFileVariable } from '../engine/promptFiles';
-import type { Prompt, SloSpec, WorkloadSpec } from '../engine/types';
+import type { Prompt, PromptPulledIn, SloSpec, WorkloadSpec } from '../engine/types';
+import { readUntrustedFile, UntrustedFileError } from '../engine/untrustedFile';
 import { isObject } from '../engine/json';
 import { UsageError } from './errors';
 
@@ -13,12 +13,14 @@ export interface LoadedPrompts {
   /** The prompt file's `llmProfiler.slo`. */
   readonly slo?: SloSpec;
   readonly warnings: readonly string[];
+  /** What the prompt file pulled in (files, environment variables); absent when nothing. */
+  readonly pulledIn?: PromptPulledIn;
 }
 
-export async function loadPrompts(source: WorkloadSpec['prompt']): Promise<LoadedPrompts> {
+export async function loadPrompts(source: WorkloadSpec['prompt'], options: ReadPromptsOptions = {}): Promise<LoadedPrompts> {
   if (source.kind === 'synthetic') return { warnings: [] };
   try {
-    const read = await readPrompts(source);
+    const read = await readPrompts(source, options);
     const path = source.path;
     return { ...read, warnings: [...read.warnings, ...read.unfilled.map((v) => unfilledWarning(path, v))] };
   } catch (e) {
@@ -36,19 +38,23 @@ export function unfilledWarning(path: string, v: PromptFileVariable): string {
   return `${path}:${v.line + 1}: ${written}${hint} has no value: ${sent}; give it with --var ${v.name}=VALUE`;
 }
 
+/** A --vars file larger than this is refused: values for a prompt, not a data set. */
+const MAX_VARS_BYTES = 64 * 1024 * 1024;
+
 /**
  * The variables' values from `--vars F.json` (a JSON object: Prompty's inputs, thread lists and all)
  * and `--var NAME=VALUE` (each beats the file's value of the same name). Undefined when neither was given.
  */
 export async function loadVars(assignments: readonly string[], varsFile: string | undefined): Promise<Record<string, unknown> | undefined> {
   if (assignments.length === 0 && varsFile === undefined) return undefined;
-  const out: Record<string, unknown> = {};
+  // names from a file and the command line: no prototype, so `__proto__` and `constructor` are names like any other
+  const out = Object.create(null) as Record<string, unknown>;
   if (varsFile !== undefined) {
     let parsed: unknown;
     try {
-      parsed = JSON.parse(await readFile(varsFile, 'utf8'));
+      parsed = JSON.parse((await readUntrustedFile(varsFile, { maxBytes: MAX_VARS_BYTES })).toString('utf8'));
     } catch (e) {
-      const reason = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+      const reason = e instanceof UntrustedFileError ? e.message : ((e as NodeJS.ErrnoException).code ?? (e as Error).message);
       throw new UsageError(`--vars: cannot read ${varsFile} as JSON (${reason})`, '--vars');
     }
     if (!isObject(parsed)) throw new UsageError(`--vars: ${varsFile} must hold a JSON object of variable names to values`, '--vars');

@@ -1,7 +1,17 @@
 // Option values by key (src/jobs/options.ts), as a command line gives them or as the extension
 // builds them from its settings and arguments: the job builders read only this.
+import { displayUrl } from '../engine/redact';
 import { UsageError } from './errors';
 import { numberProblem, option, orList } from './options';
+
+/** A value as an error repeats it: a string never with its user:password@. */
+const shown = (value: unknown): string => JSON.stringify(typeof value === 'string' ? displayUrl(value) : value);
+
+/** A check's message with the value it quotes freed of user:password@ (the checks of flags that take no URL quote it as given). */
+export function withoutCredentials(message: string, value: string): string {
+  const safe = displayUrl(value);
+  return safe === value ? message : message.split(value).join(safe);
+}
 
 export type OptionValue = string | number | boolean | readonly number[] | readonly string[];
 
@@ -29,12 +39,12 @@ export class OptionValues {
           if (problem) throw new UsageError(`${where} ${key} ${problem}`);
         }
       } else if (o.kind === 'enum' && !(typeof value === 'string' && o.choices!.includes(value))) {
-        throw new UsageError(`${where} ${key} must be ${orList(o.choices!)}, got ${JSON.stringify(value)}`);
+        throw new UsageError(`${where} ${key} must be ${orList(o.choices!)}, got ${shown(value)}`);
       } else if (o.kind === 'boolean' && typeof value !== 'boolean') {
-        throw new UsageError(`${where} ${key} must be true or false, got ${JSON.stringify(value)}`);
+        throw new UsageError(`${where} ${key} must be true or false, got ${shown(value)}`);
       } else if (o.kind === 'string' && typeof value === 'string') {
         const problem = o.check?.(value);
-        if (problem) throw new UsageError(`${where} ${key}${problem.startsWith(':') ? '' : ' '}${problem}`);
+        if (problem) throw new UsageError(`${where} ${key}${problem.startsWith(':') ? '' : ' '}${withoutCredentials(problem, value)}`);
       }
       map.set(key, value);
     }

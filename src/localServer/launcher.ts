@@ -1,7 +1,8 @@
 // Starts a local llama.cpp server in its own process and hands back {url, pid, stop}: the bundled
 // server (node-llama-cpp, dist/localServer.mjs) or a real llama-server binary. Used by the CLI and
-// the extension. The model is checked before anything starts; readiness is /health; the server
-// exits when this process dies (it watches its stdin pipe and our pid).
+// the extension. The model is checked before anything starts; the server binds its port itself and
+// the process reports it (see waitReady); readiness is /health; the server exits when this process
+// dies (it watches its stdin pipe and our pid).
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -47,18 +48,14 @@ function positiveInt(name: string, v: number | undefined, def: number, min = 1):
   return v;
 }
 
-/** Resolves when nothing listens on 127.0.0.1:port; a clear error when something does. */
-function checkPortFree(port: number): Promise<number> {
+/** Resolves when nothing listens on 127.0.0.1:port; a clear error when something does (before a process starts). */
+function checkPortFree(port: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once('error', (e: NodeJS.ErrnoException) => {
       reject(new LocalServerError(e.code === 'EADDRINUSE' ? `port ${port} on 127.0.0.1 is already in use (pick another port, or 0 for any free port)` : `cannot listen on port ${port}: ${e.message}`));
     });
-    s.listen(port, '127.0.0.1', () => {
-      const addr = s.address();
-      const got = typeof addr === 'object' && addr ? addr.port : port;
-      s.close(() => resolve(got));
-    });
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve()));
   });
 }
 
@@ -81,7 +78,7 @@ interface Plan {
   readonly batchSize: number;
   readonly threads: number;
   readonly ctxSize: number;
-  /** 0: the bundled server picks one. */
+  /** 0: the server binds a free one. */
   readonly port: number;
   readonly bin: string | undefined;
   readonly model: Awaited<ReturnType<typeof resolveModel>>;
@@ -113,9 +110,9 @@ async function plan(options: LocalServerOptions): Promise<Plan> {
   if (backend === 'bundled' && !ownNodeLlamaCppEntry()) throw new LocalServerError(new NodeLlamaCppMissingError(packageRoot()).message);
   const bundle = serverBundlePath();
   if (!existsSync(bundle)) throw new LocalServerError(`the server bundle ${bundle} is missing: run \`npm run build\` first`);
-  // llama-server cannot report a port it picked: pick a free one here.
-  const port = backend === 'llama-server' && requestedPort === 0 ? await checkPortFree(0) : requestedPort;
-  return { backend, parallel, batchSize, threads, ctxSize, port, bin, model, bundle };
+  // Port 0 for either backend: the server binds a free port itself and its supervisor reports it. A
+  // port picked here and closed again could be taken by any local program before the server bound it.
+  return { backend, parallel, batchSize, threads, ctxSize, port: requestedPort, bin, model, bundle };
 }
 
 /** The command line of the server process (the bundle, which supervises llama-server for that backend). */
@@ -221,7 +218,12 @@ class ServerProcess {
   }
 }
 
-/** Readiness: /health answers 200 (llama-server answers 503 while loading). Resolves with the URL. */
+/**
+ * Readiness: /health answers 200 (llama-server answers 503 while loading) on the port the server
+ * process reported over its stdout pipe, which only our own code writes: the bundled server's port
+ * as it bound it, llama-server's as the kernel shows its supervisor. Never a port merely expected:
+ * whatever else answers there is not asked. Resolves with the URL.
+ */
 async function waitReady(proc: ServerProcess, backend: Plan['backend'], port: number, timeoutMs: number): Promise<string> {
   const deadline = performance.now() + timeoutMs;
   let exitCode: number | null | undefined;
@@ -237,7 +239,11 @@ async function waitReady(proc: ServerProcess, backend: Plan['backend'], port: nu
       await proc.stop();
       throw new LocalServerError(`the ${backend} server was not ready within ${Math.round(timeoutMs / 1000)} s`, proc.tail.slice());
     }
-    const p = backend === 'bundled' ? proc.listening?.port : port;
+    const p = proc.listening?.port;
+    if (p !== undefined && port !== 0 && p !== port) {
+      await proc.stop();
+      throw new LocalServerError(`the ${backend} server listens on port ${p}, not on port ${port} as asked`, proc.tail.slice());
+    }
     if (p !== undefined) {
       const candidate = `http://127.0.0.1:${p}`;
       const ac = new AbortController();

@@ -17,7 +17,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, 
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { nodeLlamaCppVersion } from './nodeLlamaCpp';
-import { cacheRoot, llamaCppRelease, packageRoot } from './paths';
+import { absolutePath, cacheRoot, llamaCppRelease, packageRoot } from './paths';
 
 /** The module's file name: ggml's loader takes `libggml-cpu-*.so` from the folder it is given. */
 export const NATIVE_CPU_LIB = 'libggml-cpu-native.so';
@@ -175,7 +175,10 @@ export function nativeCmakeArgs(src: string, build: string): string[] {
 export async function buildNativeCpuBackend(opts: NativeBuildOptions = {}): Promise<NativeBuildResult> {
   const root = opts.root ?? packageRoot();
   const log = opts.log ?? (() => undefined);
-  const env = opts.env ?? process.env;
+  // git, cmake and the compiler are looked up in PATH's absolute folders only: an empty or relative
+  // entry would run whatever the current folder (a repository) has under those names.
+  const given = opts.env ?? process.env;
+  const env = { ...given, PATH: absolutePath(given.PATH) };
   const bad = unsupportedPlatform();
   if (bad) throw new NativeBuildError(bad);
   const existing = findNativeCpuBackend({ root });

@@ -1,15 +1,47 @@
-// Where the local server keeps what it makes (synthetic models, a built llama-server) and how it
-// finds its own files. Everything lives outside the repository, under one cache root.
+// Where the local server keeps what it makes (synthetic models, a built llama-server, the native
+// CPU backend) and how it finds its own files. Everything lives outside the repository, under one
+// cache root. The cache holds code the server loads and runs, so no path here depends on the current
+// folder: a relative variable or PATH entry would let the repository a command runs in supply it.
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { delimiter, dirname, join, resolve } from 'node:path';
+import { homedir, userInfo } from 'node:os';
+import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 
-/** The cache root: $LLM_PROFILER_CACHE, else $XDG_CACHE_HOME/llm-profiler, else ~/.cache/llm-profiler. */
-export function cacheRoot(): string {
-  const env = process.env.LLM_PROFILER_CACHE;
-  if (env) return resolve(env);
-  const xdg = process.env.XDG_CACHE_HOME;
-  return join(xdg ? resolve(xdg) : join(homedir(), '.cache'), 'llm-profiler');
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** The home folder, absolute: $HOME when it is, else the account's (a relative $HOME is ignored like a relative XDG_CACHE_HOME). */
+function homeFolder(env: Env): string {
+  const home = env.HOME !== undefined ? env.HOME : homedir();
+  if (home && isAbsolute(home)) return home;
+  try {
+    return userInfo().homedir;
+  } catch {
+    throw new Error(`no absolute home folder (HOME is ${JSON.stringify(home)}): set HOME, XDG_CACHE_HOME or LLM_PROFILER_CACHE to an absolute path`);
+  }
+}
+
+/** The user's cache folder: $XDG_CACHE_HOME when absolute (the XDG spec: a relative one is invalid and ignored), else ~/.cache. */
+export function userCacheHome(env: Env = process.env): string {
+  const xdg = env.XDG_CACHE_HOME;
+  return xdg && isAbsolute(xdg) ? resolve(xdg) : join(homeFolder(env), '.cache');
+}
+
+/**
+ * The cache root: $LLM_PROFILER_CACHE, else $XDG_CACHE_HOME/llm-profiler, else ~/.cache/llm-profiler.
+ * A relative LLM_PROFILER_CACHE is refused (an error naming it), not ignored: it is this tool's own
+ * setting, and quietly using another folder would hide a build or a model where nobody looks.
+ */
+export function cacheRoot(env: Env = process.env): string {
+  const own = env.LLM_PROFILER_CACHE;
+  if (own) {
+    if (!isAbsolute(own)) throw new Error(`LLM_PROFILER_CACHE must be an absolute path (got ${JSON.stringify(own)}): a relative one would name a different folder in every folder a command runs in`);
+    return resolve(own);
+  }
+  return join(userCacheHome(env), 'llm-profiler');
+}
+
+/** A PATH value's absolute entries only: an empty or relative entry means the current folder to a program lookup. */
+export function absolutePath(path: string | undefined): string {
+  return (path ?? '').split(delimiter).filter((dir) => dir !== '' && isAbsolute(dir)).join(delimiter);
 }
 
 export function modelCacheDir(): string {
@@ -75,10 +107,13 @@ function isExecutableFile(p: string): boolean {
   }
 }
 
-/** A llama-server binary: the given path, else one on PATH, else the one `npm run build:llama-server` made. */
+/**
+ * A llama-server binary: the given path, else one in an absolute folder on PATH (an empty or relative
+ * entry is the current folder: skipped), else the one `npm run build:llama-server` made.
+ */
 export function findLlamaServer(explicit?: string): string | undefined {
   if (explicit) return isExecutableFile(explicit) ? resolve(explicit) : undefined;
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+  for (const dir of absolutePath(process.env.PATH).split(delimiter)) {
     if (!dir) continue;
     const p = join(dir, 'llama-server');
     if (isExecutableFile(p)) return p;

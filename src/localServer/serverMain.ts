@@ -5,10 +5,13 @@
 // is gone), on SIGTERM/SIGINT, or with code 1 and a message on stderr when it cannot start.
 //
 // With --supervise it instead runs the command after `--` (a real llama-server) as its child,
-// relays its output, and kills it when our parent dies: llama-server cannot watch its parent itself.
+// relays its output (to stderr), prints {"event":"listening","port":N} once the kernel shows that
+// child listening on 127.0.0.1:N, and kills it when our parent dies: llama-server cannot watch its
+// parent itself.
 import { spawn } from 'node:child_process';
 import { LlamaEngine } from './engine';
 import { LocalHttpServer } from './httpServer';
+import { listenersOf } from './listeningPorts';
 import { defaultCtxSize, defaultThreads, DEFAULT_BATCH_SIZE, DEFAULT_PARALLEL } from './defaults';
 
 interface ServerArgs {
@@ -92,7 +95,8 @@ function watchParent(parentPid: number | undefined, watchStdin: boolean, onGone:
 async function supervise(args: ServerArgs): Promise<void> {
   const [cmd, ...rest] = args.supervise!;
   if (!cmd) throw new Error('--supervise needs a command after --');
-  const child = spawn(cmd, rest, { stdio: ['ignore', 'inherit', 'inherit'] });
+  // Its stdout goes to our stderr: our stdout carries only our own events, which the launcher trusts.
+  const child = spawn(cmd, rest, { stdio: ['ignore', 2, 'inherit'] });
   let exiting = false;
   const kill = (sig: NodeJS.Signals) => {
     if (child.exitCode === null && child.signalCode === null) child.kill(sig);
@@ -101,7 +105,10 @@ async function supervise(args: ServerArgs): Promise<void> {
     log(`cannot start ${cmd}: ${e.message}`);
     process.exit(127);
   });
-  child.on('spawn', () => process.stdout.write(`${JSON.stringify({ event: 'spawned', pid: child.pid })}\n`));
+  child.on('spawn', () => {
+    process.stdout.write(`${JSON.stringify({ event: 'spawned', pid: child.pid })}\n`);
+    reportListening(child.pid!, () => child.exitCode !== null || child.signalCode !== null, () => kill('SIGTERM'));
+  });
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 + (signal === 'SIGKILL' ? 9 : 15) : 1)));
   for (const sig of ['SIGTERM', 'SIGINT'] as const) {
     process.on(sig, () => {
@@ -113,6 +120,28 @@ async function supervise(args: ServerArgs): Promise<void> {
     if (!exiting) log('parent process gone: stopping llama-server');
     kill('SIGKILL');
   });
+}
+
+/**
+ * Prints {"event":"listening","port":N} once llama-server (pid) holds a listening socket on
+ * 127.0.0.1, as the kernel says (listeningPorts.ts): the port it bound itself (--port 0) or was
+ * given, never one that something else answers on. Where the platform cannot tell, it stops.
+ */
+function reportListening(pid: number, gone: () => boolean, stop: () => void): void {
+  const timer = setInterval(() => {
+    if (gone()) return clearInterval(timer);
+    const listeners = listenersOf(pid);
+    if (listeners === undefined) {
+      clearInterval(timer);
+      log('cannot tell which port llama-server listens on (this platform has no /proc and no /usr/sbin/lsof): stopping it');
+      stop();
+      return;
+    }
+    const own = listeners.find((l) => l.address === '127.0.0.1');
+    if (own === undefined) return;
+    clearInterval(timer);
+    process.stdout.write(`${JSON.stringify({ event: 'listening', port: own.port, url: `http://127.0.0.1:${own.port}`, pid })}\n`);
+  }, 50);
 }
 
 async function serve(args: ServerArgs): Promise<void> {

@@ -28,3 +28,20 @@ export function describeJob(job: Job): string {
   const load = w.mode.kind === 'closed' ? `at concurrency ${w.mode.concurrency}` : `at ${w.mode.rate} req/s`;
   return `${where(job)}: ${amount} ${load}, ${out}`;
 }
+
+/**
+ * What a job's prompt file pulled into what is sent, for the surfaces to say before it runs:
+ * "chat.prompty pulled in: files /repo/customer.json, /repo/cat.png; environment variables TOPIC".
+ * Undefined when it pulled in nothing (or there is no prompt file).
+ */
+export function pulledInLine(job: Job): string | undefined {
+  if (job.kind === 'dial' || job.workload.prompt.kind !== 'file') return undefined;
+  const { path, pulledIn } = job.workload.prompt;
+  if (!pulledIn || (pulledIn.files.length === 0 && pulledIn.env.length === 0)) return undefined;
+  const parts = [
+    ...(pulledIn.files.length > 0 ? [`${pulledIn.files.length === 1 ? 'file' : 'files'} ${pulledIn.files.join(', ')}`] : []),
+    ...(pulledIn.env.length > 0 ? [`${pulledIn.env.length === 1 ? 'environment variable' : 'environment variables'} ${pulledIn.env.join(', ')}`] : []),
+  ];
+  const name = path.split(/[\\/]/).pop() ?? path;
+  return `${name} pulled in: ${parts.join('; ')}`;
+}

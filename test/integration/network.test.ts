@@ -180,3 +180,44 @@ test('certificates: untrusted, expired, another host; --insecure only by opt-in,
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /--ca-file: cannot read .*nope\.pem \(no such file\)/);
 });
+
+test('HTTP_PROXY and HTTPS_PROXY set: every spelling of loopback goes direct, the key never passes the proxy', async () => {
+  const port = http.port;
+  // Spellings that reach the server here, and ones that name this machine but do not resolve or
+  // connect in every container (localhost. and *.localhost need a resolver that knows them; [::] a
+  // listener on ::1): those must still not go to the proxy.
+  const reaching = ['localhost', 'LOCALHOST', '127.1', '0.0.0.0', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]', '[0:0:0:0:0:ffff:7f00:1]', '[::ffff:0.0.0.0]'];
+  const others = ['localhost.', 'LocalHost.', 'ollama.localhost', '[::]'];
+  const env = { HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url, ALL_PROXY: proxy.url, KEY: 'sk-loopback-secret' };
+  for (const host of [...reaching, ...others]) {
+    const before = proxy.log.length;
+    const served = http.log.length;
+    const r = await runJobCommand('run', ['--url', `http://${host}:${port}`, '--api', 'openai-chat', '--api-key-env', 'KEY', '--requests', '1', '--max-tokens', '4'], { env: { PATH: process.env.PATH ?? '', ...env }, cwd: dir });
+    assert.deepEqual(proxy.log.slice(before), [], `${host}: the proxy carried a request`);
+    assert.doesNotMatch(r.stderr, /via proxy/, host);
+    if (reaching.includes(host)) {
+      assert.equal(r.code, 0, `${host}: ${r.stderr}`);
+      assert.ok(http.log.length > served, `${host}: the server saw nothing`);
+    }
+  }
+});
+
+test('usage errors for each flag and variable that takes a URL never show its password', async () => {
+  const pw = 'Secr3t-pw-77';
+  const cases: { args: string[]; env?: Record<string, string>; flag: RegExp }[] = [
+    { args: ['--url', `user:${pw}@host:8000`], flag: /--url /ms },
+    { args: ['--url', http.url, '--proxy', `user:${pw}@host:3128`], flag: /--proxy /ms },
+    { args: ['--url', http.url, '--proxy', `socks5://user:${pw}@host:1080`], flag: /--proxy /ms },
+    { args: ['--url', http.url, '--proxy', `http://user:${pw}@host:3128/path`], flag: /--proxy /ms },
+    { args: ['--url', http.url, '--otlp-endpoint', `user:${pw}@host:4318`], flag: /--otlp-endpoint /ms },
+    { args: ['--url', http.url, '--otlp-endpoint', `grpc://user:${pw}@host:4317`], flag: /--otlp-endpoint /ms },
+    { args: ['--url', 'https://api.example.com:1'], env: { HTTPS_PROXY: `socks5://user:${pw}@host:1080` }, flag: /HTTPS_PROXY /ms },
+    { args: [`http://user:${pw}@host:8000`], flag: /unexpected argument/ms },
+  ];
+  for (const c of cases) {
+    const r = await runJobCommand('run', c.args, { env: { PATH: process.env.PATH ?? '', ...c.env }, cwd: dir });
+    assert.equal(r.code, 2, `${c.args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, c.flag);
+    assert.ok(!r.stderr.includes(pw) && !r.stdout.includes(pw), r.stderr);
+  }
+});

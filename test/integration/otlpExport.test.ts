@@ -1,10 +1,12 @@
 // --otlp-endpoint, --trace-out and --chunks-csv on a real run: node dist/cli.js against a scripted
 // server, the metrics sent to an OTLP/HTTP receiver on 127.0.0.1 that decodes each request with the
 // OpenTelemetry protocol's own .proto files (test/fixtures/otlp-proto, via protobufjs) as a collector
-// would. No OpenTelemetry Collector binary can be installed on this project's machines.
+// would. No OpenTelemetry Collector binary can be installed on this project's machines. A server that
+// echoes the key as its model name and response id (test/support/hostileServer.ts) checks that every
+// export, the OTLP payload's raw bytes included, is made from the scrubbed run.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, existsSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -15,6 +17,7 @@ import { parseRunFile, TOOL_VERSION } from '../../src/engine/runFile';
 import { GENAI_METRICS } from '../../src/engine/otlp';
 import type { RunFile } from '../../src/engine/types';
 import { buildCli, runCliProcess } from '../support/cli';
+import { answerGet, answerStream, startTruthServer } from '../support/hostileServer';
 import { startScriptedServer } from '../support/scriptedServer';
 import type { ScriptedServerOptions } from '../support/scriptedServer';
 
@@ -41,7 +44,7 @@ interface HistogramPoint {
 }
 interface Metric { name: string; unit?: string; description?: string; histogram?: { dataPoints: HistogramPoint[]; aggregationTemporality?: number } }
 interface ExportMetrics { resourceMetrics: { resource: { attributes: KeyValue[] }; scopeMetrics: { scope: { name: string; version?: string }; metrics: Metric[] }[] }[] }
-interface Received { path: string; headers: IncomingHttpHeaders; body: ExportMetrics }
+interface Received { path: string; headers: IncomingHttpHeaders; body: ExportMetrics; raw: Buffer }
 
 /** An OTLP/HTTP receiver: decodes each POST with the official protos, answers as a collector does (or with `status`). */
 async function startReceiver(status = 200): Promise<{ url: string; received: Received[]; close(): Promise<void> }> {
@@ -50,9 +53,10 @@ async function startReceiver(status = 200): Promise<{ url: string; received: Rec
     const parts: Buffer[] = [];
     req.on('data', (b: Buffer) => parts.push(b));
     req.on('end', () => {
-      const message = ExportRequest.decode(Buffer.concat(parts));
+      const raw = Buffer.concat(parts);
+      const message = ExportRequest.decode(raw);
       const body = ExportRequest.toObject(message, { longs: Number, enums: Number, defaults: false, arrays: true }) as ExportMetrics;
-      received.push({ path: req.url ?? '', headers: req.headers, body });
+      received.push({ path: req.url ?? '', headers: req.headers, body, raw });
       if (status !== 200) {
         res.writeHead(status, { 'content-type': 'text/plain' }).end('bad request: the test said so');
         return;
@@ -288,6 +292,71 @@ test('import takes the same exports: another tool\'s result sent over OTLP and w
     const two = await runCliProcess(['import', join(fixtures, 'vllm/burst.json'), join(fixtures, 'vllm/rate4.json'), '--trace-out', trace]);
     assert.equal(two.code, 2);
     assert.match(two.stderr, /--trace-out takes one file's run; 2 files were given/);
+  } finally {
+    await receiver.close();
+  }
+});
+
+/** Every string attribute of every data point and of the resource, as the receiver decoded them. */
+function sentAttributes(got: Received): (string | number | boolean | undefined)[] {
+  return got.body.resourceMetrics.flatMap((rm) => [
+    ...Object.values(attrsOf(rm.resource.attributes)),
+    ...rm.scopeMetrics.flatMap((s) => s.metrics.flatMap((m) => (m.histogram?.dataPoints ?? []).flatMap((p) => Object.values(attrsOf(p.attributes))))),
+  ]);
+}
+
+test('a server that echoes a secret as its model name and response id: the secret reaches no export (OTLP, trace, chunk CSV, run file, stdout, --json)', async () => {
+  const KEY = 'sk-echoed-7c1e2f9a4b3d5e6f';
+  const HEADER_SECRET = 'gw-echoed-0a9b8c7d6e5f';
+  const receiver = await startReceiver();
+  // the model list names the secret the request carried; each stream's id and x-request-id are that secret too
+  const echo = (secretOf: (h: IncomingHttpHeaders) => string) => startTruthServer((req, res) => {
+    const secret = secretOf(req.headers);
+    if (req.method === 'GET') return answerGet('openai-chat', (req.url ?? '').split('?')[0]!, res, secret);
+    answerStream('openai-chat', res, 3, { id: secret, headers: { 'x-request-id': secret } });
+  });
+  const cases = [
+    { name: 'the API key', secret: KEY, args: ['--api-key-env', 'LLMP_TEST_KEY'], server: await echo((h) => String(h.authorization ?? '').replace(/^Bearer /, '')) },
+    { name: 'the key in its own header', secret: HEADER_SECRET, args: ['--api-key-env', 'LLMP_GATEWAY_KEY', '--api-key-header', 'X-Gateway-Token'], server: await echo((h) => String(h['x-gateway-token'] ?? '')) },
+  ];
+  try {
+    for (const c of cases) {
+      for (const json of [false, true]) {
+        const what = `${c.name}${json ? ', --json' : ''}`;
+        const [out, trace, csv] = ['run.json', 'trace.json', 'chunks.csv'].map((f) => join(dir, `echo-${json}-${f}`)) as [string, string, string];
+        const r = await runCliProcess(
+          ['run', '--url', c.server.url, '--api', 'openai-chat', ...c.args, '--requests', '3', '--warmup', '0', '--max-tokens', '3',
+            '--out', out, '--trace-out', trace, '--chunks-csv', csv, '--otlp-endpoint', receiver.url, ...(json ? ['--json'] : [])],
+          { env: { LLMP_TEST_KEY: KEY, LLMP_GATEWAY_KEY: HEADER_SECRET } },
+        );
+        assert.equal(r.code, 0, `${what}: ${r.stderr}`);
+        assert.ok(c.server.seen.some((s) => s.method === 'POST' && s.body.includes(`"model":"${c.secret}"`)), `${what}: the echoed name was the model the requests asked for`);
+        const got = receiver.received.at(-1)!;
+        assert.ok(!got.raw.toString('latin1').includes(c.secret), `${what}: the OTLP payload carries the secret`);
+        assert.ok(sentAttributes(got).includes('<redacted>'), `${what}: gen_ai.request.model is sent, redacted`);
+        for (const [file, text] of [['the run file', readFileSync(out, 'utf8')], ['the trace', readFileSync(trace, 'utf8')], ['the chunk CSV', readFileSync(csv, 'utf8')], ['stdout', r.stdout], ['stderr', r.stderr]]) {
+          assert.ok(!text!.includes(c.secret), `${what}: ${file} carries the secret:\n${text!.slice(0, 2000)}`);
+        }
+      }
+    }
+  } finally {
+    await Promise.all([receiver.close(), ...cases.map((c) => c.server.close())]);
+  }
+});
+
+test('import exports through the same scrubber: an imported file naming the OTLP header\'s secret does not send it back', async () => {
+  const SECRET = 'otlp-secret-token-42';
+  const receiver = await startReceiver();
+  try {
+    const doc = JSON.parse(readFileSync(join(__dirname, '../fixtures/vllm/burst.json'), 'utf8')) as Record<string, unknown>;
+    const file = join(dir, 'echoing.vllm.json');
+    writeFileSync(file, JSON.stringify({ ...doc, model_id: SECRET }));
+    const r = await runCliProcess(['import', file, '--otlp-endpoint', receiver.url], { env: { OTEL_EXPORTER_OTLP_HEADERS: `authorization=${SECRET}` } });
+    assert.equal(r.code, 0, r.stderr);
+    const got = receiver.received.at(-1)!;
+    assert.equal(got.headers.authorization, SECRET, 'the header is sent as given');
+    assert.ok(!got.raw.toString('latin1').includes(SECRET), 'the OTLP payload carries the secret');
+    assert.ok(!`${r.stdout}${r.stderr}`.includes(SECRET));
   } finally {
     await receiver.close();
   }

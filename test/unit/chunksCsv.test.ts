@@ -1,9 +1,13 @@
 // chunksToCsv: one RFC 4180 row per chunk, its times checked by hand and against the run file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chunksToCsv, CHUNK_CSV_COLUMNS } from '../../src/engine/chunksCsv';
+import { chunksToCsv as chunksToCsvOf, CHUNK_CSV_COLUMNS } from '../../src/engine/chunksCsv';
+import { Scrubber, scrubRun } from '../../src/engine/redact';
 import { fixtureRun, fixtureWhereRun } from '../support/fixtureRuns';
 import type { RequestRecord, RunFile } from '../../src/engine/types';
+
+/** The chunk CSV of a run, scrubbed as every export is (no secret known here). */
+const chunksToCsv = (r: RunFile): string => chunksToCsvOf(scrubRun(r, new Scrubber()));
 
 function run(requests: RequestRecord[]): RunFile {
   const base = fixtureRun({ requests: 1, warmup: 0, errorRate: 0 });

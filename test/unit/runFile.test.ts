@@ -4,11 +4,14 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, truncateSync, writeFile
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseRunFile, readRunFile, requestsToCsv, RUN_FILE_MAX_BYTES, RunFileError, serializeRunFile, writeRunFile, TOOL_VERSION } from '../../src/engine/runFile';
-import { Scrubber } from '../../src/engine/redact';
+import { Scrubber, scrubRun } from '../../src/engine/redact';
 import { newRunId } from '../../src/engine/runId';
 import { summarize } from '../../src/engine/metrics';
 import { defaultWorkload } from '../../src/engine/workload';
 import type { RequestRecord, RunFile } from '../../src/engine/types';
+
+/** A run as the exports take it (the one scrubber, knowing no secret here). */
+const safe = (run: RunFile) => scrubRun(run, new Scrubber());
 
 function sampleRun(): RunFile {
   const workload = defaultWorkload({ requests: 2, warmup: 0 });
@@ -44,7 +47,7 @@ test('write then read gives the same run; the tool version is the package versio
   try {
     const run = sampleRun();
     const path = join(dir, 'run.json');
-    await writeRunFile(path, run);
+    await writeRunFile(path, safe(run));
     const back = await readRunFile(path);
     assert.deepEqual(back.requests, run.requests);
     assert.deepEqual(back.summary, JSON.parse(JSON.stringify(run.summary)));
@@ -71,19 +74,19 @@ test('the write is atomic: a failed write leaves the old file whole and no temp 
   const dir = mkdtempSync(join(tmpdir(), 'runfile-'));
   try {
     const path = join(dir, 'run.json');
-    await writeRunFile(path, sampleRun());
+    await writeRunFile(path, safe(sampleRun()));
     const before = readFileSync(path, 'utf8');
     const bad = { ...sampleRun(), cyclic: {} as Record<string, unknown> };
     bad.cyclic.self = bad.cyclic;
-    await assert.rejects(writeRunFile(path, bad as RunFile));
+    await assert.rejects(writeRunFile(path, bad as unknown as ReturnType<typeof safe>));
     assert.equal(readFileSync(path, 'utf8'), before);
     // a target folder that does not exist: rejected, nothing created
-    await assert.rejects(writeRunFile(join(dir, 'missing', 'run.json'), sampleRun()));
+    await assert.rejects(writeRunFile(join(dir, 'missing', 'run.json'), safe(sampleRun())));
     assert.deepEqual(readdirSync(dir), ['run.json']);
     // concurrent writers never interleave: the file is one of the two whole runs
     const r1 = sampleRun();
     const r2 = { ...sampleRun(), id: 'other' };
-    await Promise.all([writeRunFile(path, r1), writeRunFile(path, r2)]);
+    await Promise.all([writeRunFile(path, safe(r1)), writeRunFile(path, safe(r2))]);
     assert.ok([r1.id, 'other'].includes(parseRunFile(readFileSync(path, 'utf8')).id));
     assert.deepEqual(readdirSync(dir), ['run.json']);
   } finally {
@@ -163,7 +166,7 @@ test('readRunFile refuses a file larger than a run file can be, before reading i
 });
 
 test('CSV: a header and one row per request, quoted per RFC 4180', () => {
-  const csv = requestsToCsv(sampleRun());
+  const csv = requestsToCsv(safe(sampleRun()));
   const lines = csv.split('\r\n');
   assert.equal(lines[0], 'index,warmup,responseId,scheduledAt,sentAt,headersMs,firstChunkMs,ttftMs,ttfoMs,tpotMs,e2eMs,promptTokens,outputTokens,reasoningTokens,tokenSource,chunks,multiTokenChunks,malformedEvents,httpStatus,errorKind,errorMessage');
   assert.equal(lines[1], '0,false,cmpl-1,1764687845123.456,1764687845123.5,,,12.25,,14.125,40.5,,3,,usage,3,,,,,');

@@ -8,6 +8,11 @@ import { test } from 'node:test';
 import { latestMeasuredOn, PROMPT_REF_KEY, RunStore, runFileName } from '../../src/extension/runStore';
 import { fixtureRun } from '../support/fixtureRuns';
 import { readRunFile, serializeRunFile, writeRunFile } from '../../src/engine/runFile';
+import { Scrubber, scrubRun } from '../../src/engine/redact';
+import type { RunFile } from '../../src/engine/types';
+
+/** The store takes a scrubbed run (RunsModel.save scrubs with the log's scrubber). */
+const safe = (run: RunFile) => scrubRun(run, new Scrubber());
 
 test('save, list, corrupt file skipped with a message, delete, prompt lookup', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'llmp-runs-'));
@@ -17,8 +22,8 @@ test('save, list, corrupt file skipped with a message, delete, prompt lookup', a
 
   const a = { ...fixtureRun({ seed: 1 }), id: 'run-a', startedAt: '2026-01-01T00:00:00.000Z' };
   const b = { ...fixtureRun({ seed: 2 }), id: 'run/b', startedAt: '2026-01-02T00:00:00.000Z', [PROMPT_REF_KEY]: { file: '/w/x.prompt.md', startLine: 3, name: 'greet' } };
-  const pa = await store.save(a);
-  const pb = await store.save(b);
+  const pa = await store.save(safe(a));
+  const pb = await store.save(safe(b));
   assert.equal(pb, join(dir, 'runs', 'run_b.json'));
   assert.equal(runFileName('a:b c'), 'a_b_c.json');
   await writeFile(join(dir, 'runs', 'broken.json'), '{"format":"llm-profiler.run","version":1,"id":"x",');
@@ -47,7 +52,7 @@ test('a file that failed to read is not read again at every listing, until it ch
   t.after(() => rm(dir, { recursive: true, force: true }));
   const reads: string[] = [];
   const store = new RunStore(dir, { readRunFile: (p) => { reads.push(p); return readRunFile(p); }, writeRunFile });
-  await store.save({ ...fixtureRun({ seed: 1 }), id: 'good' });
+  await store.save(safe({ ...fixtureRun({ seed: 1 }), id: 'good' }));
   const broken = join(dir, 'broken.json');
   await writeFile(broken, '{"format":"llm-profiler.run",');
   for (let i = 0; i < 3; i++) {
@@ -67,9 +72,9 @@ test('the last run measured on a URL skips a prompt\'s runs and other tools\' im
   const store = new RunStore(join(dir, 'runs'));
   const base = fixtureRun({ seed: 3 });
   const url = base.endpoint.url;
-  await store.save({ ...base, id: 'measured', startedAt: '2026-01-01T00:00:00.000Z' });
-  await store.save({ ...fixtureRun({ seed: 4 }), id: 'prompt', startedAt: '2026-01-02T00:00:00.000Z', [PROMPT_REF_KEY]: { file: '/w/x.prompt.md', startLine: 3, name: 'greet' } });
-  await store.save({ ...fixtureRun({ seed: 5 }), id: 'imported', startedAt: '2026-01-03T00:00:00.000Z', importedFrom: { tool: 'guidellm', file: 'benchmarks.json', startTimes: 'absolute' } });
+  await store.save(safe({ ...base, id: 'measured', startedAt: '2026-01-01T00:00:00.000Z' }));
+  await store.save(safe({ ...fixtureRun({ seed: 4 }), id: 'prompt', startedAt: '2026-01-02T00:00:00.000Z', [PROMPT_REF_KEY]: { file: '/w/x.prompt.md', startLine: 3, name: 'greet' } }));
+  await store.save(safe({ ...fixtureRun({ seed: 5 }), id: 'imported', startedAt: '2026-01-03T00:00:00.000Z', importedFrom: { tool: 'guidellm', file: 'benchmarks.json', startTimes: 'absolute' } }));
   const { runs } = await store.list();
   assert.deepEqual(runs.map((r) => [r.id, r.url]), [['imported', url], ['prompt', url], ['measured', url]], 'all three on one URL, newest first');
   assert.equal(latestMeasuredOn(runs, url)?.id, 'measured');

@@ -5,6 +5,7 @@
 // schema or trace_processor binary can be installed here, so the checks below are written from them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { Scrubber, scrubRun } from '../../src/engine/redact';
 import { runToTraceEvents } from '../../src/engine/traceEvents';
 import type { TraceFile } from '../../src/engine/traceEvents';
 import { fixtureRun, fixtureSweepRun, fixtureWhereRun } from '../support/fixtureRuns';
@@ -67,7 +68,7 @@ function checkNesting(events: Ev[]): number {
 }
 
 function checkAll(run: RunFile): { file: TraceFile; events: Ev[] } {
-  const file = runToTraceEvents(run);
+  const file = runToTraceEvents(scrubRun(run, new Scrubber()));
   const events = checkFormat(JSON.parse(JSON.stringify(file)));
   checkNesting(events);
   return { file, events };

@@ -265,7 +265,9 @@ export function throughputSummaryText(seconds: readonly number[], tps: readonly 
   let peak = 0;
   for (let i = 1; i < tps.length; i++) if (tps[i]! > tps[peak]!) peak = i;
   const mean = tps.reduce((a, b) => a + b, 0) / tps.length;
-  const most = Math.max(...inFlight);
+  // a loop: a spread over a run of many seconds (more than ~120 000) overflows the stack
+  let most = -Infinity;
+  for (const x of inFlight) if (x > most) most = x;
   return `Over ${formatInt(seconds.length)} seconds: output ${formatNumber(mean)} tokens/s on average, at most ${formatNumber(tps[peak])} tokens/s (second ${seconds[peak]}); up to ${formatNumber(most)} requests in flight on average over a second.`;
 }
 

@@ -26,11 +26,11 @@
 //   @ 0fec57a6), as ours, so the figures agree to the last digit AIPerf writes.
 // A request that failed carries AIPerf's error (code, type, message); one AIPerf cancelled on purpose
 // (--request-cancellation-rate: code 499, RequestCancellationError) is kind "aborted".
-import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import type { ApiKind, ErrorKind, RequestError, RequestRecord, RunFile, WorkloadMode } from '../types';
+import type { ApiKind, ErrorKind, RequestError, RequestRecord, RunFile, WorkloadMode, WorkloadSpec } from '../types';
+import { readUntrustedFile, UntrustedFileError } from '../untrustedFile';
 import { DEFAULT_PERCENTILES, defaultWorkload } from '../workload';
-import { ImportError, importedRun, isObj, num, obj, str, type Obj } from './common';
+import { extent, ImportError, importedRun, inRange, isObj, num, obj, RANGE, str, withFields, type Obj, type Range } from './common';
 import type { ImportOptions } from './index';
 
 
@@ -63,8 +63,8 @@ export function aiperfAggregateAlone(file: string): ImportError {
 
 const SIDECAR = 'profile_export_aiperf.json';
 
-/** A profile_export.jsonl (its whole text) as a run; reads profile_export_aiperf.json beside it when there is one. */
-export async function fromAiperf(file: string, text: string, options: ImportOptions): Promise<RunFile> {
+/** The records of a profile_export.jsonl, in the order sent, and how many streamed requests lack chunk times. */
+function recordsOf(file: string, text: string): { records: Omit<RequestRecord, 'index'>[]; noChunks: number; streamed: number } {
   const lines = text.split(/\r?\n/);
   const records: Omit<RequestRecord, 'index'>[] = [];
   let noChunks = 0;
@@ -82,7 +82,7 @@ export async function fromAiperf(file: string, text: string, options: ImportOpti
       if (i === 0 && isAiperfAggregate(rec)) throw aiperfAggregateAlone(file);
       throw new ImportError(file, `line ${i + 1} is not an AIPerf record: it needs "metadata" (with request_start_ns or timestamp_ns) and "metrics"`);
     }
-    const r = requestOf(rec as Obj, i + 1, file);
+    const r = withFields(file, () => requestOf(rec as Obj, i + 1, file), `line ${i + 1}: `);
     if (r.error === undefined && r.outputTokens > 1) {
       streamed++;
       if (r.chunkTimesMs.length === 0) noChunks++;
@@ -91,8 +91,26 @@ export async function fromAiperf(file: string, text: string, options: ImportOpti
   }
   if (records.length === 0) throw new ImportError(file, 'no AIPerf records: the file is empty');
   records.sort((a, b) => a.sentAt - b.sentAt);
+  return { records, noChunks, streamed };
+}
 
-  const sidecar = await readSidecar(file);
+/** How the requests were sent, from the aggregate's input_config (numbers refused, naming the aggregate, when out of range). */
+function workloadOf(config: Obj, records: readonly Omit<RequestRecord, 'index'>[], options: ImportOptions): WorkloadSpec {
+  const measured = records.filter((r) => !r.warmup).length;
+  const output = obj(obj(config.input).prompt).output_tokens;
+  // a number, or (a later AIPerf) a distribution {mean, stddev}
+  const maxTokens = inRange(output, RANGE.count, 'input_config.input.prompt.output_tokens') ?? inRange(obj(output).mean, RANGE.meanCount, 'input_config.input.prompt.output_tokens.mean');
+  return defaultWorkload({
+    mode: modeOf(obj(config.loadgen)),
+    requests: measured,
+    warmup: records.length - measured,
+    ...(maxTokens !== undefined ? { maxTokens } : {}),
+    percentiles: options.percentiles ?? DEFAULT_PERCENTILES,
+  });
+}
+
+/** What the source lacks, in plain words. */
+function missingOf(sidecar: Sidecar, records: readonly Omit<RequestRecord, 'index'>[], noChunks: number, streamed: number): string[] {
   const missing: string[] = [];
   if (sidecar.problem) missing.push(sidecar.problem);
   if (noChunks > 0) {
@@ -103,32 +121,27 @@ export async function fromAiperf(file: string, text: string, options: ImportOpti
   if (records.some((r) => (r.reasoningTokens ?? 0) > 0 && r.ttfoMs === undefined)) {
     missing.push('time to first output token (after the reasoning): this AIPerf file has reasoning tokens but no time_to_first_output_token');
   }
+  if (!sidecar.doc && !sidecar.problem) missing.push(`how the requests were sent (concurrency or rate) and AIPerf's own figures: ${SIDECAR} was not beside the file`);
+  return missing;
+}
+
+/** A profile_export.jsonl (its whole text) as a run; reads profile_export_aiperf.json beside it when there is one. */
+export async function fromAiperf(file: string, text: string, options: ImportOptions): Promise<RunFile> {
+  const { records, noChunks, streamed } = recordsOf(file, text);
+  const sidecar = await readSidecar(file);
+  const missing = missingOf(sidecar, records, noChunks, streamed);
   const agg = sidecar.doc;
   const config = obj(agg?.input_config);
   const endpointCfg = obj(config.endpoint);
-  const loadgen = obj(config.loadgen);
-  if (!agg && !sidecar.problem) missing.push(`how the requests were sent (concurrency or rate) and AIPerf's own figures: ${SIDECAR} was not beside the file`);
-
-  const measured = records.filter((r) => !r.warmup);
-  const workload = defaultWorkload({
-    mode: modeOf(loadgen),
-    requests: measured.length,
-    warmup: records.length - measured.length,
-    ...(num(obj(obj(config.input).prompt).output_tokens) !== undefined
-      ? { maxTokens: num(obj(obj(config.input).prompt).output_tokens)! }
-      : num(obj(obj(obj(config.input).prompt).output_tokens).mean) !== undefined
-        ? { maxTokens: num(obj(obj(obj(config.input).prompt).output_tokens).mean)! }
-        : {}),
-    percentiles: options.percentiles ?? DEFAULT_PERCENTILES,
-  });
+  const aggName = basename(sidecar.path ?? SIDECAR);
+  const { workload, duration } = withFields(
+    file,
+    () => ({ workload: workloadOf(config, records, options), duration: agg ? inRange(obj(metricsOf(agg).benchmark_duration).avg, RANGE.runSeconds, 'benchmark_duration.avg') : undefined }),
+    `${aggName} beside it: `,
+  );
   const reported = agg ? reportedOf(agg) : undefined;
-  const duration = agg ? num(obj(metricsOf(agg).benchmark_duration).avg) : undefined;
-  let start = Infinity;
-  let end = -Infinity;
-  for (const r of records) {
-    start = Math.min(start, r.sentAt);
-    end = Math.max(end, r.sentAt + (r.e2eMs ?? 0));
-  }
+  const { min: start } = extent(records.map((r) => r.sentAt));
+  const { max: end } = extent(records.map((r) => r.sentAt + (r.e2eMs ?? 0)));
   const model = Array.isArray(endpointCfg.model_names) ? str(endpointCfg.model_names[0]) : undefined;
   const version = agg ? str(agg.aiperf_version) : undefined;
   return importedRun({
@@ -156,12 +169,13 @@ function looksLikeAggregate(text: string): boolean {
   }
 }
 
-/** A metric's value in ms (or as it is, for counts), from AIPerf's {value, unit}. */
-function valueOf(m: Obj, ...tags: string[]): number | undefined {
+/** A metric's value in ms (durations) or as it is (counts), from AIPerf's {value, unit}, checked against `range`. */
+function valueOf(m: Obj, range: Range, ...tags: string[]): number | undefined {
   for (const tag of tags) {
     const mv = obj(m[tag]);
-    const v = num(mv.value);
-    if (v !== undefined) return v * toMs(str(mv.unit));
+    const unit = str(mv.unit);
+    const v = inRange(mv.value, range, () => `metrics.${tag}.value`, toMs(unit), unit);
+    if (v !== undefined) return v;
   }
   return undefined;
 }
@@ -180,34 +194,42 @@ function toMs(unit: string | undefined): number {
   }
 }
 
+/** The chunk arrival times (ms after the send): the TTFT, then each of AIPerf's inter_chunk_latency gaps added. */
+function chunkTimesOf(m: Obj, ttftMs: number | undefined, oneToken: boolean): number[] {
+  const icl = obj(m.inter_chunk_latency);
+  const gaps = Array.isArray(icl.value) ? icl.value : undefined;
+  if (ttftMs === undefined) return [];
+  if (!gaps) return oneToken ? [ttftMs] : [];
+  const unit = str(icl.unit);
+  const times = [ttftMs];
+  let t = ttftMs;
+  for (let j = 0; j < gaps.length; j++) {
+    const gap = inRange(gaps[j], RANGE.ms, () => `metrics.inter_chunk_latency.value[${j}]`, toMs(unit), unit);
+    // a list with something else than numbers in it is no list of gaps
+    if (gap === undefined) return oneToken ? [ttftMs] : [];
+    times.push((t += gap));
+  }
+  return times;
+}
+
 function requestOf(rec: Obj, lineNo: number, file: string): Omit<RequestRecord, 'index'> {
   const meta = obj(rec.metadata);
   const m = obj(rec.metrics);
-  const startNs = num(meta.request_start_ns) ?? num(meta.timestamp_ns);
+  const startNs = inRange(meta.request_start_ns, RANGE.epochNs, 'metadata.request_start_ns') ?? inRange(meta.timestamp_ns, RANGE.epochNs, 'metadata.timestamp_ns');
   if (startNs === undefined) throw new ImportError(file, `line ${lineNo}: the record has no start time (metadata.request_start_ns or timestamp_ns)`);
   const sentAt = startNs / 1e6;
   const phase = str(meta.benchmark_phase) ?? str(meta.credit_phase);
-  const ttftMs = valueOf(m, 'time_to_first_token', 'ttft');
-  const ttfoMs = valueOf(m, 'time_to_first_output_token');
-  const latency = valueOf(m, 'request_latency');
-  const endNs = num(meta.request_end_ns);
+  const ttftMs = valueOf(m, RANGE.ms, 'time_to_first_token', 'ttft');
+  const ttfoMs = valueOf(m, RANGE.ms, 'time_to_first_output_token');
+  const latency = valueOf(m, RANGE.ms, 'request_latency');
+  const endNs = inRange(meta.request_end_ns, RANGE.epochNs, 'metadata.request_end_ns');
   const failed = isObj(rec.error);
-  const e2eMs = latency ?? (failed && endNs !== undefined ? (endNs - startNs) / 1e6 : undefined);
-  const outputTokens = valueOf(m, 'output_sequence_length') ?? valueOf(m, 'output_token_count') ?? 0;
-  const reasoning = valueOf(m, 'reasoning_token_count');
-  const promptTokens = valueOf(m, 'input_sequence_length');
-  const icl = obj(m.inter_chunk_latency);
-  const gaps = Array.isArray(icl.value) ? icl.value : undefined;
-  let chunkTimesMs: number[] = [];
-  if (ttftMs !== undefined && gaps && gaps.every((g) => num(g) !== undefined)) {
-    const f = toMs(str(icl.unit));
-    let t = ttftMs;
-    chunkTimesMs = [t];
-    for (const g of gaps as number[]) chunkTimesMs.push((t += g * f));
-  } else if (ttftMs !== undefined && !failed && outputTokens === 1) {
-    chunkTimesMs = [ttftMs];
-  }
-  const credit = num(meta.credit_issued_ns);
+  const e2eMs = latency ?? (failed && endNs !== undefined && endNs >= startNs ? (endNs - startNs) / 1e6 : undefined);
+  const outputTokens = valueOf(m, RANGE.count, 'output_sequence_length') ?? valueOf(m, RANGE.count, 'output_token_count') ?? 0;
+  const reasoning = valueOf(m, RANGE.count, 'reasoning_token_count');
+  const promptTokens = valueOf(m, RANGE.count, 'input_sequence_length');
+  const chunkTimesMs = chunkTimesOf(m, ttftMs, !failed && outputTokens === 1);
+  const credit = inRange(meta.credit_issued_ns, RANGE.epochNs, 'metadata.credit_issued_ns');
   return {
     warmup: phase === 'warmup',
     scheduledAt: credit !== undefined ? Math.min(credit / 1e6, sentAt) : sentAt,
@@ -237,8 +259,8 @@ function errorOf(e: Obj): { error: RequestError; httpStatus?: number } {
 }
 
 function modeOf(loadgen: Obj): WorkloadMode {
-  const rate = num(loadgen.request_rate);
-  const concurrency = num(loadgen.concurrency);
+  const rate = inRange(loadgen.request_rate, RANGE.rate, 'input_config.loadgen.request_rate');
+  const concurrency = inRange(loadgen.concurrency, RANGE.concurrency, 'input_config.loadgen.concurrency');
   if (rate !== undefined) {
     const constant = str(loadgen.request_rate_mode) === 'constant';
     return { kind: 'open', rate, burstiness: constant ? CONSTANT_BURSTINESS : 1, ...(concurrency !== undefined ? { maxConcurrency: concurrency } : {}) };
@@ -296,7 +318,16 @@ function reportedOf(agg: Obj): Readonly<Record<string, number>> | undefined {
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-async function readSidecar(file: string): Promise<{ doc?: Obj; path?: string; problem?: string }> {
+/** The aggregate is a few kilobytes; a larger file beside the records is not AIPerf's. */
+const SIDECAR_MAX_BYTES = 64 * 2 ** 20;
+
+interface Sidecar {
+  readonly doc?: Obj;
+  readonly path?: string;
+  readonly problem?: string;
+}
+
+async function readSidecar(file: string): Promise<Sidecar> {
   const dir = dirname(file);
   const stem = basename(file).replace(/\.jsonl$/i, '');
   // AIPerf names the aggregate after the record file's stem (profile_export → profile_export_aiperf.json)
@@ -304,9 +335,12 @@ async function readSidecar(file: string): Promise<{ doc?: Obj; path?: string; pr
   for (const path of candidates) {
     let text: string;
     try {
-      text = await readFile(path, 'utf8');
-    } catch {
-      continue;
+      // beside an untrusted file, as untrusted: a FIFO or a link to /dev/zero there must not hang the import
+      text = (await readUntrustedFile(path, { maxBytes: SIDECAR_MAX_BYTES })).toString('utf8');
+    } catch (e) {
+      if (!(e instanceof UntrustedFileError)) throw e;
+      if ((e.cause as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') continue;
+      return { path, problem: `${basename(path)} beside the file was not read (${e.message}): AIPerf's settings and figures are left out` };
     }
     try {
       const doc: unknown = JSON.parse(text);

@@ -9,6 +9,7 @@ import { summarize, tpotOf } from '../metrics';
 import { redactEndpoint } from '../redact';
 import { newRunId } from '../runId';
 import { RUN_FORMAT, RUN_VERSION, TOOL_NAME, TOOL_VERSION } from '../runFormat';
+import { runFileProblem } from '../runSchema';
 import type { EndpointSpec, ImportedFrom, RequestRecord, RunFile, SloSpec, Summary, SweepPoint, WorkloadSpec } from '../types';
 
 // ---- Readers of another tool's parsed file (untrusted JSON or YAML) ----
@@ -32,6 +33,99 @@ export class ImportError extends Error {
     super(`${file}: ${problem}`);
     this.name = 'ImportError';
   }
+}
+
+// ---- The range of every number read (a figure no run can have is refused, naming its field) ----
+
+/** The longest duration read, 1 year in seconds: longer is no benchmark (and 1e308 s is no date). */
+export const YEAR_S = 365 * 24 * 3600;
+/** The last second of the year 9999: a later time is no run's, and cannot be written as a date. */
+const LAST_EPOCH_S = 253_402_300_799;
+
+/** What a number of another tool's file may be. */
+export interface Range {
+  readonly min: number;
+  readonly max: number;
+  readonly integer?: boolean;
+  /** 0 is allowed too, below `min` (a run's duration: nothing divided by it then). */
+  readonly orZero?: boolean;
+  /** Its words in the refusal: "expected …". */
+  readonly what: string;
+}
+
+export const RANGE = {
+  seconds: { min: 0, max: YEAR_S, what: 'a duration from 0 to a year (31536000 s)' },
+  /** A run's duration, which rates are divided by: 5e-324 s would make them infinite. */
+  runSeconds: { min: 1e-6, max: YEAR_S, orZero: true, what: 'a duration of 0, or from 0.000001 s to a year (31536000 s)' },
+  ms: { min: 0, max: YEAR_S * 1000, what: 'a duration from 0 to a year (31536000000 ms)' },
+  epochS: { min: 0, max: LAST_EPOCH_S, what: 'a time in seconds since 1970, before the year 10000' },
+  epochNs: { min: 0, max: LAST_EPOCH_S * 1e9, what: 'a time in nanoseconds since 1970, before the year 10000' },
+  /** A monotonic clock's reading (Python's time.perf_counter()), whose zero is anywhere. */
+  clockS: { min: -1e12, max: 1e12, what: 'a clock reading in seconds (within ±1e12)' },
+  count: { min: 0, max: 1e9, integer: true, what: 'a whole number from 0 to 1000000000' },
+  /** An average of counts (a mean output length). */
+  meanCount: { min: 0, max: 1e9, what: 'a number from 0 to 1000000000' },
+  concurrency: { min: 1, max: 1e7, integer: true, what: 'a whole number from 1 to 10000000' },
+  rate: { min: 1e-6, max: 1e9, what: 'a rate from 0.000001 to 1000000000 requests per second' },
+  measuredRate: { min: 0, max: 1e9, what: 'a rate from 0 to 1000000000 requests per second' },
+  burstiness: { min: 1e-6, max: 1e6, what: 'a burstiness from 0.000001 to 1000000' },
+} as const satisfies Record<string, Range>;
+
+/** A number of the file outside its range. Thrown by inRange; `withFields` makes it the importer's ImportError. */
+export class FieldError extends Error {
+  override readonly name = 'FieldError';
+}
+
+/** The field's name, built only when it is needed (a 300 000-request file names none). */
+export type Field = string | (() => string);
+
+/** A number as the refusal shows it: as written in JSON (1e+308), NaN and ±Infinity (YAML's .nan, .inf) by name. */
+function shown(x: number): string {
+  return Number.isFinite(x) ? JSON.stringify(x) : String(x);
+}
+
+/** Whether x (a number) is in `range`: the fast test of a loop over millions of values, before any name is made. */
+export function within(x: number, range: Range): boolean {
+  if (x === 0 && range.orZero) return true;
+  return Number.isFinite(x) && x >= range.min && x <= range.max && (!range.integer || Number.isInteger(x));
+}
+
+/** The refusal of `value` at `field`, in the file's own unit when it has one. */
+export function outOfRange(field: string, value: number, range: Range, unit = ''): FieldError {
+  return new FieldError(`"${field}" is ${shown(value)}${unit ? ` ${unit}` : ''}: expected ${range.what}`);
+}
+
+/**
+ * The number `value` when it is one in `range`; undefined when it is not a number at all (absent,
+ * null, a string: the tools write those for "not measured"); a FieldError naming `field` otherwise.
+ * `scale` turns it into the unit of `range` (AIPerf's ns into ms), `unit` names the file's own.
+ */
+export function inRange(value: unknown, range: Range, field: Field, scale = 1, unit = ''): number | undefined {
+  if (typeof value !== 'number') return undefined;
+  const x = value * scale;
+  if (within(x, range)) return x;
+  throw outOfRange(typeof field === 'string' ? field : field(), value, range, unit);
+}
+
+/** `read()`, with a number out of its range refused as an ImportError of `file` (after `where`, e.g. "line 3: "). */
+export function withFields<T>(file: string, read: () => T, where = ''): T {
+  try {
+    return read();
+  } catch (e) {
+    if (e instanceof FieldError) throw new ImportError(file, `${where}${e.message}`);
+    throw e;
+  }
+}
+
+/** The smallest and largest of many numbers (a spread, Math.min(...xs), overflows the stack past ~120 000). */
+export function extent(xs: Iterable<number>): { min: number; max: number } {
+  let min = Infinity;
+  let max = -Infinity;
+  for (const x of xs) {
+    if (x < min) min = x;
+    if (x > max) max = x;
+  }
+  return { min, max };
 }
 
 /** One run of the other tool (a GuideLLM benchmark, a vLLM result): its requests and how they were sent. */
@@ -115,7 +209,7 @@ export function importedRun(p: ImportedRunParts): RunFile {
     summary,
     importedFrom: p.from,
   };
-  if (p.points.length === 1 && p.dimension === undefined) return run;
+  if (p.points.length === 1 && p.dimension === undefined) return writable(run);
   const dimension = p.dimension ?? 'concurrency';
   const points: SweepPoint[] = p.points.map((pt, i) => {
     const records = slice(requests, p.points, i);
@@ -135,7 +229,58 @@ export function importedRun(p: ImportedRunParts): RunFile {
       ...(pt.reported ? { reported: pt.reported } : {}),
     };
   });
-  return { ...run, sweep: { dimension, points, ...analyzeSweep(dimension, points, p.slo), ...(p.slo ? { slo: p.slo } : {}) } };
+  return writable({ ...run, sweep: { dimension, points, ...analyzeSweep(dimension, points, p.slo), ...(p.slo ? { slo: p.slo } : {}) } });
+}
+
+/** The start of the refusal of a run that could not be written: the importers' range checks should leave none (the fuzzer holds them to it). */
+export const UNWRITABLE = 'the result was read, but the run made of it would not be a valid run file';
+
+/** A place in the run: made into a path ("run.requests[3].e2eMs") only for the one number that is not finite. */
+interface Place {
+  readonly value: object;
+  readonly parent?: Place;
+  readonly key: string | number;
+}
+
+function pathOf(place: Place | undefined, key: string | number): string {
+  const parts: (string | number)[] = [key];
+  for (let p = place; p?.parent !== undefined; p = p.parent) parts.unshift(p.key);
+  return parts.reduce<string>((path, k) => (typeof k === 'number' ? `${path}[${k}]` : `${path}.${k}`), 'run');
+}
+
+/** Where a run holds a number JSON cannot write (NaN, ±Infinity: written as null, which the reader refuses); undefined when none. */
+function nonFinitePath(run: RunFile): string | undefined {
+  // no recursion (a list of 300 000 requests is one level); objects and lists are visited from a list of places
+  const todo: Place[] = [{ value: run, key: 'run' }];
+  for (let place = todo.pop(); place !== undefined; place = todo.pop()) {
+    const v = place.value;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const x: unknown = v[i];
+        if (typeof x === 'number') {
+          if (!Number.isFinite(x)) return pathOf(place, i);
+        } else if (typeof x === 'object' && x !== null) todo.push({ value: x, parent: place, key: i });
+      }
+      continue;
+    }
+    for (const k in v) {
+      const x: unknown = (v as Record<string, unknown>)[k];
+      if (typeof x === 'number') {
+        if (!Number.isFinite(x)) return pathOf(place, k);
+      } else if (typeof x === 'object' && x !== null) todo.push({ value: x, parent: place, key: k });
+    }
+  }
+  return undefined;
+}
+
+/** The run, when it would be written and read back as it is: the last line of defence against a figure out of range. */
+function writable(run: RunFile): RunFile {
+  const file = run.importedFrom?.file ?? 'the file';
+  const bad = nonFinitePath(run);
+  if (bad !== undefined) throw new ImportError(file, `${UNWRITABLE}: ${bad} is not a finite number`);
+  const problem = runFileProblem(run);
+  if (problem) throw new ImportError(file, `${UNWRITABLE}: ${problem.kind === 'field' ? `${problem.path} (${problem.detail})` : problem.kind}`);
+  return run;
 }
 
 /**

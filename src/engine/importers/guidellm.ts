@@ -33,7 +33,7 @@
 // summary exactly as GuideLLM's metrics leave them out.
 import type { ApiKind, ErrorKind, RequestError, RequestRecord, RunFile, WorkloadMode, WorkloadSpec } from '../types';
 import { DEFAULT_PERCENTILES, defaultWorkload } from '../workload';
-import { ImportError, importedRun, isObj, list, num, obj, str, type ImportedPoint, type Obj } from './common';
+import { extent, ImportError, importedRun, inRange, isObj, list, num, obj, RANGE, str, withFields, type ImportedPoint, type Obj, type Range } from './common';
 import type { ImportOptions } from './index';
 
 
@@ -53,10 +53,31 @@ type Shape = 'v1' | '0.2';
 interface Status {
   readonly status: 'successful' | 'incomplete' | 'errored';
   readonly q: Obj;
+  /** Its place in its list, for a refusal's field name. */
+  readonly i: number;
 }
 
-/** A GuideLLM report as a run file: one sweep point per benchmark (a plain run when there is one). */
-export function fromGuidellm(doc: unknown, file: string, options: ImportOptions): RunFile {
+/** What every benchmark of a report is read with. */
+interface Context {
+  readonly args: Obj;
+  readonly percentiles: readonly number[];
+  /** What the source lacks, in plain words (added to by each benchmark). */
+  readonly missing: Set<string>;
+}
+
+type Point = ImportedPoint & { readonly order: number; readonly kind: string };
+
+/** One benchmark read: its point, the requests left out (no start time), its span and the request types its requests name. */
+interface Benchmark {
+  readonly point: Point;
+  readonly dropped: number;
+  readonly start: number;
+  readonly end: number;
+  readonly apiHints: readonly (string | undefined)[];
+}
+
+/** The report's benchmarks and the format of each, or the refusal of a version or shape not known. */
+function benchmarksOf(doc: unknown, file: string): { benchmarks: readonly unknown[]; shapes: Shape[]; meta: Obj } {
   if (!isObj(doc) || !Array.isArray(doc.benchmarks)) throw new ImportError(file, 'not a GuideLLM report: it has no "benchmarks" list');
   const meta = obj(doc.metadata);
   const guidellmVersion = str(meta.guidellm_version);
@@ -69,12 +90,6 @@ export function fromGuidellm(doc: unknown, file: string, options: ImportOptions)
   }
   const benchmarks = doc.benchmarks;
   if (benchmarks.length === 0) throw new ImportError(file, 'the GuideLLM report has no benchmarks');
-  const percentiles = options.percentiles ?? DEFAULT_PERCENTILES;
-  const args = obj(doc.args);
-  const missing = new Set<string>([
-    'chunk arrival times: GuideLLM keeps the first and last token times only, so there are no inter-token latencies (ITL), no stalls and no per-chunk timeline',
-  ]);
-
   const shapes: Shape[] = benchmarks.map((b, i) => {
     const shape = shapeOf(b);
     if (!shape) {
@@ -87,93 +102,117 @@ export function fromGuidellm(doc: unknown, file: string, options: ImportOptions)
     return shape;
   });
   if (shapes[0] === '0.2' && meta.version !== undefined) throw new ImportError(file, 'metadata.version 1 with benchmarks in the GuideLLM 0.2 format: the file is not one GuideLLM wrote');
+  return { benchmarks, shapes, meta };
+}
 
-  let apiHint = [str(args.request_type), str(obj(obj(obj(benchmarks[0]).config).backend).request_format)];
-  const points: (ImportedPoint & { readonly order: number; readonly kind: string })[] = [];
+/** The requests GuideLLM saved of a benchmark, with their status; refused when there are none. */
+function savedOf(b: Obj, i: number, label: string, file: string): Status[] {
+  const reqs = obj(b.requests);
+  const saved: Status[] = [];
+  for (const status of ['successful', 'incomplete', 'errored'] as const) list(reqs[status]).forEach((q, k) => saved.push({ status, q: obj(q), i: k }));
+  if (saved.length === 0) {
+    throw new ImportError(
+      file,
+      `benchmark ${i + 1} (${label}) has no requests saved, only GuideLLM's aggregates. GuideLLM saves every request unless ` +
+        '--sample-requests (GuideLLM 0.2: --output-sampling) limits how many: run it again without that option, or with a number at least the request count',
+    );
+  }
+  return saved;
+}
+
+/** Benchmark i as a point: its requests in the order sent, how they were sent and GuideLLM's own figures. */
+function benchmarkOf(b: Obj, i: number, shape: Shape, ctx: Context, file: string): Benchmark {
+  const strategy = obj(shape === 'v1' ? obj(b.config).strategy : obj(b.args).strategy);
+  const label = strategyLabel(strategy);
+  const saved = savedOf(b, i, label, file);
+  const totals = obj(shape === 'v1' ? obj(b.metrics).request_totals : b.request_totals);
+  const totalsAt = shape === 'v1' ? 'metrics.request_totals' : 'request_totals';
+  const count = (k: string) => inRange(totals[k], RANGE.count, `${totalsAt}.${k}`);
+  const made = count('total') ?? (count('successful') ?? 0) + (count('incomplete') ?? 0) + (count('errored') ?? 0);
+  if (made > saved.length) {
+    ctx.missing.add(`requests: GuideLLM saved ${saved.length} of benchmark ${i + 1}'s ${made} (--sample-requests), so that point's figures are over the saved ones only`);
+  }
+  const sm = obj(b.scheduler_metrics);
+  const measureStart = shape === 'v1' ? (inRange(sm.measure_start_time, RANGE.epochS, 'scheduler_metrics.measure_start_time') ?? inRange(b.start_time, RANGE.epochS, 'start_time')) : undefined;
+  const measureEnd = shape === 'v1' ? (inRange(sm.measure_end_time, RANGE.epochS, 'scheduler_metrics.measure_end_time') ?? inRange(b.end_time, RANGE.epochS, 'end_time')) : undefined;
+  const records: Omit<RequestRecord, 'index'>[] = [];
+  const apiHints: (string | undefined)[] = [];
   let start = Infinity;
   let end = -Infinity;
-  let dropped = 0;
-  for (const [i, raw] of benchmarks.entries()) {
-    const b = raw as Obj;
-    const shape = shapes[i]!;
-    const strategy = obj(shape === 'v1' ? obj(b.config).strategy : obj(b.args).strategy);
-    const kind = str(strategy.type_) ?? 'unknown';
-    const label = strategyLabel(strategy);
-    const reqs = obj(b.requests);
-    const saved: Status[] = [
-      ...list(reqs.successful).map((q) => ({ status: 'successful' as const, q: obj(q) })),
-      ...list(reqs.incomplete).map((q) => ({ status: 'incomplete' as const, q: obj(q) })),
-      ...list(reqs.errored).map((q) => ({ status: 'errored' as const, q: obj(q) })),
-    ];
-    if (saved.length === 0) {
-      throw new ImportError(
-        file,
-        `benchmark ${i + 1} (${label}) has no requests saved, only GuideLLM's aggregates. GuideLLM saves every request unless ` +
-          '--sample-requests (GuideLLM 0.2: --output-sampling) limits how many: run it again without that option, or with a number at least the request count',
-      );
-    }
-    const totals = obj(shape === 'v1' ? obj(b.metrics).request_totals : b.request_totals);
-    const made = num(totals.total) ?? (num(totals.successful) ?? 0) + (num(totals.incomplete) ?? 0) + (num(totals.errored) ?? 0);
-    if (made > saved.length) {
-      missing.add(`requests: GuideLLM saved ${saved.length} of benchmark ${i + 1}'s ${made} (--sample-requests), so that point's figures are over the saved ones only`);
-    }
-    const measureStart = shape === 'v1' ? num(obj(b.scheduler_metrics).measure_start_time) ?? num(b.start_time) : undefined;
-    const measureEnd = shape === 'v1' ? num(obj(b.scheduler_metrics).measure_end_time) ?? num(b.end_time) : undefined;
-    const records: Omit<RequestRecord, 'index'>[] = [];
-    for (const s of saved) {
-      const r = shape === 'v1' ? requestV1(s, measureStart, measureEnd) : request02(s);
-      if (!r) {
-        dropped++;
-        continue;
-      }
-      records.push(r);
-      start = Math.min(start, r.sentAt);
-      end = Math.max(end, r.sentAt + (r.lastByteMs ?? r.e2eMs ?? 0));
-      if (shape === '0.2') apiHint = [...apiHint, str(s.q.request_type)];
-    }
-    records.sort((a, b2) => a.sentAt - b2.sentAt);
-    const measured = records.filter((r) => !r.warmup);
-    const mode = modeOf(strategy, records.length);
-    const workload: WorkloadSpec = defaultWorkload({
-      mode,
-      requests: measured.length,
-      warmup: records.length - measured.length,
-      ...sentWith(args, shape === '0.2' ? obj(b.request_loader) : obj(obj(b.config).requests)),
-      percentiles,
-    });
-    const reported = reportedOf(b, shape);
-    const rps = num(obj(obj(obj(b.metrics).requests_per_second).successful).mean);
-    const value = mode.kind === 'open' ? mode.rate : undefined;
-    points.push({
-      requests: records,
-      workload,
-      ...(num(b.duration) !== undefined ? { durationS: num(b.duration)! } : {}),
-      label,
-      reported,
-      order: i,
-      kind,
-      // on a rate sweep, the closed-loop points (synchronous, throughput) sit at the rate GuideLLM measured, as its own sweep places them
-      ...(value !== undefined ? { value } : rps !== undefined ? { value: rps } : {}),
-    });
+  for (const s of saved) {
+    const r = shape === 'v1' ? requestV1(s, measureStart, measureEnd) : request02(s);
+    if (!r) continue;
+    records.push(r);
+    start = Math.min(start, r.sentAt);
+    end = Math.max(end, r.sentAt + (r.lastByteMs ?? r.e2eMs ?? 0));
+    if (shape === '0.2') apiHints.push(str(s.q.request_type));
   }
-  if (dropped > 0) missing.add(`${dropped} request(s) without a start time: left out`);
+  records.sort((a, b2) => a.sentAt - b2.sentAt);
+  const warmups = records.filter((r) => r.warmup).length;
+  const mode = modeOf(strategy, records.length);
+  const workload: WorkloadSpec = defaultWorkload({
+    mode,
+    requests: records.length - warmups,
+    warmup: warmups,
+    ...sentWith(ctx.args, shape === '0.2' ? obj(b.request_loader) : obj(obj(b.config).requests)),
+    percentiles: ctx.percentiles,
+  });
+  const durationS = inRange(b.duration, RANGE.runSeconds, 'duration');
+  const rps = inRange(obj(obj(obj(b.metrics).requests_per_second).successful).mean, RANGE.measuredRate, 'metrics.requests_per_second.successful.mean');
+  const value = mode.kind === 'open' ? mode.rate : undefined;
+  const point: Point = {
+    requests: records,
+    workload,
+    ...(durationS !== undefined ? { durationS } : {}),
+    label,
+    reported: reportedOf(b, shape),
+    order: i,
+    kind: str(strategy.type_) ?? 'unknown',
+    // on a rate sweep, the closed-loop points (synchronous, throughput) sit at the rate GuideLLM measured, as its own sweep places them
+    ...(value !== undefined ? { value } : rps !== undefined ? { value: rps } : {}),
+  };
+  return { point, dropped: saved.length - records.length, start, end, apiHints };
+}
 
+/** The endpoint as the report names it. */
+function endpointOf(args: Obj, first: Obj, apiHints: readonly (string | undefined)[]) {
+  const backend = obj(obj(first.config).backend);
+  const worker = obj(first.worker);
+  const model = str(args.model) ?? str(backend.model) ?? str(worker.backend_model);
+  return {
+    url: str(args.target) ?? str(backend.target) ?? str(worker.backend_target) ?? '',
+    api: apiOf([str(args.request_type), str(backend.request_format)].concat(apiHints)),
+    ...(model ? { model } : {}),
+  };
+}
+
+/** A GuideLLM report as a run file: one sweep point per benchmark (a plain run when there is one). */
+export function fromGuidellm(doc: unknown, file: string, options: ImportOptions): RunFile {
+  const { benchmarks, shapes, meta } = benchmarksOf(doc, file);
+  const ctx: Context = {
+    args: obj((doc as Obj).args),
+    percentiles: options.percentiles ?? DEFAULT_PERCENTILES,
+    missing: new Set<string>([
+      'chunk arrival times: GuideLLM keeps the first and last token times only, so there are no inter-token latencies (ITL), no stalls and no per-chunk timeline',
+    ]),
+  };
+  // a number out of its range is refused naming the benchmark and the field
+  const read = benchmarks.map((b, i) => withFields(file, () => benchmarkOf(b as Obj, i, shapes[i]!, ctx, file), `benchmark ${i + 1}: `));
+  const dropped = read.reduce((n, r) => n + r.dropped, 0);
+  if (dropped > 0) ctx.missing.add(`${dropped} request(s) without a start time: left out`);
+  const start = extent(read.map((r) => r.start)).min;
+  const end = extent(read.map((r) => r.end)).max;
+  const points = read.map((r) => r.point);
+  const guidellmVersion = str(meta.guidellm_version);
   const from = {
     tool: 'guidellm' as const,
     ...(guidellmVersion ? { version: guidellmVersion } : {}),
     file,
     startTimes: 'absolute' as const,
-    missing: [...missing],
+    missing: [...ctx.missing],
     ...(points.length === 1 && points[0]!.reported ? { reported: points[0]!.reported } : {}),
   };
-  const first = obj(benchmarks[0]);
-  const backend = obj(obj(first.config).backend);
-  const worker = obj(first.worker);
-  const endpoint = {
-    url: str(args.target) ?? str(backend.target) ?? str(worker.backend_target) ?? '',
-    api: apiOf(apiHint),
-    ...((str(args.model) ?? str(backend.model) ?? str(worker.backend_model)) ? { model: (str(args.model) ?? str(backend.model) ?? str(worker.backend_model))! } : {}),
-  };
+  const endpoint = endpointOf(ctx.args, obj(benchmarks[0]), read.flatMap((r) => r.apiHints));
   const base = { from, startedAt: new Date(Number.isFinite(start) ? start : Date.now()).toISOString(), ...(Number.isFinite(end) ? { endedAt: new Date(end).toISOString() } : {}), endpoint };
   if (points.length === 1) {
     const { order: _o, kind: _k, value: _v, ...only } = points[0]!;
@@ -195,20 +234,29 @@ function shapeOf(b: unknown): Shape | undefined {
 }
 
 /** GuideLLM's own name for a strategy (its __str__: "concurrent@4", "constant@1.50"). */
+/** A strategy's numbers, each in its range (the strategy is under config.strategy in schema 1, args.strategy in 0.2: named "strategy" here). */
+function strategyNumbers(s: Obj): { streams?: number; rate?: number; maxConcurrency?: number } {
+  const streams = inRange(s.streams, RANGE.concurrency, 'strategy.streams');
+  const rate = inRange(s.rate, RANGE.rate, 'strategy.rate');
+  const maxConcurrency = inRange(s.max_concurrency, RANGE.concurrency, 'strategy.max_concurrency');
+  return { ...(streams !== undefined ? { streams } : {}), ...(rate !== undefined ? { rate } : {}), ...(maxConcurrency !== undefined ? { maxConcurrency } : {}) };
+}
+
 function strategyLabel(s: Obj): string {
   const kind = str(s.type_) ?? 'unknown';
-  if (kind === 'concurrent' && num(s.streams) !== undefined) return `concurrent@${num(s.streams)}`;
-  if ((kind === 'constant' || kind === 'poisson') && num(s.rate) !== undefined) return `${kind}@${num(s.rate)!.toFixed(2)}`;
+  const { streams, rate } = strategyNumbers(s);
+  if (kind === 'concurrent' && streams !== undefined) return `concurrent@${streams}`;
+  if ((kind === 'constant' || kind === 'poisson') && rate !== undefined) return `${kind}@${rate.toFixed(2)}`;
   return kind;
 }
 
 function modeOf(s: Obj, saved: number): WorkloadMode {
   const kind = str(s.type_);
-  const maxConcurrency = num(s.max_concurrency);
+  const { streams, rate, maxConcurrency } = strategyNumbers(s);
   if (kind === 'synchronous') return { kind: 'closed', concurrency: 1 };
-  if (kind === 'concurrent') return { kind: 'closed', concurrency: num(s.streams) ?? maxConcurrency ?? 1 };
-  if ((kind === 'constant' || kind === 'poisson') && num(s.rate) !== undefined) {
-    return { kind: 'open', rate: num(s.rate)!, burstiness: kind === 'poisson' ? 1 : CONSTANT_BURSTINESS, ...(maxConcurrency !== undefined ? { maxConcurrency } : {}) };
+  if (kind === 'concurrent') return { kind: 'closed', concurrency: streams ?? maxConcurrency ?? 1 };
+  if ((kind === 'constant' || kind === 'poisson') && rate !== undefined) {
+    return { kind: 'open', rate, burstiness: kind === 'poisson' ? 1 : CONSTANT_BURSTINESS, ...(maxConcurrency !== undefined ? { maxConcurrency } : {}) };
   }
   // throughput: every request at once, up to max_concurrency when set
   return { kind: 'closed', concurrency: maxConcurrency ?? Math.max(1, saved) };
@@ -220,9 +268,11 @@ function sentWith(args: Obj, loader: Obj): Partial<WorkloadSpec> {
   const data = Array.isArray(dataRaw) ? dataRaw.filter((d): d is string => typeof d === 'string').join(',') : (str(dataRaw) ?? '');
   const prompt = /prompt_tokens=(\d+)/.exec(data);
   const output = /output_tokens=(\d+)(?:-(\d+))?/.exec(data);
+  const maxTokens = output ? inRange(Number(output[2] ?? output[1]), RANGE.count, 'the data spec\'s output_tokens') : undefined;
+  const tokens = prompt ? inRange(Number(prompt[1]), RANGE.count, 'the data spec\'s prompt_tokens') : undefined;
   return {
-    ...(output ? { maxTokens: Number(output[2] ?? output[1]) } : {}),
-    ...(prompt ? { prompt: { kind: 'synthetic' as const, tokens: Number(prompt[1]), sharedPrefix: false } } : data ? { prompt: { kind: 'dataset' as const, path: data } } : {}),
+    ...(maxTokens !== undefined ? { maxTokens } : {}),
+    ...(tokens !== undefined ? { prompt: { kind: 'synthetic' as const, tokens, sharedPrefix: false } } : data ? { prompt: { kind: 'dataset' as const, path: data } } : {}),
   };
 }
 
@@ -233,24 +283,33 @@ function apiOf(hints: readonly (string | undefined)[]): ApiKind {
 const ms = (fromS: number | undefined, toS: number | undefined): number | undefined =>
   fromS !== undefined && toS !== undefined ? (toS - fromS) * 1000 : undefined;
 
+/** The checked number at `key` of a saved request (`requests.successful[3].info.timings.request_start` in a refusal). */
+function reader(s: Status): (value: unknown, range: Range, key: string) => number | undefined {
+  return (value, range, key) => inRange(value, range, () => `requests.${s.status}[${s.i}].${key}`);
+}
+
 /** A schema-1 GenerativeRequestStats. */
-function requestV1({ status, q }: Status, measureStart: number | undefined, measureEnd: number | undefined): Omit<RequestRecord, 'index'> | undefined {
+function requestV1(s: Status, measureStart: number | undefined, measureEnd: number | undefined): Omit<RequestRecord, 'index'> | undefined {
+  const { status, q } = s;
+  const at = reader(s);
   const info = obj(q.info);
   const t = obj(info.timings);
-  const start = num(q.request_start_time) ?? num(t.request_start) ?? num(t.resolve_start);
+  const time = (key: string) => at(t[key], RANGE.epochS, `info.timings.${key}`);
+  const start = at(q.request_start_time, RANGE.epochS, 'request_start_time') ?? time('request_start') ?? time('resolve_start');
   if (start === undefined) return undefined;
-  const first = num(t.first_token_iteration) ?? num(t.first_iteration);
-  const last = num(t.last_token_iteration) ?? num(t.last_iteration);
-  const end = num(q.request_end_time) ?? num(t.request_end) ?? num(t.resolve_end);
-  const ttftMs = num(q.time_to_first_token_ms) ?? ms(start, first);
-  const ttfoMs = num(q.time_to_first_output_token_ms) ?? ms(start, num(t.first_output_token_iteration));
-  const outputTokens = num(q.output_tokens) ?? num(obj(q.output_metrics).total_tokens) ?? num(t.token_iterations) ?? 0;
-  const promptTokens = num(q.prompt_tokens) ?? num(obj(q.input_metrics).total_tokens);
+  const first = time('first_token_iteration') ?? time('first_iteration');
+  const last = time('last_token_iteration') ?? time('last_iteration');
+  const end = at(q.request_end_time, RANGE.epochS, 'request_end_time') ?? time('request_end') ?? time('resolve_end');
+  const ttftMs = at(q.time_to_first_token_ms, RANGE.ms, 'time_to_first_token_ms') ?? ms(start, first);
+  const ttfoMs = at(q.time_to_first_output_token_ms, RANGE.ms, 'time_to_first_output_token_ms') ?? ms(start, time('first_output_token_iteration'));
+  const usage = at(obj(q.output_metrics).total_tokens, RANGE.count, 'output_metrics.total_tokens');
+  const outputTokens = at(q.output_tokens, RANGE.count, 'output_tokens') ?? usage ?? at(t.token_iterations, RANGE.count, 'info.timings.token_iterations') ?? 0;
+  const promptTokens = at(q.prompt_tokens, RANGE.count, 'prompt_tokens') ?? at(obj(q.input_metrics).total_tokens, RANGE.count, 'input_metrics.total_tokens');
   const e2eMs = last !== undefined ? ms(start, last) : ms(start, end);
   const lastByteMs = ms(start, end);
   const warmup = (measureStart !== undefined && end !== undefined && end < measureStart) || (measureEnd !== undefined && start > measureEnd);
   const sentAt = start * 1000;
-  const scheduled = num(t.targeted_start);
+  const scheduled = time('targeted_start');
   return {
     ...(str(q.response_id) ? { responseId: str(q.response_id)! } : {}),
     warmup,
@@ -263,25 +322,28 @@ function requestV1({ status, q }: Status, measureStart: number | undefined, meas
     ...(promptTokens !== undefined ? { promptTokens } : {}),
     outputTokens,
     // GuideLLM counts tokens from the server's usage when it reports one, else one per streamed iteration
-    tokenSource: num(obj(q.output_metrics).total_tokens) !== undefined ? 'usage' : 'chunks',
+    tokenSource: usage !== undefined ? 'usage' : 'chunks',
     chunkTimesMs: [],
     ...(status !== 'successful' ? { error: errorOf(status, str(info.error)) } : {}),
   };
 }
 
 /** A 0.2.x GenerativeTextResponseStats or GenerativeTextErrorStats (0.2 saves no warmup or cooldown requests). */
-function request02({ status, q }: Status): Omit<RequestRecord, 'index'> | undefined {
-  const start = num(q.start_time);
+function request02(s: Status): Omit<RequestRecord, 'index'> | undefined {
+  const { status, q } = s;
+  const at = reader(s);
+  const time = (key: string) => at(q[key], RANGE.epochS, key);
+  const start = time('start_time');
   if (start === undefined) return undefined;
-  const first = num(q.first_token_time);
-  const last = num(q.last_token_time);
-  const end = num(q.end_time);
+  const first = time('first_token_time');
+  const last = time('last_token_time');
+  const end = time('end_time');
   const ttftMs = ms(start, first);
   const e2eMs = last !== undefined ? ms(start, last) : ms(start, end);
   const lastByteMs = ms(start, end);
   const sentAt = start * 1000;
-  const scheduled = num(obj(q.scheduler_info).targeted_start_time);
-  const promptTokens = num(q.prompt_tokens);
+  const scheduled = at(obj(q.scheduler_info).targeted_start_time, RANGE.epochS, 'scheduler_info.targeted_start_time');
+  const promptTokens = at(q.prompt_tokens, RANGE.count, 'prompt_tokens');
   return {
     warmup: false,
     scheduledAt: scheduled !== undefined ? Math.min(scheduled * 1000, sentAt) : sentAt,
@@ -290,7 +352,7 @@ function request02({ status, q }: Status): Omit<RequestRecord, 'index'> | undefi
     ...(e2eMs !== undefined ? { e2eMs } : {}),
     ...(lastByteMs !== undefined ? { lastByteMs } : {}),
     ...(promptTokens !== undefined ? { promptTokens } : {}),
-    outputTokens: num(q.output_tokens) ?? 0,
+    outputTokens: at(q.output_tokens, RANGE.count, 'output_tokens') ?? 0,
     tokenSource: 'usage',
     chunkTimesMs: [],
     ...(status !== 'successful' ? { error: errorOf(status, str(q.error)) } : {}),

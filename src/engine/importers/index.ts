@@ -2,8 +2,9 @@
 // CLI's `import`, the extension's "Open benchmark result…", a file dropped on the report panel).
 // The format is told from the content, not the name; a file that is none of them, of a version not
 // known, truncated or too large is refused with an ImportError naming the file and the problem.
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { RUN_FORMAT } from '../runFormat';
+import { readUntrustedFile, UntrustedFileError } from '../untrustedFile';
 import { jsonEndsEarly } from '../json';
 import type { RunFile } from '../types';
 import { aiperfAggregateAlone, fromAiperf, isAiperfAggregate, isAiperfRecord } from './aiperf';
@@ -80,30 +81,40 @@ async function fromJsonLines(path: string, text: string, options: ImportOptions,
   throw new ImportError(path, `${TOOLS}: JSON lines whose first line is ${described(first)}`);
 }
 
+/** The file's text (without a BOM) and when it was written, or an ImportError. Another tool's file is untrusted: read as untrustedFile.ts reads one. */
+async function readText(path: string): Promise<{ text: string; savedAtMs: number }> {
+  let st;
+  try {
+    st = await stat(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new ImportError(path, code === 'ENOENT' || code === 'ENOTDIR' ? 'no such file' : `cannot read the file (${code ?? (e as Error).message})`);
+  }
+  if (st.isDirectory()) throw new ImportError(path, 'this is a folder, not a file: give the result file itself (a .json, .yaml or .jsonl)');
+  // said before reading, in the size stat gives; the read itself stops at the limit whatever stat said
+  if (st.size > IMPORT_MAX_BYTES) throw new ImportError(path, `the file is ${sizeText(st.size)}, more than the ${sizeText(IMPORT_MAX_BYTES)} an import may be`);
+  let bytes: Buffer;
+  try {
+    bytes = await readUntrustedFile(path, { maxBytes: IMPORT_MAX_BYTES });
+  } catch (e) {
+    if (!(e instanceof UntrustedFileError)) throw e;
+    if (e.reason === 'too-large') throw new ImportError(path, `the file grew past the ${sizeText(IMPORT_MAX_BYTES)} an import may be while it was read`);
+    // gone since stat, or unreadable (EACCES)
+    if (e.reason === 'missing') throw new ImportError(path, (e.cause as NodeJS.ErrnoException | undefined)?.code === 'ENOENT' ? 'no such file' : `the file ${e.message}`);
+    // a FIFO, a device, a link into /proc, /sys or /dev
+    throw new ImportError(path, `${e.message}: give the result file itself (a .json, .yaml or .jsonl)`);
+  }
+  try {
+    return { text: bytes.toString('utf8').replace(/^\uFEFF/, ''), savedAtMs: st.mtimeMs };
+  } catch {
+    // V8's longest string is a little under 2^29 characters: a file of more is refused here
+    throw new ImportError(path, `the file is ${sizeText(bytes.length)}, too long to be read as text`);
+  }
+}
+
 /** Reads `path` (and the files beside it that its tool writes) and returns the run, or throws ImportError. Writes nothing. */
 export async function importBenchmarkFile(path: string, options: ImportOptions = {}): Promise<RunFile> {
-  let size: number;
-  let savedAtMs: number;
-  try {
-    const st = await stat(path);
-    if (st.isDirectory()) throw new ImportError(path, 'this is a folder, not a file: give the result file itself (a .json, .yaml or .jsonl)');
-    size = st.size;
-    savedAtMs = st.mtimeMs;
-  } catch (e) {
-    if (e instanceof ImportError) throw e;
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new ImportError(path, code === 'ENOENT' ? 'no such file' : `cannot read the file (${code ?? (e as Error).message})`);
-  }
-  if (size > IMPORT_MAX_BYTES) {
-    throw new ImportError(path, `the file is ${sizeText(size)}, more than the ${sizeText(IMPORT_MAX_BYTES)} an import may be`);
-  }
-  let text: string;
-  try {
-    text = (await readFile(path, 'utf8')).replace(/^\uFEFF/, '');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new ImportError(path, `cannot read the file (${code === 'EACCES' ? 'permission denied' : (code ?? (e as Error).message)})`);
-  }
+  const { text, savedAtMs } = await readText(path);
   if (text.trim() === '') throw new ImportError(path, 'the file is empty');
 
   let doc: unknown;

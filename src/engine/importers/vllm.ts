@@ -18,9 +18,9 @@
 //    latency at [DONE], not at the last chunk.
 // Only fields are mapped here: the statistics come from importedRun (common.ts), with vLLM's own
 // definitions (metrics.ts), so that they can be set beside vLLM's own figures (`reported`).
-import type { ApiKind, ErrorKind, ImportedFrom, RequestError, RequestRecord, RunFile, WorkloadMode } from '../types';
+import type { ApiKind, ErrorKind, ImportedFrom, RequestError, RequestRecord, RunFile, WorkloadMode, WorkloadSpec } from '../types';
 import { DEFAULT_PERCENTILES, defaultWorkload } from '../workload';
-import { ImportError, importedRun, isObj, num, str, type ImportedPoint, type Obj } from './common';
+import { extent, FieldError, ImportError, importedRun, inRange, isObj, num, outOfRange, RANGE, str, within, withFields, YEAR_S, type ImportedPoint, type Obj } from './common';
 import type { ImportOptions } from './index';
 
 
@@ -54,7 +54,9 @@ function dateMs(date: unknown): number | undefined {
   if (!m) return undefined;
   const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [number, number, number, number, number, number];
   const t = Date.UTC(y, mo - 1, d, h, mi, s);
-  return Number.isFinite(t) ? t : undefined;
+  // a date no clock shows ("20251399-250000") is not one: Date.UTC would roll it over into another
+  const back = new Date(t);
+  return back.getUTCMonth() === mo - 1 && back.getUTCDate() === d && back.getUTCHours() === h && back.getUTCMinutes() === mi && back.getUTCSeconds() === s ? t : undefined;
 }
 
 /** The kind of a vLLM error text: the HTTP reason phrase, its "never received a valid chunk", or a Python traceback. */
@@ -93,10 +95,24 @@ interface Point {
   readonly startMs: number;
   readonly relative: boolean;
   readonly latencies: boolean;
+  /** The result's max_concurrency, range-checked. */
+  readonly maxConcurrency?: number;
 }
 
-/** One vLLM result as one point: its requests in the order vLLM sent them. */
-function pointOf(doc: Obj, file: string, options: ImportOptions, savedAtMs: number): Point {
+/** The per-request lists of one detailed result, `n` entries each (undefined: the result has not that list). */
+interface Lists {
+  readonly n: number;
+  readonly ttfts: readonly unknown[];
+  readonly itls: readonly unknown[];
+  readonly inputLens: readonly unknown[] | undefined;
+  readonly outputLens: readonly unknown[] | undefined;
+  readonly errors: readonly unknown[] | undefined;
+  readonly latencies: readonly unknown[] | undefined;
+  readonly startTimes: readonly unknown[] | undefined;
+  readonly queueTimes: readonly unknown[] | undefined;
+}
+
+function listsOf(doc: Obj, file: string): Lists {
   const ttfts = doc.ttfts;
   if (ttfts === undefined) {
     const latencies = Array.isArray(doc.latencies) ? ` (it has ${doc.latencies.length} end-to-end latencies but no TTFT or inter-token gaps)` : '';
@@ -111,78 +127,120 @@ function pointOf(doc: Obj, file: string, options: ImportOptions, savedAtMs: numb
   if (n === 0) throw new ImportError(file, 'this vLLM result holds no requests ("ttfts" is empty)');
   const [, itls, inputLens, outputLens, errors] = DETAILED.map((k) => listOf(doc, k, n, file));
   if (!itls) throw new ImportError(file, `this vLLM result has "ttfts" but no "itls": a shape not known (${KNOWN})`);
-  const latencies = listOf(doc, 'latencies', n, file);
-  const startTimes = listOf(doc, 'start_times', n, file);
-  const queueTimes = listOf(doc, 'queue_times', n, file);
-  const durationS = num(doc.duration);
-  const relative = startTimes !== undefined && startTimes.every((t) => num(t) !== undefined);
-  const first = relative ? Math.min(...startTimes.map((t) => t as number)) : 0;
-  // the date is written after the run: its start is the date less the duration
-  const startMs = (dateMs(doc.date) ?? savedAtMs) - (durationS ?? 0) * 1000;
+  const [latencies, startTimes, queueTimes] = ['latencies', 'start_times', 'queue_times'].map((k) => listOf(doc, k, n, file));
+  return { n, ttfts, itls, inputLens, outputLens, errors, latencies, startTimes, queueTimes };
+}
 
-  const requests: Omit<RequestRecord, 'index'>[] = [];
-  let maxOutput = 0;
-  for (let i = 0; i < n; i++) {
-    const ttft = num(ttfts[i]);
-    const gaps = itls[i];
-    if (!Array.isArray(gaps) || !gaps.every((g) => num(g) !== undefined)) {
-      throw new ImportError(file, `a vLLM result of a shape not known: itls[${i}] is not a list of seconds (${KNOWN})`);
-    }
-    const sentAt = relative ? startMs + ((startTimes[i] as number) - first) * 1000 : startMs;
-    const queuedMs = num(queueTimes?.[i]);
-    const scheduledAt = queuedMs !== undefined && queuedMs >= 0 ? sentAt - queuedMs * 1000 : sentAt;
-    const promptTokens = num(inputLens?.[i]);
-    const outputTokens = num(outputLens?.[i]) ?? 0;
-    const errorText = typeof errors?.[i] === 'string' ? (errors[i] as string) : '';
-    const base = { warmup: false, scheduledAt, sentAt, ...(promptTokens !== undefined ? { promptTokens } : {}), tokenSource: 'usage' as const };
-    // vLLM's success: a first chunk came (ttft > 0) and no error text was kept
-    if (errorText.trim() !== '' || ttft === undefined || ttft <= 0) {
-      requests.push({ ...base, outputTokens: 0, chunkTimesMs: [], error: errorOf(errorText.trim() !== '' ? errorText : 'failed (vLLM kept no error text)') });
-      continue;
-    }
-    const chunkTimesMs = [ttft * 1000];
-    let t = ttft;
-    for (const g of gaps as number[]) {
-      t += g;
-      chunkTimesMs.push(t * 1000);
-    }
-    const latency = num(latencies?.[i]);
-    const e2eMs = latency !== undefined && latency > 0 ? latency * 1000 : chunkTimesMs[chunkTimesMs.length - 1]!;
-    maxOutput = Math.max(maxOutput, outputTokens);
-    const tpot = outputTokens > 1 ? (e2eMs - ttft * 1000) / (outputTokens - 1) : undefined;
-    requests.push({ ...base, ttftMs: ttft * 1000, ttfoMs: ttft * 1000, ...(tpot !== undefined ? { tpotMs: tpot } : {}), e2eMs, outputTokens, chunkTimesMs });
+/** Each request's send time in seconds after the first's, when the result has them all (`vllm bench serve`'s start_times, perf_counter() readings). */
+function offsetsOf(startTimes: readonly unknown[] | undefined): number[] | undefined {
+  if (!startTimes) return undefined;
+  const times: number[] = [];
+  for (let i = 0; i < startTimes.length; i++) {
+    const t = inRange(startTimes[i], RANGE.clockS, () => `start_times[${i}]`);
+    if (t === undefined) return undefined;
+    times.push(t);
   }
+  const { min, max } = extent(times);
+  if (max - min > YEAR_S) throw new FieldError(`"start_times" span ${Math.round(max - min)} s from the first to the last: expected the requests of one run, within a year`);
+  return times.map((t) => t - min);
+}
 
-  const rate = num(doc.request_rate);
-  const maxConcurrency = num(doc.max_concurrency);
-  const mode: WorkloadMode =
-    rate !== undefined
-      ? { kind: 'open', rate, burstiness: num(doc.burstiness) ?? 1, ...(maxConcurrency !== undefined ? { maxConcurrency } : {}) }
-      : { kind: 'closed', concurrency: maxConcurrency ?? n };
-  const inputs = requests.map((r) => r.promptTokens).filter((p): p is number => p !== undefined);
-  const workload = defaultWorkload({
+/** itls[i]: the gaps between request i's token chunks, s, each checked (one loop: a large result has millions). */
+function itlsOf(gaps: unknown, i: number, file: string): readonly number[] {
+  const shape = () => new ImportError(file, `a vLLM result of a shape not known: itls[${i}] is not a list of seconds (${KNOWN})`);
+  if (!Array.isArray(gaps)) throw shape();
+  for (let j = 0; j < gaps.length; j++) {
+    const g: unknown = gaps[j];
+    if (typeof g !== 'number') throw shape();
+    if (!within(g, RANGE.seconds)) throw outOfRange(`itls[${i}][${j}]`, g, RANGE.seconds);
+  }
+  return gaps as number[];
+}
+
+/** Request i of the lists, sent at `sentAt` (epoch ms). */
+function requestOf(l: Lists, i: number, sentAt: number, file: string): Omit<RequestRecord, 'index'> {
+  const ttft = inRange(l.ttfts[i], RANGE.seconds, () => `ttfts[${i}]`);
+  const gaps = itlsOf(l.itls[i], i, file);
+  const queued = inRange(l.queueTimes?.[i], RANGE.seconds, () => `queue_times[${i}]`);
+  const promptTokens = inRange(l.inputLens?.[i], RANGE.count, () => `input_lens[${i}]`);
+  const outputTokens = inRange(l.outputLens?.[i], RANGE.count, () => `output_lens[${i}]`) ?? 0;
+  const latency = inRange(l.latencies?.[i], RANGE.seconds, () => `latencies[${i}]`);
+  const errorText = typeof l.errors?.[i] === 'string' ? (l.errors[i] as string) : '';
+  const scheduledAt = queued !== undefined ? sentAt - queued * 1000 : sentAt;
+  const base = { warmup: false, scheduledAt, sentAt, ...(promptTokens !== undefined ? { promptTokens } : {}), tokenSource: 'usage' as const };
+  // vLLM's success: a first chunk came (ttft > 0) and no error text was kept
+  if (errorText.trim() !== '' || ttft === undefined || ttft <= 0) {
+    return { ...base, outputTokens: 0, chunkTimesMs: [], error: errorOf(errorText.trim() !== '' ? errorText : 'failed (vLLM kept no error text)') };
+  }
+  const chunkTimesMs = [ttft * 1000];
+  let t = ttft;
+  for (const g of gaps) {
+    t += g;
+    chunkTimesMs.push(t * 1000);
+  }
+  const e2eMs = latency !== undefined && latency > 0 ? latency * 1000 : chunkTimesMs[chunkTimesMs.length - 1]!;
+  const tpot = outputTokens > 1 ? (e2eMs - ttft * 1000) / (outputTokens - 1) : undefined;
+  return { ...base, ttftMs: ttft * 1000, ttfoMs: ttft * 1000, ...(tpot !== undefined ? { tpotMs: tpot } : {}), e2eMs, outputTokens, chunkTimesMs };
+}
+
+/** How vLLM sent the requests: a rate (open loop, with its burstiness and concurrency cap) or a concurrency. */
+function modeOf(doc: Obj, n: number): WorkloadMode {
+  // "inf" (every request at once) is a string, which inRange leaves undefined
+  const rate = inRange(doc.request_rate, RANGE.rate, 'request_rate');
+  const maxConcurrency = inRange(doc.max_concurrency, RANGE.concurrency, 'max_concurrency');
+  if (rate === undefined) return { kind: 'closed', concurrency: maxConcurrency ?? n };
+  const burstiness = inRange(doc.burstiness, RANGE.burstiness, 'burstiness') ?? 1;
+  return { kind: 'open', rate, burstiness, ...(maxConcurrency !== undefined ? { maxConcurrency } : {}) };
+}
+
+function workloadOf(mode: WorkloadMode, requests: readonly Omit<RequestRecord, 'index'>[], options: ImportOptions): WorkloadSpec {
+  let maxOutput = 0;
+  let inputs = 0;
+  let inputSum = 0;
+  for (const r of requests) {
+    if (r.error === undefined && r.outputTokens > maxOutput) maxOutput = r.outputTokens;
+    if (r.promptTokens !== undefined) {
+      inputs++;
+      inputSum += r.promptTokens;
+    }
+  }
+  return defaultWorkload({
     mode,
-    requests: n,
+    requests: requests.length,
     warmup: 0,
     maxTokens: Math.max(1, maxOutput),
-    prompt: { kind: 'synthetic', tokens: inputs.length ? Math.round(inputs.reduce((a, b) => a + b, 0) / inputs.length) : 0, sharedPrefix: false },
+    prompt: { kind: 'synthetic', tokens: inputs ? Math.round(inputSum / inputs) : 0, sharedPrefix: false },
     ignoreEos: false,
     timeoutMs: VLLM_TIMEOUT_MS,
     idleTimeoutMs: VLLM_TIMEOUT_MS,
     percentiles: options.percentiles ?? DEFAULT_PERCENTILES,
     prefixCache: 'warm',
   });
+}
+
+/** One vLLM result as one point: its requests in the order vLLM sent them. */
+function pointOf(doc: Obj, file: string, options: ImportOptions, savedAtMs: number): Point {
+  const lists = listsOf(doc, file);
+  const durationS = inRange(doc.duration, RANGE.runSeconds, 'duration');
+  const offsets = offsetsOf(lists.startTimes);
+  // the date is written after the run: its start is the date less the duration
+  const startMs = (dateMs(doc.date) ?? savedAtMs) - (durationS ?? 0) * 1000;
+  const requests: Omit<RequestRecord, 'index'>[] = [];
+  for (let i = 0; i < lists.n; i++) requests.push(requestOf(lists, i, offsets ? startMs + offsets[i]! * 1000 : startMs, file));
+  const mode = modeOf(doc, lists.n);
+  const maxConcurrency = inRange(doc.max_concurrency, RANGE.concurrency, 'max_concurrency');
   return {
     point: {
       requests,
-      workload,
+      workload: workloadOf(mode, requests, options),
       ...(durationS !== undefined ? { durationS } : {}),
-      label: mode.kind === 'open' ? `${rate}/s${maxConcurrency !== undefined ? ` c≤${maxConcurrency}` : ''}` : `c=${mode.concurrency}`,
+      label: mode.kind === 'open' ? `${mode.rate}/s${maxConcurrency !== undefined ? ` c≤${maxConcurrency}` : ''}` : `c=${mode.concurrency}`,
       reported: reportedOf(doc),
     },
     startMs,
-    relative,
-    latencies: latencies !== undefined,
+    relative: offsets !== undefined,
+    latencies: lists.latencies !== undefined,
+    ...(maxConcurrency !== undefined ? { maxConcurrency } : {}),
   };
 }
 
@@ -217,7 +275,8 @@ export function fromVllm(docs: unknown, file: string, options: ImportOptions = {
     if (!isVllm(d)) throw new ImportError(file, `result ${i + 1} is not a vLLM serving benchmark result (${KNOWN})`);
     return d as Obj;
   });
-  const points = objs.map((d) => pointOf(d, file, options, savedAtMs));
+  // a number out of its range is refused naming its field, and the result's line when there are several
+  const points = objs.map((d, i) => withFields(file, () => pointOf(d, file, options, savedAtMs), objs.length > 1 ? `result ${i + 1}: ` : ''));
   const firstDoc = objs[0]!;
   const backend = str(firstDoc.backend) ?? str(firstDoc.endpoint_type);
   const api: ApiKind = backend === 'openai-chat' ? 'openai-chat' : 'openai-completions';
@@ -231,18 +290,18 @@ export function fromVllm(docs: unknown, file: string, options: ImportOptions = {
     missing: missingOf(objs, points),
     ...(objs.length === 1 ? { reported: reportedOf(firstDoc) } : {}),
   };
-  const startedMs = Math.min(...points.map((p) => p.startMs));
-  const endedMs = Math.max(...points.map((p, i) => p.startMs + (num(objs[i]!.duration) ?? 0) * 1000));
+  const startedMs = extent(points.map((p) => p.startMs)).min;
+  const endedMs = extent(points.map((p) => p.startMs + (p.point.durationS ?? 0) * 1000)).max;
   const rateOf = (p: Point) => (p.point.workload.mode.kind === 'open' ? p.point.workload.mode.rate : Infinity);
   const rates = new Set(points.map(rateOf));
   const dimension = rates.size > 1 && !rates.has(Infinity) ? ('rate' as const) : ('concurrency' as const);
-  const valueOf = (p: Point, i: number) => (dimension === 'rate' ? rateOf(p) : (num(objs[i]!.max_concurrency) ?? p.point.requests.length));
+  const valueOf = (p: Point) => (dimension === 'rate' ? rateOf(p) : (p.maxConcurrency ?? p.point.requests.length));
   return importedRun({
     from,
     startedAt: new Date(startedMs).toISOString(),
     ...(endedMs > startedMs ? { endedAt: new Date(endedMs).toISOString() } : {}),
     endpoint: { url: '', api, ...(model !== undefined ? { model } : {}) },
-    points: points.map((p, i) => (points.length > 1 ? { ...p.point, value: valueOf(p, i) } : p.point)),
+    points: points.map((p) => (points.length > 1 ? { ...p.point, value: valueOf(p) } : p.point)),
     ...(points.length > 1 ? { dimension } : {}),
   });
 }

@@ -19,7 +19,53 @@ export const EDITOR_VARIABLES = [
   'workspaceFolderBasename',
 ] as const;
 
-const VSCODE_VAR = new RegExp(`\\$\\{(?:input:([^}:]+)(?::([^}]*))?|(${EDITOR_VARIABLES.join('|')}))\\}`, 'g');
+const EDITOR_CLOSED = EDITOR_VARIABLES.map((n) => `${n}}`);
+
+type Fill = (whole: string, input: string | undefined, placeholder: string | undefined, editor: string | undefined) => string;
+
+/** The first match of `re` (global) at or after a position, for positions that only grow: each character is read once. */
+function forwardSearch(s: string, re: RegExp): (from: number) => number {
+  let found = -2;
+  return (from) => {
+    if (found === -1 || found >= from) return found;
+    re.lastIndex = from;
+    found = re.exec(s)?.index ?? -1;
+    return found;
+  };
+}
+
+/**
+ * `text.replace(/\$\{(?:input:([^}:]+)(?::([^}]*))?|(selection|file|…))\}/g, fill)`, in linear time:
+ * that expression reads every `${input:` without its `}` to the end of the text (a file of them:
+ * quadratic). Its matches are fixed by the next `}` or `:`, so each search resumes where the last stopped.
+ */
+function replaceVariables(text: string, fill: Fill): string {
+  const nameEnd = forwardSearch(text, /[}:]/g);
+  const close = forwardSearch(text, /\}/g);
+  const out: string[] = [];
+  let done = 0;
+  for (let i = text.indexOf('${'); i >= 0; ) {
+    let end = -1;
+    let args: [string | undefined, string | undefined, string | undefined] = [undefined, undefined, undefined];
+    if (text.startsWith('input:', i + 2)) {
+      const p = nameEnd(i + 8);
+      if (p > i + 8) end = text[p] === '}' ? p : close(p + 1);
+      if (end >= 0) args = [text.slice(i + 8, p), text[p] === ':' ? text.slice(p + 1, end) : undefined, undefined];
+    } else {
+      const editor = text.charCodeAt(i + 2) < 0x80 ? EDITOR_CLOSED.find((n) => text.startsWith(n, i + 2))?.slice(0, -1) : undefined;
+      if (editor !== undefined) [end, args] = [i + 2 + editor.length, [undefined, undefined, editor]];
+    }
+    if (end < 0) {
+      i = text.indexOf('${', i + 1);
+      continue;
+    }
+    out.push(text.slice(done, i), fill(text.slice(i, end + 1), ...args));
+    done = end + 1;
+    i = text.indexOf('${', done);
+  }
+  out.push(text.slice(done));
+  return out.join('');
+}
 
 export function readPromptMd(r: Reader): FileBody {
   const fm = frontMatter(r);
@@ -34,7 +80,7 @@ export function readPromptMd(r: Reader): FileBody {
     r.refuse('the prompt body is empty: write the prompt below the front matter', Math.min(first, r.lines.length - 1));
     return { prompts: [], ...base };
   }
-  const content = body.replace(VSCODE_VAR, (whole, input: string | undefined, placeholder: string | undefined, editor: string | undefined) => {
+  const content = replaceVariables(body, (whole, input, placeholder, editor) => {
     const name = (input ?? editor)!.trim();
     const line = r.lineOf(whole, first);
     const value = r.given(name);

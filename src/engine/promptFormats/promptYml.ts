@@ -9,13 +9,16 @@ import type { Node as YamlNode } from 'yaml';
 import type { PromptFileEntry, PromptFileRange } from '../promptFiles';
 import type { ChatMessage, SamplingKey, SamplingParams } from '../types';
 import { isObject } from '../json';
-import { asText, str, type Reader } from './reader';
+import { asText, ownValue, str, type Reader } from './reader';
 import { GH_MODEL_PARAMETERS, readSampling, responseFormat } from './sampling';
 import { keyLine, nodeRange, pairOf, parseYaml, type Yaml } from './yamlDoc';
 import type { FileBody } from './body';
 import { sloOf } from './body';
+import { RENDER_LIMITS } from './renderBudget';
 
 const GH_VAR = /\{\{([^{}]*)\}\}/g;
+/** The characters all of a file's prompts may hold: its messages filled once per testData row multiply (a long message × many rows). */
+const MAX_FILLED_CHARS = 4 * RENDER_LIMITS.chars;
 const GH_ROLES: Readonly<Record<string, ChatMessage['role']>> = { system: 'system', user: 'user', assistant: 'assistant', developer: 'system' };
 
 export function readPromptYml(r: Reader): FileBody {
@@ -48,14 +51,23 @@ export function readPromptYml(r: Reader): FileBody {
   const tdPair = pairOf(y.doc, ['testData']);
   const tdSeq = isSeq(tdPair?.value) ? tdPair!.value : undefined;
   const prompts: PromptFileEntry[] = [];
-  meta.testData.forEach((row: unknown, i: number) => {
+  // each row reads the messages whole and makes them anew
+  const templateChars = template.reduce((n, m) => n + m.content.length, 0);
+  let filled = 0;
+  for (const [i, row] of (meta.testData as unknown[]).entries()) {
     const range = nodeRange(y, tdSeq?.items[i] as YamlNode | undefined, { startLine: tdLine, endLine: tdLine });
     if (!isObject(row)) {
       r.warn(`testData[${i}] must be a mapping of variables: skipped`, range.startLine);
-      return;
+      continue;
     }
-    prompts.push({ prompt: r.prompt(fill(row), params, `${name} · row ${i + 1}`), name: `${name} · row ${i + 1}`, range });
-  });
+    const messages = fill(row);
+    filled += templateChars + messages.reduce((n, m) => n + m.content.length, 0);
+    if (filled > MAX_FILLED_CHARS) {
+      r.refuse(`the testData rows fill the messages into more than ${MAX_FILLED_CHARS.toLocaleString('en-US')} characters: refused`, tdLine);
+      return { prompts: [], ...base };
+    }
+    prompts.push({ prompt: r.prompt(messages, params, `${name} · row ${i + 1}`), name: `${name} · row ${i + 1}`, range });
+  }
   if (prompts.length === 0) r.refuse('no testData row is a mapping of variables', tdLine);
   return { prompts, ...base };
 }
@@ -69,7 +81,7 @@ function fillGh(r: Reader, text: string, row: Record<string, unknown>, lineOf: (
       return whole;
     }
     const given = r.given(inner);
-    const value = given ?? row[inner];
+    const value = given ?? ownValue(row, inner);
     const filled = value !== undefined && value !== null;
     r.variable({ name: inner, kind: 'input', line, filled, written: whole, ...(filled ? { value: asText(value) } : { sentAs: inner === 'input' ? 'empty' : 'as written' }) });
     if (filled) return asText(value);
@@ -94,7 +106,7 @@ function messagesOf(r: Reader, y: Yaml, messages: unknown): ChatMessage[] | unde
       r.refuse(`messages[${i}] must be a mapping with role and content`, at);
       return undefined;
     }
-    const role = typeof m.role === 'string' ? GH_ROLES[m.role.toLowerCase()] : undefined;
+    const role = typeof m.role === 'string' ? (ownValue(GH_ROLES, m.role.toLowerCase()) as ChatMessage['role'] | undefined) : undefined;
     if (role === undefined) {
       r.refuse(`messages[${i}].role must be system, user or assistant, got ${JSON.stringify(m.role)}`, at);
       return undefined;

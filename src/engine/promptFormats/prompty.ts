@@ -15,9 +15,11 @@
 import { parse as parseYamlText } from 'yaml';
 import type { ChatMessage, ContentPart, ResponseFormat, SamplingKey, SamplingParams } from '../types';
 import { isObject, parseJson } from '../json';
-import { asText, str, type Reader } from './reader';
+import type { ReadRefusal } from '../promptFiles';
+import { asText, describe, keyMap, ownValue, scalarText, str, type Reader } from './reader';
 import { OPENAI_FIELDS, PROMPTY_OPTIONS, readSampling } from './sampling';
 import { renderJinja, renderMustache, TemplateError } from './templates';
+import { images, roleLine } from './promptyText';
 import { frontMatter, keyLine, type Yaml } from './yamlDoc';
 import { sloOf, type FileBody } from './body';
 
@@ -32,11 +34,9 @@ interface InputSpec {
   readonly line: number;
 }
 
-const ROLE_LINE = /^\s*#?\s*(system|user|assistant|developer)(\[((?:\w+\s*=\s*"?[^"]*"?\s*,?\s*)+)\])?\s*:\s*$/i;
 const ATTRIBUTE = /(\w+)\s*=\s*"?([^",]*)"?/g;
-const IMAGE = /(!\[[^\]]*\])\(([^\s)]+)(?:\s+[^)]*)?\)/g;
 const THREAD_MARK = (name: string) => `\u0000thread:${name}\u0000`;
-const MIME: Readonly<Record<string, string>> = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', svg: 'image/svg+xml' };
+const MIME: Readonly<Record<string, string>> = keyMap(Object.entries({ png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', svg: 'image/svg+xml' }));
 
 export function readPrompty(r: Reader): FileBody {
   const fm = frontMatter(r);
@@ -54,18 +54,19 @@ export function readPrompty(r: Reader): FileBody {
   const outputs = resolve(r, y, meta.outputs, ['outputs']);
   if (params.responseFormat === undefined && Array.isArray(outputs) && outputs.some(isObject)) params.responseFormat = outputsFormat(outputs.filter(isObject));
   const inputs = inputsOf(r, y, meta);
-  const values: Record<string, unknown> = {};
+  // keys from the file and the caller: a map without a prototype (`sample: {__proto__: …}` is a key)
+  const values = keyMap();
   // `sample: sample.json` (promptflow's form) names a file as `${file:sample.json}` does
   const sampleRef = typeof meta.sample === 'string' && /^[^${}\n]+\.(json|ya?ml)$/i.test(meta.sample.trim()) ? `\${file:${meta.sample.trim()}}` : meta.sample;
   const sample = resolve(r, y, sampleRef, ['sample']);
   if (sample !== undefined) {
-    if (isObject(sample)) Object.assign(values, sample);
+    if (isObject(sample)) for (const [k, v] of Object.entries(sample)) values[k] = v;
     else r.warn('sample must be a mapping of input names to values (or ${file:…} naming a JSON or YAML file of one): ignored', keyLine(y, ['sample'], 0));
   }
   const threads: string[] = [];
   const threadValues = new Map<string, unknown>();
   for (const input of inputs) {
-    const v = r.given(input.name) ?? input.value ?? values[input.name] ?? input.fallback;
+    const v = r.given(input.name) ?? input.value ?? ownValue(values, input.name) ?? input.fallback;
     if (input.kind === 'thread') {
       threads.push(input.name);
       if (v !== undefined) threadValues.set(input.name, v);
@@ -83,7 +84,7 @@ export function readPrompty(r: Reader): FileBody {
     r.refuse('the prompt body is empty: write the prompt below the front matter', Math.min(first, r.lines.length - 1));
     return { prompts: [], ...base };
   }
-  const renderValues = { ...values };
+  const renderValues = keyMap(Object.entries(values));
   for (const t of threads) renderValues[t] = THREAD_MARK(t);
   let rendered: string;
   let missing: readonly string[];
@@ -119,7 +120,7 @@ const KIND_TYPES: Readonly<Record<string, string>> = { string: 'string', integer
 /** A property of Prompty's `outputs` as JSON Schema (providers/openai/executor.py `_output_schema_to_wire`): optional ones nullable. */
 function propertySchema(p: Record<string, unknown>, optional: boolean): Record<string, unknown> {
   const kind = typeof p.kind === 'string' ? p.kind : '';
-  const type = KIND_TYPES[kind];
+  const type = ownValue(KIND_TYPES, kind) as string | undefined;
   const s: Record<string, unknown> = type ? { type } : {};
   if (typeof p.description === 'string' && p.description !== '') s.description = p.description;
   if (Array.isArray(p.enumValues) && p.enumValues.length > 0) s.enum = [...p.enumValues];
@@ -130,8 +131,8 @@ function propertySchema(p: Record<string, unknown>, optional: boolean): Record<s
       : isObject(p.properties)
         ? Object.entries(p.properties).flatMap(([name, v]) => (isObject(v) ? [{ name, ...v }] : []))
         : [];
-    s.properties = Object.fromEntries(props.map((q) => [String(q.name ?? ''), propertySchema(q, !q.required)]));
-    if (props.length > 0) s.required = props.map((q) => String(q.name ?? ''));
+    s.properties = Object.fromEntries(props.map((q) => [scalarText(q.name) ?? '', propertySchema(q, !q.required)]));
+    if (props.length > 0) s.required = props.map((q) => scalarText(q.name) ?? '');
     s.additionalProperties = false;
   }
   if (p.nullable || optional) {
@@ -146,9 +147,9 @@ function propertySchema(p: Record<string, unknown>, optional: boolean): Record<s
 function outputsFormat(outputs: readonly Record<string, unknown>[]): ResponseFormat {
   const schema = {
     type: 'object',
-    properties: Object.fromEntries(outputs.map((o) => [String(o.name ?? ''), propertySchema(o, !o.required)])),
+    properties: Object.fromEntries(outputs.map((o) => [scalarText(o.name) ?? '', propertySchema(o, !o.required)])),
     additionalProperties: false,
-    required: outputs.map((o) => String(o.name ?? '')),
+    required: outputs.map((o) => scalarText(o.name) ?? ''),
   };
   return { type: 'json_schema', json_schema: { name: 'structured_output', strict: true, schema } };
 }
@@ -161,10 +162,10 @@ function templateFormat(r: Reader, y: Yaml | undefined, t: unknown): 'jinja2' | 
     kind = isObject(f) ? f.kind : f;
   }
   if (kind === undefined || kind === null || kind === '' || kind === '*') return 'jinja2';
-  const k = String(kind).toLowerCase();
+  const k = scalarText(kind)?.toLowerCase();
   if (k === 'jinja2' || k === 'jinja') return 'jinja2';
   if (k === 'mustache') return 'mustache';
-  r.refuse(`template ${JSON.stringify(kind)} is not one the profiler renders: Prompty's jinja2 (the default) or mustache`, keyLine(y, ['template'], 0));
+  r.refuse(`template ${describe(kind)} is not one the profiler renders: Prompty's jinja2 (the default) or mustache`, keyLine(y, ['template'], 0));
   return undefined;
 }
 
@@ -225,11 +226,26 @@ function isSpec(v: unknown): v is Record<string, unknown> {
 }
 
 /** A front-matter value at `path` with `${env:…}` / `${file:…}` resolved (in nested mappings and lists too); problems at the value's own line. */
-function resolve(r: Reader, y: Yaml | undefined, value: unknown, path: readonly (string | number)[]): unknown {
+function resolve(r: Reader, y: Yaml | undefined, value: unknown, path: readonly (string | number)[], within = new Set<object>()): unknown {
   if (typeof value === 'string') return resolveReference(r, value, () => keyLine(y, path, keyLine(y, path.slice(0, 1), 0)), path.join('.'));
-  if (Array.isArray(value)) return value.map((v, i) => resolve(r, y, v, [...path, i]));
-  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolve(r, y, v, [...path, k])]));
-  return value;
+  if (typeof value !== 'object' || value === null) return value;
+  // a YAML file's alias inside its own anchor makes a value that holds itself
+  if (within.has(value)) {
+    r.warn(`${path.join('.')} holds itself (a YAML alias inside its own anchor): left out`, keyLine(y, path.slice(0, 1), 0));
+    return undefined;
+  }
+  within.add(value);
+  try {
+    if (Array.isArray(value)) return value.map((v, i) => resolve(r, y, v, [...path, i], within));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolve(r, y, v, [...path, k], within)]));
+  } finally {
+    within.delete(value);
+  }
+}
+
+/** A caller's refusal to read (readFile, readEnv), told from what it read. */
+function isRefusal(x: unknown): x is ReadRefusal {
+  return typeof x === 'object' && x !== null && 'refused' in x;
 }
 
 function resolveReference(r: Reader, text: string, line: () => number, where: string): unknown {
@@ -243,7 +259,12 @@ function resolveReference(r: Reader, text: string, line: () => number, where: st
     const sep = rest.indexOf(':');
     const name = sep < 0 ? rest : rest.slice(0, sep);
     const fallback = sep < 0 ? undefined : rest.slice(sep + 1);
-    const value = r.context.env?.[name];
+    const value = r.context.readEnv ? r.context.readEnv(name) : r.context.env?.[name];
+    if (isRefusal(value)) {
+      // said even with a default: the file meant the environment's value to be sent
+      r.warn(`${where}: ${t} was not read: ${value.refused}${fallback ? '; its default was used' : ''}`, line());
+      return fallback || undefined;
+    }
     if (value !== undefined) return value;
     if (fallback) return fallback;
     r.warn(`${where}: the environment variable ${name} is not set (${t})`, line());
@@ -251,8 +272,8 @@ function resolveReference(r: Reader, text: string, line: () => number, where: st
   }
   if (protocol === 'file') {
     const bytes = r.context.readFile?.(rest);
-    if (bytes === undefined) {
-      r.warn(`${where}: cannot read ${rest} next to the prompt file (${t})`, line());
+    if (bytes === undefined || isRefusal(bytes)) {
+      r.warn(`${where}: cannot read ${rest} next to the prompt file (${t})${bytes ? `: ${bytes.refused}` : ''}`, line());
       return undefined;
     }
     const content = new TextDecoder().decode(bytes).replace(/^\uFEFF/, '');
@@ -271,12 +292,12 @@ function resolveReference(r: Reader, text: string, line: () => number, where: st
 /** Each input and each name the template read, once: filled or not, at its first use in the body. */
 function noteVariables(r: Reader, inputs: readonly InputSpec[], values: Record<string, unknown>, missing: readonly string[], first: number, threads: readonly string[]): void {
   const useLine = (name: string, fallback: number) => {
-    const re = new RegExp(`\\{\\{[#^/&{]?\\s*${name.replace(/[.$]/g, '\\$&')}\\b`);
-    for (let i = first; i < r.lines.length; i++) if (re.test(r.lines[i]!)) return i;
-    return fallback;
+    // the name is the file's: every character a regular expression reads is escaped
+    const re = new RegExp(`\\{\\{[#^/&{]?\\s*${name.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')}\\b`);
+    return r.findLine((line) => re.test(line), first) ?? fallback;
   };
   for (const input of inputs) {
-    const v = threads.includes(input.name) ? (r.given(input.name) ?? input.value ?? input.fallback) : values[input.name];
+    const v = threads.includes(input.name) ? (r.given(input.name) ?? input.value ?? input.fallback) : ownValue(values, input.name);
     const filled = v !== undefined && v !== null;
     r.variable({
       name: input.name,
@@ -302,16 +323,16 @@ function splitRoles(r: Reader, text: string): ChatMessage[] {
     buf = [];
   };
   for (const line of text.split(/\r?\n/)) {
-    const m = ROLE_LINE.exec(line.trim());
+    const m = roleLine(line.trim());
     if (!m) {
       buf.push(line);
       continue;
     }
     flush();
-    const r0 = m[1]!.toLowerCase();
+    const r0 = m.role.toLowerCase();
     role = r0 === 'developer' ? 'system' : (r0 as ChatMessage['role']);
     name = undefined;
-    for (const a of (m[3] ?? '').matchAll(ATTRIBUTE)) if (a[1] === 'name' && a[2]!.trim() !== '') name = a[2]!.trim();
+    for (const a of m.attributes.matchAll(ATTRIBUTE)) if (a[1] === 'name' && a[2]!.trim() !== '') name = a[2]!.trim();
   }
   flush();
   return out;
@@ -323,14 +344,13 @@ function message(r: Reader, role: ChatMessage['role'], content: string, name: st
   if (!content.includes('![')) return { ...base, content };
   const parts: ContentPart[] = [];
   let at = 0;
-  for (const m of content.matchAll(IMAGE)) {
-    const url = image(r, m[2]!);
+  for (const m of images(content)) {
+    const url = image(r, m.url);
     if (url === undefined) continue;
     const before = content.slice(at, m.index).trim();
     if (before !== '') parts.push({ type: 'text', text: before });
-    const alt = m[1]!.slice(2, -1);
-    parts.push({ type: 'image', url, ...(alt !== '' ? { alt } : {}) });
-    at = m.index! + m[0].length;
+    parts.push({ type: 'image', url, ...(m.alt !== '' ? { alt: m.alt } : {}) });
+    at = m.index + m.length;
   }
   if (!parts.some((p) => p.type === 'image')) return { ...base, content };
   const after = content.slice(at).trim();
@@ -342,8 +362,8 @@ function message(r: Reader, role: ChatMessage['role'], content: string, name: st
 function image(r: Reader, ref: string): string | undefined {
   if (/^(https?:|data:)/i.test(ref)) return ref;
   const bytes = r.context.readFile?.(ref);
-  if (bytes === undefined) {
-    r.warn(`the image ${ref} cannot be read next to the prompt file: sent as text`, r.lineOf(ref));
+  if (bytes === undefined || isRefusal(bytes)) {
+    r.warn(`the image ${ref} cannot be read next to the prompt file${bytes ? ` (${bytes.refused})` : ''}: sent as text`, r.lineOf(ref));
     return undefined;
   }
   const ext = /\.(\w+)$/.exec(ref)?.[1]?.toLowerCase() ?? '';
@@ -378,7 +398,7 @@ function threadMessages(r: Reader, name: string, v: unknown): ChatMessage[] {
   }
   return list.flatMap((x) => {
     if (!isObject(x) || typeof x.content !== 'string') return [];
-    const role = String(x.role ?? '').toLowerCase();
+    const role = (scalarText(x.role) ?? '').toLowerCase();
     return role === 'user' || role === 'assistant' || role === 'system' ? [{ role, content: x.content } as ChatMessage] : [];
   });
 }

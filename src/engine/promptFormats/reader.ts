@@ -5,11 +5,20 @@ import type { PromptFileContext, PromptFileProblem, PromptFileRange, PromptFileV
 import type { ChatMessage, Prompt, SamplingParams } from '../types';
 import { estimatePromptTokens } from '../prompts';
 
+/**
+ * Characters a reader may read while looking for the line of something (a variable's use, an image):
+ * a file with many distinct needles, each far down, would otherwise cost the square of its size.
+ * Past it, a line is given as where the search began.
+ */
+const MAX_LINE_SEARCH = 64 * 1024 * 1024;
+
 export class Reader {
   readonly lines: readonly string[];
   readonly warnings: PromptFileProblem[] = [];
+  readonly #warned = new Set<string>();
   readonly #variables = new Map<string, PromptFileVariable>();
   #refusal: PromptFileProblem | undefined;
+  #searched = 0;
 
   constructor(readonly fileName: string, readonly text: string, readonly context: PromptFileContext) {
     this.lines = text.split(/\r?\n/);
@@ -25,7 +34,10 @@ export class Reader {
   }
 
   warn(message: string, line?: number, column?: number): void {
-    if (!this.warnings.some((w) => w.message === message && w.line === line)) this.warnings.push(problem(message, line, column));
+    const key = `${line ?? ''}\u0000${message}`;
+    if (this.#warned.has(key)) return;
+    this.#warned.add(key);
+    this.warnings.push(problem(message, line, column));
   }
 
   /** Notes a variable's use; the first use gives its line, and a later filled use does not unfill it. */
@@ -40,16 +52,24 @@ export class Reader {
     return [...this.#variables.values()].sort((a, b) => a.line - b.line);
   }
 
-  /** The caller's value for a variable, when it gave one. */
+  /** The caller's value for a variable, when it gave one (its own: `constructor` is not a value given). */
   given(name: string): unknown {
-    const v = this.context.vars?.[name];
+    const v = ownValue(this.context.vars, name);
     return v === undefined || v === null ? undefined : v;
   }
 
   /** The 0-based line of the first line at or after `from` that contains `needle`; `from` when none does. */
   lineOf(needle: string, from = 0, to = this.lines.length - 1): number {
-    for (let i = from; i <= to && i < this.lines.length; i++) if (this.lines[i]!.includes(needle)) return i;
-    return from;
+    return this.findLine((line) => line.includes(needle), from, to) ?? from;
+  }
+
+  /** The first line from `from` to `to` that passes `test`, within the reader's search budget. */
+  findLine(test: (line: string) => boolean, from = 0, to = this.lines.length - 1): number | undefined {
+    for (let i = from; i <= to && i < this.lines.length && this.#searched <= MAX_LINE_SEARCH; i++) {
+      this.#searched += this.lines[i]!.length + 1;
+      if (test(this.lines[i]!)) return i;
+    }
+    return undefined;
   }
 
   get whole(): PromptFileRange {
@@ -72,9 +92,38 @@ function problem(message: string, line?: number, column?: number): PromptFilePro
   return { message, ...(line !== undefined ? { line } : {}), ...(column !== undefined ? { column } : {}) };
 }
 
+/** `map[key]` when `map` has it as its own property: a key from a file or a caller is never one of Object's (`constructor`, `__proto__`). */
+export function ownValue(map: Readonly<Record<string, unknown>> | undefined, key: string): unknown {
+  return map !== undefined && map !== null && Object.hasOwn(map, key) ? map[key] : undefined;
+}
+
+/** A map for keys from a file or a caller: no prototype, so no key is inherited and `__proto__` is a key like any other. */
+export function keyMap<T = unknown>(entries?: Iterable<readonly [string, T]>): Record<string, T> {
+  const out = Object.create(null) as Record<string, T>;
+  if (entries) for (const [k, v] of entries) out[k] = v;
+  return out;
+}
+
 /** A value as text in a prompt (a template's caller-given or sample value): strings as they are, the rest as JSON. */
 export function asText(v: unknown): string {
-  return typeof v === 'string' ? v : JSON.stringify(v) ?? String(v);
+  return typeof v === 'string' ? v : describe(v);
+}
+
+/**
+ * A value from a file as JSON text, for a prompt or a message. Never throws: YAML's aliases can make a
+ * value that holds itself, and a mapping's `toString` key is not a function.
+ */
+export function describe(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return '(a value that holds itself)';
+  }
+}
+
+/** A name from a file (an output's, a role): text, a number or a boolean as written, anything else none. */
+export function scalarText(v: unknown): string | undefined {
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined;
 }
 
 export function str(value: unknown): string | undefined {

@@ -3,7 +3,7 @@
 // does not send is named in a warning, never dropped silently.
 import { parseJson } from '../json';
 import type { ResponseFormat, SamplingKey, SamplingParams } from '../types';
-import type { Reader } from './reader';
+import { ownValue, type Reader } from './reader';
 import { keyLine, type Yaml } from './yamlDoc';
 
 type Kind = 'int' | 'number' | 'stop' | 'format';
@@ -67,10 +67,10 @@ export function readSampling(r: Reader, y: Yaml | undefined, obj: Record<string,
   for (const [name, value] of Object.entries(obj)) {
     if (value === undefined || value === null) continue;
     const line = keyLine(y, [...path, name], keyLine(y, path, 0));
-    const field = fields[name];
+    const field = ownValue(fields, name) as Field | undefined;
     const where = [...path, name].join('.');
     if (!field) {
-      r.warn(`${where} is not sent: ${NOT_SENT[name] ?? 'the profiler does not know this setting'}`, line);
+      r.warn(`${where} is not sent: ${(ownValue(NOT_SENT, name) as string | undefined) ?? 'the profiler does not know this setting'}`, line);
       continue;
     }
     if (into[field.key] !== undefined) continue;

@@ -3,7 +3,8 @@
 import * as vscode from 'vscode';
 import { API_KINDS } from '../../engine/types';
 import { Command } from '../commands';
-import { isLoopbackUrl, validateEndpoint, type EndpointEntry } from '../configModel';
+import { isLoopbackUrl } from '../../engine/loopback';
+import { validateEndpoint, type EndpointEntry } from '../configModel';
 import { API_DESCRIPTIONS, detectApi, pickApi } from '../pickers';
 import type { Services } from '../services';
 import { registerCommand } from './register';

@@ -4,7 +4,7 @@
 // uses, and hands it to the job runner.
 import { basename } from 'node:path';
 import * as vscode from 'vscode';
-import type { Prompt, SloSpec } from '../../engine/types';
+import type { Prompt, PromptPulledIn, SloSpec } from '../../engine/types';
 import type { BuildContext } from '../../jobs/build';
 import { presetWorkload } from '../../jobs/presets';
 import type { PresetId, PresetInput, SweepInput } from '../../jobs/presets';
@@ -61,6 +61,8 @@ interface PromptExtras {
   readonly slo?: SloSpec;
   /** The values the prompt was filled with (answers, the editor's): recorded in the run file as `--var` would. */
   readonly vars?: Readonly<Record<string, string>>;
+  /** What its file pulled in (files, environment variables): recorded in the run file as the CLI's read would. */
+  readonly pulledIn?: PromptPulledIn;
 }
 
 /** The prompt file and its variables' values, as the CLI's --prompt-file and --var give them. */
@@ -137,6 +139,7 @@ async function profile(s: Services, choice: Choice, preset: PresetId, input: Wor
     // only the values the user set beat the prompt file's own; the presets' are defaults
     explicit: explicitSamplingKeys(preset, sentMaxTokens, { value: s.config.current.workload.maxTokens, setByUser: setByUser(settingMaxTokens) }, input),
     ...(prompt ? { prompts: [prompt.prompt] } : {}),
+    ...(prompt?.pulledIn ? { pulledIn: prompt.pulledIn } : {}),
     ...((prompt?.slo ?? s.config.current.slo) ? { slo: prompt?.slo ?? s.config.current.slo } : {}),
   };
   const request: JobRequest = {
@@ -229,7 +232,7 @@ async function profilePrompt(s: Services, uri: vscode.Uri | undefined, range: vs
   const w = await chooseWorkload(s, args?.preset ?? (choose ? undefined : 'quick'), args?.workload, true);
   if (!w) return undefined;
   const ref: PromptRef = { file: doc.uri.fsPath, startLine: found.range.startLine, ...(found.name !== undefined ? { name: found.name } : {}) };
-  const outcome = await profile(s, choice, w.preset, w.input, { prompt: found.prompt, ref, vars: filled.vars, ...(parsed.slo ? { slo: parsed.slo } : {}) });
+  const outcome = await profile(s, choice, w.preset, w.input, { prompt: found.prompt, ref, vars: filled.vars, ...(parsed.slo ? { slo: parsed.slo } : {}), ...(parsed.pulledIn ? { pulledIn: parsed.pulledIn } : {}) });
   return outcome;
 }
 

@@ -1,6 +1,7 @@
 // The stored runs: open, compare, export as CSV, delete; and the log and a prompt file's problem.
 import { writeFile } from 'node:fs/promises';
 import * as vscode from 'vscode';
+import { scrubRun } from '../../engine/redact';
 import type { RunFile } from '../../engine/types';
 import { runLabel } from '../../present/runText';
 import { formatMs } from '../../present/units';
@@ -69,7 +70,7 @@ async function exportCsv(s: Services, runId: string | undefined, target: string 
   }))?.fsPath;
   if (!dest) return undefined;
   const { requestsToCsv } = await loadFiles();
-  await writeFile(dest, requestsToCsv(run), 'utf8');
+  await writeFile(dest, requestsToCsv(scrubRun(run, s.log.scrubber)), 'utf8');
   s.log.info(`exported run ${run.id} to ${dest}`);
   if (!target) void vscode.window.showInformationMessage(`LLM Profiler: exported ${run.requests.length} requests to ${dest}.`);
   return dest;

@@ -1,0 +1,66 @@
+// Whether a host is this machine: the one rule behind "loopback goes direct, not through the proxy"
+// (network.ts) and "a server here usually needs no key" (the extension). A host that reaches this
+// machine but is not recognised would send the API key to a proxy, so the rule reads every spelling
+// a URL can carry: hosts are first put in the form the WHATWG URL parser gives (127.1, 0x7f.1 and
+// 2130706433 are 127.0.0.1; [::ffff:127.0.0.1] is [::ffff:7f00:1]; letters lower-cased, %-escapes
+// decoded), which is the form undici connects to. Pure (no node import): the extension bundle and the
+// webviews may use it.
+
+/** A host (brackets around IPv6 optional) in URL-parsed form, or undefined when it is not a host. */
+function parsedHost(host: string): string | undefined {
+  let h = host.trim();
+  if (h.includes(':') && !h.startsWith('[')) h = `[${h}]`;
+  if (h === '' || /[/?#@\\]/.test(h)) return undefined;
+  try {
+    return new URL(`http://${h}/`).hostname;
+  } catch {
+    return undefined;
+  }
+}
+
+/** 127.0.0.0/8, and 0.0.0.0 (connecting to it reaches this machine). */
+function loopbackV4(octets: readonly number[]): boolean {
+  return octets[0] === 127 || octets.every((o) => o === 0);
+}
+
+/** The eight 16-bit pieces of an IPv6 address in URL-serialised form (hex, `::` for the longest zero run). */
+function v6Pieces(text: string): number[] | undefined {
+  const [head, tail, more] = text.split('::');
+  if (more !== undefined) return undefined;
+  const a = head ? head.split(':') : [];
+  const b = tail ? tail.split(':') : [];
+  const zeros = tail === undefined ? 0 : 8 - a.length - b.length;
+  const pieces = [...a, ...Array<string>(Math.max(0, zeros)).fill('0'), ...b].map((p) => (/^[0-9a-f]{1,4}$/.test(p) ? parseInt(p, 16) : NaN));
+  return pieces.length === 8 && pieces.every((p) => !Number.isNaN(p)) ? pieces : undefined;
+}
+
+/** ::1, :: (like 0.0.0.0, it reaches this machine), and IPv4-mapped loopback (::ffff:127.x.y.z, ::ffff:0.0.0.0). */
+function loopbackV6(text: string): boolean {
+  const p = v6Pieces(text);
+  if (p === undefined || p.slice(0, 5).some((x) => x !== 0)) return false;
+  if (p[5] === 0) return p[6] === 0 && (p[7] === 0 || p[7] === 1);
+  return p[5] === 0xffff && loopbackV4([p[6]! >> 8, p[6]! & 0xff, p[7]! >> 8, p[7]! & 0xff]);
+}
+
+/**
+ * Whether `host` (a URL's hostname, or a bare name or address) is this machine: `localhost` and
+ * `*.localhost` (RFC 6761; a trailing dot or capitals too), 127.0.0.0/8, 0.0.0.0, ::1, :: and the
+ * IPv4-mapped forms of those IPv4 addresses, however spelt.
+ */
+export function isLoopbackHost(host: string): boolean {
+  const h = parsedHost(host);
+  if (h === undefined) return false;
+  if (h.startsWith('[')) return loopbackV6(h.slice(1, -1));
+  if (/^\d+\.\d+\.\d+\.\d+$/.test(h)) return loopbackV4(h.split('.').map(Number));
+  const name = h.replace(/\.+$/, '');
+  return name === 'localhost' || name.endsWith('.localhost');
+}
+
+/** Whether a URL's host is this machine (see isLoopbackHost); false for what is not a URL. */
+export function isLoopbackUrl(url: string): boolean {
+  try {
+    return isLoopbackHost(new URL(url).hostname);
+  } catch {
+    return false;
+  }
+}
