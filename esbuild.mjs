@@ -1,6 +1,6 @@
 // One build script, one bundle per runtime: the extension host (node, cjs, `vscode` external) with
 // its two lazily loaded parts (the engine and the run/prompt files, each its own file so that
-// activation compiles neither), the CLI and the local server (node), and each webview (browser).
+// activation compiles neither) and the prompt reader's worker thread, the CLI and the local server (node), and each webview (browser).
 import { build, context } from 'esbuild';
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
@@ -23,6 +23,9 @@ export const targets = [
   { ...node, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', external: ['vscode', 'node-llama-cpp'], plugins: [lazyParts] },
   { ...node, entryPoints: ['src/extension/engineBundle.ts'], outfile: 'dist/engine.js', external: ['vscode', 'node-llama-cpp'] },
   { ...node, entryPoints: ['src/extension/filesBundle.ts'], outfile: 'dist/files.js', external: ['vscode'] },
+  // The prompt reader's worker thread (src/extension/promptWorker/client.ts starts it beside dist/extension.js).
+  // No `vscode` external: a thread has none, so an import of it anywhere below fails the build.
+  { ...node, entryPoints: ['src/extension/promptWorker/main.ts'], outfile: 'dist/promptWorker.js' },
   // The worker threads of a run (--workers): found beside dist/cli.js and dist/engine.js (src/engine/workers/coordinator.ts).
   { ...node, entryPoints: ['src/engine/workers/workerMain.ts'], outfile: 'dist/worker.js', external: ['node-llama-cpp'] },
   { ...node, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', external: ['node-llama-cpp'], banner: { js: '#!/usr/bin/env node' } },

@@ -137,7 +137,9 @@ export default defineConfig([
     { ...noVscode, message: 'shared code is imported by the webview too.' },
     nodeBuiltins(true, 'shared code is imported by the webview too: node modules with `import type` only.'),
   ]),
-  restrict(['src/extension/**/*.ts'], [protocolTypeOnly]),
+  restrict(['src/extension/**/*.ts'], [protocolTypeOnly], ['src/extension/promptWorker/**/*.ts']),
+  // the prompt reader's worker thread and the host's side of it, tested under node: no VS Code in either
+  restrict(['src/extension/promptWorker/**/*.ts'], [protocolTypeOnly, { ...noVscode, message: 'the prompt reader runs on a worker thread, which has no VS Code.' }]),
   restrict(['webview/**/*.ts'], [...webviewRestrictions, toolkit], ['webview/sidebar/toolkit.ts']),
   restrict(['webview/sidebar/toolkit.ts'], webviewRestrictions),
 

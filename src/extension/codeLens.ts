@@ -1,6 +1,6 @@
 // CodeLens above each prompt of a prompt file: "▶ Profile", "Profile with…", "Prefix cache check", and after a run its
-// result in place. Reading the file is the engine's parsePromptFile (promptVariables.ts), with the answers
-// remembered for the file; which lenses show is promptModel.ts `lensPlan`: a file that cannot be
+// result in place. Reading the file is the engine's parsePromptFile (promptVariables.ts), on the prompt
+// reader's worker thread, with the answers remembered for the file; which lenses show is promptModel.ts `lensPlan`: a file that cannot be
 // profiled gets its reason first and no run lens, its warnings (a few), and the variables still to fill.
 // Registration follows the llmProfiler.codeLens settings.
 import * as vscode from 'vscode';
@@ -11,6 +11,7 @@ import { lensResult, lensVerdict, runName } from '../present/runText';
 import { PROMPT_FILE_GLOBS } from './promptFileKinds';
 import { lensPlan } from './promptModel';
 import { parseWithAnswers, type PromptAnswers } from './promptVariables';
+import type { PromptReader } from './promptWorker/client';
 import type { RunsModel } from './runsModel';
 
 export class PromptCodeLens extends Disposable implements vscode.CodeLensProvider {
@@ -19,7 +20,7 @@ export class PromptCodeLens extends Disposable implements vscode.CodeLensProvide
   #registration: vscode.Disposable | undefined;
   #registeredFor = '';
 
-  constructor(private readonly config: ConfigService, private readonly runs: RunsModel, private readonly answers: PromptAnswers) {
+  constructor(private readonly config: ConfigService, private readonly runs: RunsModel, private readonly answers: PromptAnswers, private readonly reader: PromptReader) {
     super();
     this.#sync();
     this._register(config.onDidChange(() => { this.#sync(); this.#onDidChange.fire(); }));
@@ -43,8 +44,9 @@ export class PromptCodeLens extends Disposable implements vscode.CodeLensProvide
   }
 
   async provideCodeLenses(doc: vscode.TextDocument, token: vscode.CancellationToken): Promise<vscode.CodeLens[]> {
-    const parsed = await parseWithAnswers(doc, this.answers);
-    if (token.isCancellationRequested) return [];
+    // read on the prompt reader's thread; a read the token cancelled is dropped
+    const parsed = await parseWithAnswers(this.reader, doc, this.answers, token);
+    if (!parsed || token.isCancellationRequested) return [];
     const last = Math.max(0, doc.lineCount - 1);
     const at = (line: number) => { const l = Math.min(Math.max(0, line), last); return new vscode.Range(l, 0, l, 0); };
     const lenses: vscode.CodeLens[] = [];

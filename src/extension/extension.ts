@@ -15,7 +15,7 @@ import { JobRunner } from './jobRunner';
 import { LocalServerManager } from './localServerManager';
 import { Log } from './log';
 import { NetworkSettings } from './network';
-import { PromptAnswers } from './promptVariables';
+import { PromptAnswers, promptReader } from './promptVariables';
 import { ReportPanels } from './reportPanel';
 import { RunsModel } from './runsModel';
 import { ApiKeys } from './secrets';
@@ -54,14 +54,16 @@ function services(context: vscode.ExtensionContext): Services {
   const network = new NetworkSettings(config, log);
   const jobs = own(new JobRunner(runs, reports, localServer, log, network, config));
   const promptAnswers = own(new PromptAnswers(context.workspaceState));
-  return { context, log, config, keys, trust, targets: new Targets(config, keys, trust, log, context.workspaceState), runs, localServer, reports, jobs, network, runsDir, promptAnswers };
+  // its thread starts on the first read, not here
+  const reader = own(promptReader(context, log));
+  return { context, log, config, keys, trust, targets: new Targets(config, keys, trust, log, context.workspaceState), runs, localServer, reports, jobs, network, runsDir, promptAnswers, promptReader: reader };
 }
 
 export function activate(context: vscode.ExtensionContext): ExtensionApi {
   const started = performance.now();
   const s = services(context);
   const sidebar = new SidebarProvider(context.extensionUri, s);
-  context.subscriptions.push(sidebar, vscode.window.registerWebviewViewProvider(VIEW_SIDEBAR, sidebar), new PromptCodeLens(s.config, s.runs, s.promptAnswers));
+  context.subscriptions.push(sidebar, vscode.window.registerWebviewViewProvider(VIEW_SIDEBAR, sidebar), new PromptCodeLens(s.config, s.runs, s.promptAnswers, s.promptReader));
   registerProfileCommands(s);
   registerLocalServerCommands(s);
   registerEndpointCommands(s);

@@ -1,46 +1,57 @@
-// Prompt files in the editor: one parse for the CodeLens and the commands (the engine's reader, with
-// what the prompt may pull in: its project's files, the environment when trusted), the answers to a
-// file's variables remembered per file in the workspace state, and the flow that asks for the missing
-// ones. The rules (what to ask, what to keep, what may be read, the editor's variables) are pure, in
-// promptModel.ts.
+// Prompt files in the editor: one read for the CodeLens and the commands (the engine's reader, with
+// what the prompt may pull in: its project's files, the environment when trusted), done on the prompt
+// reader's worker thread (promptWorker/), the answers to a file's variables remembered per file in the
+// workspace state, and the flow that asks for the missing ones. The rules (what to ask, what to keep,
+// what may be read, the editor's variables) are pure, in promptModel.ts.
 import * as vscode from 'vscode';
-import type { PromptFileParse, PromptFileVariable } from '../engine/promptFiles';
-import type { PromptAccess } from '../engine/siblingFiles';
-import type { PromptPulledIn } from '../engine/types';
+import type { PromptFileVariable } from '../engine/promptFiles';
 import { Disposable } from './dispose';
-import { loadFiles, type FilesModule } from './lazy';
-import { parserFileName } from './promptFileKinds';
+import { loadFiles } from './lazy';
+import type { Log } from './log';
 import {
-  answersToRemember, applicableAnswers, askPrompt, askTitle, documentAccessOptions, editorValues, initialAnswer, looksSecret, variablesToAsk,
+  answersToRemember, applicableAnswers, askPrompt, askTitle, editorValues, initialAnswer, looksSecret, variablesToAsk,
   type Answers, type EditorState,
 } from './promptModel';
+import { PromptReader, type Cancellation } from './promptWorker/client';
+import { readDocument, refusedParse, type DocumentParse, type ParseRequest } from './promptWorker/request';
 
-/** A prompt file read in the editor, with what it pulled in (files, environment variables). */
-export interface DocumentParse extends PromptFileParse {
-  readonly pulledIn?: PromptPulledIn;
+/**
+ * The prompt reader: its thread (dist/promptWorker.js) starts on the first read; the extension owns
+ * it, so that disposing stops the thread. Without the thread, small documents are read here, with
+ * the engine's reader from dist/files.js.
+ */
+export function promptReader(context: vscode.ExtensionContext, log: Log): PromptReader {
+  return new PromptReader({
+    workerFile: context.asAbsolutePath('dist/promptWorker.js'),
+    inThread: async (request) => readDocument(await loadFiles(), request),
+    log: (line) => log.info(line),
+  });
 }
 
-/** What a document may pull in (promptModel.ts `documentAccessOptions`); only for documents on disk. */
-function documentAccess(files: FilesModule, doc: vscode.TextDocument): PromptAccess | undefined {
-  if (doc.uri.scheme !== 'file') return undefined;
-  const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
-  return files.promptAccess(documentAccessOptions(doc.uri.fsPath, vscode.workspace.isTrusted, folders, process.env));
+/**
+ * A document as the reader takes it. What it may pull in is decided here (promptModel.ts
+ * `documentAccessOptions` on the reading thread): only documents on disk read files; the host's
+ * environment goes along only in a trusted workspace (the thread's own is empty).
+ */
+function documentRequest(doc: vscode.TextDocument, vars: Readonly<Record<string, unknown>> | undefined): ParseRequest {
+  const trusted = vscode.workspace.isTrusted;
+  const workspaceFolders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+  return {
+    fileName: doc.fileName,
+    text: doc.getText(),
+    ...(vars ? { vars } : {}),
+    ...(doc.uri.scheme === 'file' ? { access: { promptPath: doc.uri.fsPath, trusted, workspaceFolders, ...(trusted ? { env: { ...process.env } } : {}) } } : {}),
+  };
 }
 
-/** Parses a document with the engine's reader (loaded on first use), with the caller's values. Never throws. */
-export async function parseDocument(doc: vscode.TextDocument, vars?: Readonly<Record<string, unknown>>): Promise<DocumentParse> {
-  try {
-    const files = await loadFiles();
-    const access = documentAccess(files, doc);
-    const parsed = files.parsePromptFile(parserFileName(doc.fileName), doc.getText(), {
-      ...(vars ? { vars } : {}),
-      ...(access ? { readFile: access.readFile, readEnv: access.readEnv } : {}),
-    });
-    const pulledIn = files.anyPulledIn(access?.pulledIn());
-    return pulledIn ? { ...parsed, pulledIn } : parsed;
-  } catch (err) {
-    return { kind: 'text', prompts: [], refusal: { message: `could not read this prompt file: ${(err as Error).message}` }, warnings: [], variables: [] };
-  }
+/** Reads a document on the reader's thread, with the caller's values; undefined when the token cancelled it first. Never throws. */
+function readWith(reader: PromptReader, doc: vscode.TextDocument, vars?: Readonly<Record<string, unknown>>, token?: Cancellation): Promise<DocumentParse | undefined> {
+  return reader.read(documentRequest(doc, vars), token);
+}
+
+/** Reads a document for a command (nothing cancels it; the reader closing refuses it). Never throws. */
+async function parseDocument(reader: PromptReader, doc: vscode.TextDocument, vars?: Readonly<Record<string, unknown>>): Promise<DocumentParse> {
+  return (await readWith(reader, doc, vars)) ?? refusedParse('could not read this prompt file: the extension is shutting down');
 }
 
 /** The key a file's answers are kept under: its path on disk, else its URI (an untitled prompt). */
@@ -90,11 +101,15 @@ export class PromptAnswers extends Disposable {
   }
 }
 
-/** The file parsed with the answers remembered for it (the CodeLens: no editor variables, so that lenses do not follow the selection). */
-export async function parseWithAnswers(doc: vscode.TextDocument, answers: PromptAnswers): Promise<DocumentParse> {
-  const base = await parseDocument(doc);
+/**
+ * The file parsed with the answers remembered for it (the CodeLens: no editor variables, so that
+ * lenses do not follow the selection); undefined when the token cancelled it (a stale read, dropped).
+ */
+export async function parseWithAnswers(reader: PromptReader, doc: vscode.TextDocument, answers: PromptAnswers, token?: Cancellation): Promise<DocumentParse | undefined> {
+  const base = await readWith(reader, doc, undefined, token);
+  if (!base) return undefined;
   const remembered = applicableAnswers(base.variables, answers.get(doc.uri));
-  return Object.keys(remembered).length === 0 ? base : parseDocument(doc, remembered);
+  return Object.keys(remembered).length === 0 ? base : readWith(reader, doc, remembered, token);
 }
 
 /**
@@ -128,8 +143,8 @@ export interface FilledPrompts {
  * with the last answer filled in, Profile with…), remembers the answers, and reads the file again with
  * them and the editor's variables. Undefined when the user pressed Esc: nothing runs.
  */
-export async function fillVariables(answers: PromptAnswers, doc: vscode.TextDocument, mode: 'missing' | 'all', editor: EditorState): Promise<FilledPrompts | undefined> {
-  const base = await parseDocument(doc);
+export async function fillVariables(reader: PromptReader, answers: PromptAnswers, doc: vscode.TextDocument, mode: 'missing' | 'all', editor: EditorState): Promise<FilledPrompts | undefined> {
+  const base = await parseDocument(reader, doc);
   const remembered = answers.get(doc.uri);
   const toAsk = variablesToAsk(base.variables, remembered, mode);
   const given: Record<string, string> = {};
@@ -150,6 +165,6 @@ export async function fillVariables(answers: PromptAnswers, doc: vscode.TextDocu
     ...applicableAnswers(base.variables, remembered),
     ...given,
   };
-  const parse = Object.keys(values).length > 0 ? await parseDocument(doc, values) : base;
+  const parse = Object.keys(values).length > 0 ? await parseDocument(reader, doc, values) : base;
   return { parse, vars: values, unfilledEditor: parse.variables.filter((v) => v.kind === 'editor' && !v.filled) };
 }

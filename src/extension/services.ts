@@ -6,6 +6,7 @@ import type { LocalServerManager } from './localServerManager';
 import type { Log } from './log';
 import type { NetworkSettings } from './network';
 import type { PromptAnswers } from './promptVariables';
+import type { PromptReader } from './promptWorker/client';
 import type { ReportPanels } from './reportPanel';
 import type { RunsModel } from './runsModel';
 import type { ApiKeys } from './secrets';
@@ -29,4 +30,6 @@ export interface Services {
   readonly runsDir: string;
   /** Answers to prompt files' variables, remembered per file (workspace state). */
   readonly promptAnswers: PromptAnswers;
+  /** Reads prompt files off the extension host's thread (its worker thread stops when the extension does). */
+  readonly promptReader: PromptReader;
 }

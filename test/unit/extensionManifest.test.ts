@@ -54,7 +54,7 @@ test('activation is light: no "*", no onStartupFinished, and the extension bundl
   const target = targets.find((t) => t.outfile === 'dist/extension.js')!;
   const r = await build({ ...optionsFor(target), absWorkingDir: root, write: false, metafile: true, logLevel: 'silent' });
   const inputs = Object.keys(r.metafile!.inputs);
-  const heavy = /node_modules\/(undici|yaml|valibot|chart\.js|node-llama-cpp)\/|src\/engine\/(runner|client|detect|runFile|promptFiles|sweep)\.ts|src\/localServer\/launcher\.ts|src\/jobs\/(execute|build|resolve)\.ts/;
+  const heavy = /node_modules\/(undici|yaml|valibot|chart\.js|node-llama-cpp)\/|src\/engine\/(runner|client|detect|runFile|promptFiles|sweep)\.ts|src\/localServer\/launcher\.ts|src\/extension\/promptWorker\/main\.ts|src\/jobs\/(execute|build|resolve)\.ts/;
   assert.deepEqual(inputs.filter((i) => heavy.test(i)), [], 'loaded on first use, not at activation');
   assert.ok(existsSync(join(root, pkg.contributes.viewsContainers.activitybar[0].icon)));
   assert.equal(pkg.capabilities.untrustedWorkspaces.supported, 'limited');

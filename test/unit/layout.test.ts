@@ -26,6 +26,8 @@ const fixtures: Record<string, string> = {
   'webview/report/importsRunner.ts': `import { run } from '../../src/engine/runner';\nexport const r = run();\n`,
   'webview/report/protocolValue.ts': `import { PROTOCOL_VERSION } from '../../src/shared/protocol';\nexport const p = PROTOCOL_VERSION;\n`,
   'src/extension/protocolValue.ts': `import { PROTOCOL_VERSION } from '../shared/protocol';\nexport const p = PROTOCOL_VERSION;\n`,
+  'src/extension/promptWorker/importsVscode.ts': `import * as vscode from 'vscode';\nexport const v = vscode;\n`,
+  'src/extension/promptWorker/protocolValue.ts': `import { PROTOCOL_VERSION } from '../../shared/protocol';\nexport const p = PROTOCOL_VERSION;\n`,
   'src/engine/cycleA.ts': `import { b } from './cycleB';\nexport const a = (): number => b() + 1;\n`,
   'src/engine/cycleB.ts': `import { a } from './cycleA';\nexport const b = (): number => (Math.random() > 2 ? a() : 0);\n`,
   'src/engine/defaultExport.ts': `export default function f(): number {\n  return 1;\n}\n`,
@@ -107,6 +109,13 @@ test('the protocol is imported with `import type` only, from the webview and the
     assert.deepEqual(rulesOf(file), ['@typescript-eslint/no-restricted-imports'], file);
     assert.match(messagesOf(file), /the protocol crosses into the webview as types only/, file);
   }
+});
+
+test('the prompt reader\'s worker thread (src/extension/promptWorker) may not import vscode; the protocol rule still holds there', () => {
+  assert.deepEqual(rulesOf('src/extension/promptWorker/importsVscode.ts'), ['@typescript-eslint/no-restricted-imports']);
+  assert.match(messagesOf('src/extension/promptWorker/importsVscode.ts'), /'vscode' import is restricted.*worker thread, which has no VS Code/);
+  assert.deepEqual(rulesOf('src/extension/promptWorker/protocolValue.ts'), ['@typescript-eslint/no-restricted-imports']);
+  assert.match(messagesOf('src/extension/promptWorker/protocolValue.ts'), /the protocol crosses into the webview as types only/);
 });
 
 test('an import cycle between two modules is reported, one through `import type` is not', () => {

@@ -210,7 +210,7 @@ async function profilePrompt(s: Services, uri: vscode.Uri | undefined, range: vs
   const editor = editorStateNow(docUri);
   const doc = await vscode.workspace.openTextDocument(docUri);
   const line = range?.start.line ?? vscode.window.activeTextEditor?.selection.active.line ?? 0;
-  const filled = await fillVariables(s.promptAnswers, doc, choose ? 'all' : 'missing', editor);
+  const filled = await fillVariables(s.promptReader, s.promptAnswers, doc, choose ? 'all' : 'missing', editor);
   if (!filled) return undefined;
   const parsed = filled.parse;
   const found = parsed.prompts.find((p) => p.range.startLine === line) ?? parsed.prompts.find((p) => p.range.startLine <= line && line <= p.range.endLine);
@@ -242,7 +242,7 @@ async function fillPromptVariables(s: Services, uri: vscode.Uri | undefined): Pr
   if (!docUri) return false;
   const editor = editorStateNow(docUri);
   const doc = await vscode.workspace.openTextDocument(docUri);
-  return (await fillVariables(s.promptAnswers, doc, 'missing', editor)) !== undefined;
+  return (await fillVariables(s.promptReader, s.promptAnswers, doc, 'missing', editor)) !== undefined;
 }
 
 /**
