@@ -6,6 +6,7 @@
 import { asText, str, type Reader } from './reader';
 import { frontMatter } from './yamlDoc';
 import { sloOf, type FileBody } from './body';
+import { forwardSearch } from './promptyText';
 
 /** VS Code's prompt-file variables that come from the editor (code.visualstudio.com, prompt files: variables). */
 export const EDITOR_VARIABLES = [
@@ -22,17 +23,6 @@ export const EDITOR_VARIABLES = [
 const EDITOR_CLOSED = EDITOR_VARIABLES.map((n) => `${n}}`);
 
 type Fill = (whole: string, input: string | undefined, placeholder: string | undefined, editor: string | undefined) => string;
-
-/** The first match of `re` (global) at or after a position, for positions that only grow: each character is read once. */
-function forwardSearch(s: string, re: RegExp): (from: number) => number {
-  let found = -2;
-  return (from) => {
-    if (found === -1 || found >= from) return found;
-    re.lastIndex = from;
-    found = re.exec(s)?.index ?? -1;
-    return found;
-  };
-}
 
 /**
  * `text.replace(/\$\{(?:input:([^}:]+)(?::([^}]*))?|(selection|file|…))\}/g, fill)`, in linear time:

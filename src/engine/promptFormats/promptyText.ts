@@ -97,7 +97,7 @@ export interface ImageRef {
 }
 
 /** The first match of `re` (global) at or after a position, for positions that only grow: each character is read once. */
-function forwardSearch(s: string, re: RegExp): (from: number) => number {
+export function forwardSearch(s: string, re: RegExp): (from: number) => number {
   let found = -2;
   return (from) => {
     if (found === -1 || found >= from) return found;
