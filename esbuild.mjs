@@ -26,8 +26,8 @@ export const targets = [
   // The prompt reader's worker thread (src/extension/promptWorker/client.ts starts it beside dist/extension.js).
   // No `vscode` external: a thread has none, so an import of it anywhere below fails the build.
   { ...node, entryPoints: ['src/extension/promptWorker/main.ts'], outfile: 'dist/promptWorker.js' },
-  // The worker threads of a run (--workers): found beside dist/cli.js and dist/engine.js (src/engine/workers/coordinator.ts).
-  { ...node, entryPoints: ['src/engine/workers/workerMain.ts'], outfile: 'dist/worker.js', external: ['node-llama-cpp'] },
+  // The worker threads of a run (--workers): found beside dist/cli.js and dist/engine.js (src/engine/run/workers/coordinator.ts).
+  { ...node, entryPoints: ['src/engine/run/workers/workerMain.ts'], outfile: 'dist/worker.js', external: ['node-llama-cpp'] },
   { ...node, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', external: ['node-llama-cpp'], banner: { js: '#!/usr/bin/env node' } },
   {
     // node-llama-cpp is ESM only and native: the server is an ES module and loads it from node_modules.

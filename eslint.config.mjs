@@ -1,11 +1,12 @@
 // ESLint (flat config): typescript-eslint's syntax-only `recommended` set, a few import rules, and the
-// layout of STYLE.md as import boundaries, per folder. `npm run lint`; test/unit/layout.test.ts proves
-// that each boundary rule fails on a violation.
+// layout of ARCHITECTURE.md as import boundaries, per folder. `npm run lint`; test/unit/layout.test.ts
+// proves that each boundary rule fails on a violation, and ARCHITECTURE.md's table of rooms is checked
+// against ENGINE_ROOMS (engineRooms.mjs; test/unit/architecture.test.ts).
 //
 // How a boundary is expressed:
 // - where an import may come from inside the repository: `import-x/no-restricted-paths` zones over
 //   resolved files (static, dynamic `import()` and `require()` alike, whatever the relative spelling);
-// - packages (`vscode`, node builtins, the UI toolkit) and the few "type-only" exceptions:
+// - packages (`vscode`, node builtins) and the few "type-only" exceptions:
 //   `@typescript-eslint/no-restricted-imports` (it knows `import type`), and `no-restricted-syntax` for
 //   the same names in a dynamic `import()` or `require()`, which that rule does not see.
 import { builtinModules } from 'node:module';
@@ -15,6 +16,7 @@ import { defineConfig, globalIgnores } from 'eslint/config';
 import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+import { ENGINE_ROOMS } from './engineRooms.mjs';
 
 const root = import.meta.dirname;
 const abs = (p) => join(root, p);
@@ -54,34 +56,41 @@ function restrict(files, restrictions, ignores = []) {
 const typeOnly = (regex, message) => ({ kind: 'regex', regex, allowTypeImports: true, message });
 const protocolTypeOnly = typeOnly('(?:^|/)shared/protocol(?:\\.ts)?$', 'the protocol crosses into the webview as types only: `import type`.');
 const jobsTypeOnly = typeOnly('(?:^|/)jobs(?:/|$)', 'src/present is used by the webview: it may import jobs/ only with `import type`.');
-const engineTypesTypeOnly = typeOnly('(?:^|/)src/engine/types(?:\\.ts)?$', 'the webview takes the engine types with `import type` only.');
-const toolkit = {
-  kind: 'regex',
-  regex: '^@vscode/webview-ui-toolkit(?:/|$)',
-  message: 'the archived UI toolkit is imported in one module (webview/sidebar/toolkit.ts), so that a swap is one file.',
-};
 
 const webviewRestrictions = [
   { ...noVscode, message: 'the webview runs in a browser.' },
   // node builtins: import-x/no-nodejs-modules below (every form, `import type` included)
   protocolTypeOnly,
-  engineTypesTypeOnly,
 ];
 
+const rooms = Object.keys(ENGINE_ROOMS);
+const roomZones = rooms.map((room) => ({
+  target: `src/engine/${room}`,
+  // a loose file in src/engine belongs to no room: every room is kept from it, so it has to move into one
+  from: ['src/engine/*.ts', ...rooms.filter((r) => r !== room && !ENGINE_ROOMS[room].includes(r)).map((r) => `src/engine/${r}/**`)].map(abs),
+  message: `src/engine/${room} may import only ${ENGINE_ROOMS[room].map((r) => `src/engine/${r}`).join(', ') || 'itself'} of the engine (ENGINE_ROOMS).`,
+}));
+
 const zones = [
+  ...roomZones,
   {
     target: ['src/engine', 'src/localServer'],
     from: ['src/extension', 'src/cli', 'src/jobs', 'src/present'],
     message: 'the engine and the local server are the bottom layer: they import nothing from the layers above.',
   },
   { target: 'src/jobs', from: ['src/extension', 'src/cli'], message: 'jobs sit below the extension and the CLI.' },
-  { target: 'src/present', from: ['src/extension', 'src/cli'], message: 'src/present is used by the webview: no extension or CLI code.' },
+  {
+    target: 'src/present',
+    from: [abs('src/**')],
+    except: [abs('src/{present,shared,jobs}/**'), abs('src/engine/{core,analysis}/**')],
+    message: 'src/present is used by the webview: from src/ it may import only shared/, jobs/ (types), and the engine\'s core/ and analysis/.',
+  },
   {
     target: 'webview',
     from: [abs('src/**')],
     // `except` must be globs when `from` is one, and the rule matches them against absolute paths as they are
-    except: [abs('src/{shared,present}/**'), abs('src/{jobs/options,localServer/presets,engine/{types,fit,stats,runSchema,slo,phases}}.ts')],
-    message: 'the webview may import from src/ only shared/, present/, jobs/options, localServer/presets and pure engine modules (types, fit, stats, runSchema, slo).',
+    except: [abs('src/{shared,present}/**'), abs('src/engine/{core,analysis}/**'), abs('src/{jobs/options,localServer/presets}.ts')],
+    message: 'the webview may import from src/ only shared/, present/, jobs/options, localServer/presets and the engine\'s core/ and analysis/ (pure, no node builtins).',
   },
 ];
 
@@ -130,7 +139,7 @@ export default defineConfig([
   restrict(['src/engine/**/*.ts', 'src/localServer/**/*.ts', 'src/cli/**/*.ts', 'src/jobs/**/*.ts'], [noVscode]),
   restrict(['src/present/**/*.ts'], [noVscode, jobsTypeOnly]),
   {
-    files: ['src/present/**/*.ts', 'webview/**/*.ts'],
+    files: ['src/present/**/*.ts', 'webview/**/*.ts', 'src/engine/{core,analysis}/**/*.ts'],
     rules: { 'import-x/no-nodejs-modules': 'error' },
   },
   restrict(['src/shared/**/*.ts'], [
@@ -140,8 +149,7 @@ export default defineConfig([
   restrict(['src/extension/**/*.ts'], [protocolTypeOnly], ['src/extension/promptWorker/**/*.ts']),
   // the prompt reader's worker thread and the host's side of it, tested under node: no VS Code in either
   restrict(['src/extension/promptWorker/**/*.ts'], [protocolTypeOnly, { ...noVscode, message: 'the prompt reader runs on a worker thread, which has no VS Code.' }]),
-  restrict(['webview/**/*.ts'], [...webviewRestrictions, toolkit], ['webview/sidebar/toolkit.ts']),
-  restrict(['webview/sidebar/toolkit.ts'], webviewRestrictions),
+  restrict(['webview/**/*.ts'], webviewRestrictions),
 
   // config files are loaded through their default export
   {

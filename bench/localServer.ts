@@ -8,7 +8,7 @@
 //   node --import tsx bench/localServer.ts [--preset small] [--parallel 1,2,4,8] [--tokens 128]
 //       [--prompt-tokens 64] [--rounds 5] [--threads N] [--no-llama-server] [--no-native]
 import { availableParallelism } from 'node:os';
-import { LlamaEngine } from '../src/localServer/engine';
+import { LlamaEngine } from '../src/localServer/inference';
 import { CPU_BACKEND_ENV } from '../src/localServer/cpuBackend';
 import type { CpuBackendChoice } from '../src/localServer/cpuBackend';
 import { startLocalServer } from '../src/localServer/launcher';

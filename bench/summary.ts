@@ -1,6 +1,6 @@
 // What the benchmarks print of a sample: count, median, p99 and max (numpy-linear percentiles, as
-// src/engine/stats.ts), shared by bench/engine.ts and bench/workers.ts.
-import { percentile } from '../src/engine/stats';
+// src/engine/core/stats.ts), shared by bench/engine.ts and bench/workers.ts.
+import { percentile } from '../src/engine/core/stats';
 
 export interface Summary {
   readonly n: number;

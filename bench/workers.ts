@@ -16,7 +16,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RequestRecord, RunFile } from '../src/engine/types';
+import type { RequestRecord, RunFile } from '../src/engine/core/types';
 import type { ScriptedRequestLog, ScriptedServerProcess } from '../test/support/scriptedServer';
 import { startStepServerProcess } from '../test/support/stepServer';
 import { median, summarize } from './summary';

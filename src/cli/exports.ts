@@ -4,10 +4,10 @@
 // takes the scrubbed run (redact.ts scrubRun), as the run file does: none can be handed another.
 import { lstat, stat, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { chunksToCsv } from '../engine/chunksCsv';
-import { exportRunToOtlp, otlpHeadersFromEnv, otlpTimeoutFromEnv } from '../engine/otlp';
-import type { Scrubber, ScrubbedRun } from '../engine/redact';
-import { traceToJson } from '../engine/traceEvents';
+import { chunksToCsv } from '../engine/files/chunksCsv';
+import { exportRunToOtlp, otlpHeadersFromEnv, otlpTimeoutFromEnv } from '../engine/files/otlp';
+import type { Scrubber, ScrubbedRun } from '../engine/core/redact';
+import { traceToJson } from '../engine/files/traceEvents';
 import { UsageError } from '../jobs/errors';
 import type { OptionValues } from '../jobs/values';
 

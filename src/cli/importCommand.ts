@@ -4,11 +4,11 @@
 // --trace-out, --chunks-csv and --otlp-endpoint export it as they export a measured run (cli/exports.ts).
 import { lstat, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { importBenchmarkFile, ImportError } from '../engine/importers/index';
-import { printable, Scrubber, scrubRun } from '../engine/redact';
-import type { ScrubbedRun } from '../engine/redact';
-import { TOOL_VERSION, writeRunFile } from '../engine/runFile';
-import type { RunFile } from '../engine/types';
+import { importBenchmarkFile, ImportError } from '../engine/files/importers/index';
+import { printable, Scrubber, scrubRun } from '../engine/core/redact';
+import type { ScrubbedRun } from '../engine/core/redact';
+import { TOOL_VERSION, writeRunFile } from '../engine/files/runFile';
+import type { RunFile } from '../engine/core/types';
 import { UsageError } from '../jobs/errors';
 import { optionsOf } from '../jobs/options';
 import { importToolLabel, reportedRows } from '../present/importText';

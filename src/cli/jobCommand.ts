@@ -2,12 +2,12 @@
 // live progress line on a terminal, Ctrl+C that keeps what finished, and the run file with --out.
 import { lstat, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { printable, Scrubber, scrubRun, secretsOf } from '../engine/redact';
-import type { ScrubbedRun } from '../engine/redact';
-import { TOOL_VERSION, writeRunFile } from '../engine/runFile';
-import type { NetworkSpec, RunFile } from '../engine/types';
-import { insecureWarning, proxyFor, shownProxy } from '../engine/network';
-import { buildNetwork, networkSecrets } from '../jobs/network';
+import { printable, Scrubber, scrubRun, secretsOf } from '../engine/core/redact';
+import type { ScrubbedRun } from '../engine/core/redact';
+import { TOOL_VERSION, writeRunFile } from '../engine/files/runFile';
+import type { NetworkSpec, RunFile } from '../engine/core/types';
+import { insecureWarning, proxyFor, shownProxy } from '../engine/transport/connections';
+import { buildNetwork, networkSecrets } from '../jobs/networkSpec';
 import { buildCacheCheckJob, buildDialJob, buildRunJob, buildSweepJob } from '../jobs/build';
 import { UsageError } from '../jobs/errors';
 import { executeJob, sloFailure } from '../jobs/execute';

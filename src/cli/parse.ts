@@ -2,7 +2,7 @@
 // (src/jobs/options.ts); this file checks them strictly, so that a typo is an error naming the flag
 // (exit 2) rather than a silently different run.
 import { parseArgs } from 'node:util';
-import { displayUrl } from '../engine/redact';
+import { displayUrl } from '../engine/core/redact';
 import { UsageError } from '../jobs/errors';
 import { numberProblem, OPTIONS, optionsOf, orList, takesList } from '../jobs/options';
 import type { CommandName, OptionSpec } from '../jobs/options';

@@ -1,7 +1,7 @@
 // Reads `llmProfiler.*` into the typed snapshot of configModel.ts, and re-reads it only when a
 // change touches `llmProfiler`. Problems are logged and shown once per distinct set.
 import * as vscode from 'vscode';
-import { parseSlo } from '../engine/slo';
+import { parseSlo } from '../engine/core/slo';
 import { buildConfig, CONFIG_KEYS, type ConfigProblem, type ConfigSnapshot } from './configModel';
 import { Disposable } from './dispose';
 import type { Log } from './log';

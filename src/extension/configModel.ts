@@ -1,10 +1,10 @@
 // The `llmProfiler.*` settings as one typed, validated, clamped snapshot. Pure (no `vscode`): the
 // extension hands in the raw values it read, and gets back a snapshot plus the problems to report.
 // A bad value never throws: it is reported and replaced by its default.
-import type { ApiKind, SloSpec } from '../engine/types';
-import { API_KINDS } from '../engine/types';
-import { isObject } from '../engine/json';
-import { displayUrl, isSecretHeaderName } from '../engine/redact';
+import type { ApiKind, SloSpec } from '../engine/core/types';
+import { API_KINDS } from '../engine/core/types';
+import { isObject } from '../engine/core/json';
+import { displayUrl, isSecretHeaderName } from '../engine/core/redact';
 import { defaultOf, option, settingBounds, settingOptions } from '../jobs/options';
 import type { WorkloadDefaults } from '../jobs/presets';
 import { SYNTHETIC_PRESETS } from '../localServer/presets';

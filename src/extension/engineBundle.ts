@@ -5,9 +5,9 @@ export { executeJob } from '../jobs/execute';
 export { buildCacheCheckJob, buildDialJob, buildRunJob, buildSweepJob } from '../jobs/build';
 export { localEndpoint, startLocalServerFor } from '../jobs/resolve';
 export { startLocalServer } from '../localServer/launcher';
-export { detectApi, reachable } from '../engine/detect';
-export { buildNetwork, networkSecrets } from '../jobs/network';
+export { detectApi, reachable } from '../engine/transport/detect';
+export { buildNetwork, networkSecrets } from '../jobs/networkSpec';
 export { systemCa } from '../jobs/systemCa';
-export { insecureWarning, proxyFor, shownProxy } from '../engine/network';
+export { insecureWarning, proxyFor, shownProxy } from '../engine/transport/connections';
 // llmProfiler.otlp.endpoint: each finished run's metrics over OTLP (the SDK itself loads on the first send)
-export { exportRunToOtlp, otlpHeadersFromEnv, otlpTimeoutFromEnv } from '../engine/otlp';
+export { exportRunToOtlp, otlpHeadersFromEnv, otlpTimeoutFromEnv } from '../engine/files/otlp';

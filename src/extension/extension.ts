@@ -14,7 +14,7 @@ import { ConfigService } from './config';
 import { JobRunner } from './jobRunner';
 import { LocalServerManager } from './localServerManager';
 import { Log } from './log';
-import { NetworkSettings } from './network';
+import { NetworkSettings } from './proxySettings';
 import { PromptAnswers, promptReader } from './promptVariables';
 import { ReportPanels } from './reportPanel';
 import { RunsModel } from './runsModel';

@@ -1,12 +1,12 @@
 // Run files and prompt files, behind one module loaded when the run list or a CodeLens first needs
 // them (lazy.ts `loadFiles`). esbuild.mjs builds it as dist/files.js: reading a run file or a
 // prompt file never loads the engine's network code.
-export { readRunFile, requestsToCsv, writeRunFile } from '../engine/runFile';
+export { readRunFile, requestsToCsv, writeRunFile } from '../engine/files/runFile';
 // the report panel's other exports: a Perfetto trace, a row per chunk
-export { traceToJson } from '../engine/traceEvents';
-export { chunksToCsv } from '../engine/chunksCsv';
-export { parsePromptFile } from '../engine/promptFiles';
+export { traceToJson } from '../engine/files/traceEvents';
+export { chunksToCsv } from '../engine/files/chunksCsv';
+export { parsePromptFile } from '../engine/prompts/promptFiles';
 // what a prompt file may pull in (its project's files, the environment), read by real path
-export { anyPulledIn, promptAccess } from '../engine/siblingFiles';
+export { anyPulledIn, promptAccess } from '../engine/prompts/siblingFiles';
 // another tool's benchmark result as a run ("Open benchmark result…", a file dropped on the report)
-export { importBenchmarkFile } from '../engine/importers/index';
+export { importBenchmarkFile } from '../engine/files/importers/index';

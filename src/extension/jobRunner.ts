@@ -3,10 +3,10 @@
 // stored when done, and opened. The job itself is built and executed by the engine (src/jobs),
 // loaded on the first run.
 import * as vscode from 'vscode';
-import { newRunId } from '../engine/runId';
-import { displayUrl, scrubRun, secretsOf } from '../engine/redact';
-import type { ScrubbedRun } from '../engine/redact';
-import type { NetworkSpec, Progress, RequestRecord, RunFile } from '../engine/types';
+import { newRunId } from '../engine/core/runId';
+import { displayUrl, scrubRun, secretsOf } from '../engine/core/redact';
+import type { ScrubbedRun } from '../engine/core/redact';
+import type { NetworkSpec, Progress, RequestRecord, RunFile } from '../engine/core/types';
 import type { JobProgress } from '../jobs/execute';
 import type { BuiltJob } from '../jobs/job';
 import type { LocalServerHandle, LocalServerOptions } from '../localServer/types';
@@ -22,7 +22,7 @@ import { startFailure } from './localServerManager';
 import type { LocalServerManager } from './localServerManager';
 import type { ConfigService } from './config';
 import type { Log } from './log';
-import type { NetworkSettings } from './network';
+import type { NetworkSettings } from './proxySettings';
 import type { LiveReport, ReportPanels } from './reportPanel';
 import type { RunsModel } from './runsModel';
 

@@ -3,7 +3,7 @@
 // (`ready`) gets every lane whole in its liveStart, and gathered between two liveUpdates (the throttle
 // keeps only the latest progress, so the deltas of the reports in between would be lost). A stream is
 // dropped when its record arrives. No `vscode` import: tested in plain node.
-import type { RequestRecord, StreamDelta } from '../engine/types';
+import type { RequestRecord, StreamDelta } from '../engine/core/types';
 
 interface Stream { readonly index: number; readonly warmup?: boolean; readonly scheduledAt: number; readonly sentAt: number; readonly chunkMs: number[] }
 

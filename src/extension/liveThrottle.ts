@@ -1,8 +1,8 @@
 // Batches live updates for the report panel: the first goes out at once, later ones at most every
 // `intervalMs`, with the latest progress and every record gathered since the last flush. No
 // `vscode` import, and the clock and timers are injected, so it is tested in plain node.
-import { realClock } from '../engine/clock';
-import type { Clock } from '../engine/clock';
+import { realClock } from '../engine/core/clock';
+import type { Clock } from '../engine/core/clock';
 
 
 /** The engine's clock, as far as the throttle reads it. */

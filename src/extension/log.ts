@@ -3,7 +3,7 @@
 // seen (stored, from the environment, or in an endpoint's URL) never appears, even inside a server's
 // error message. Control characters a server may have sent are removed from log lines.
 import * as vscode from 'vscode';
-import { printable, Scrubber } from '../engine/redact';
+import { printable, Scrubber } from '../engine/core/redact';
 
 export class Log implements vscode.Disposable {
   readonly #channel: vscode.LogOutputChannel;

@@ -1,7 +1,7 @@
-// VS Code's http.* settings and llmProfiler.tls.* as the inputs of jobs/network.ts's buildNetwork,
+// VS Code's http.* settings and llmProfiler.tls.* as the inputs of jobs/networkSpec.ts's buildNetwork,
 // which holds the rules both surfaces share (the environment behind the settings, NO_PROXY, loopback
 // direct). Pure (no `vscode`): network.ts reads the settings and hands them in.
-import type { NetworkInputs } from '../jobs/network';
+import type { NetworkInputs } from '../jobs/networkSpec';
 import type { ConfigProblem, TlsConfig } from './configModel';
 
 /** The `http.*` settings of VS Code that decide how an extension reaches the network, as read (a user can write anything in settings.json). */

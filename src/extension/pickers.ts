@@ -2,7 +2,7 @@
 // figures, and which API a server speaks when no probe can tell. UI only: what they return is turned
 // into a job elsewhere.
 import * as vscode from 'vscode';
-import { API_KINDS, type ApiKind } from '../engine/types';
+import { API_KINDS, type ApiKind } from '../engine/core/types';
 import { inputProblem } from '../jobs/options';
 import { parseSweepValues, presetWorkload, SWEEP_PROMPT_LENGTHS, SWEEP_RATES, sweepConcurrencies } from '../jobs/presets';
 import type { PresetId, PresetInput, SweepAxis, SweepInput, WorkloadDefaults } from '../jobs/presets';
@@ -11,7 +11,7 @@ import { Command } from './commands';
 import type { ConfigService } from './config';
 import { loadEngine } from './lazy';
 import type { LocalServerManager } from './localServerManager';
-import type { NetworkSettings } from './network';
+import type { NetworkSettings } from './proxySettings';
 import type { RunsModel } from './runsModel';
 import { choiceId, type Choice, type Targets } from './targets';
 import type { TrustGate } from './trust';

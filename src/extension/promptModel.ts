@@ -3,9 +3,9 @@
 // to ask for, which answers to remember and write into the run file, the editor's variables, and
 // which sampling settings the user set on purpose (those beat the prompt file's own).
 import { basename, dirname, extname, parse as parsePath } from 'node:path';
-import type { PromptFileParse, PromptFileVariable } from '../engine/promptFiles';
-import type { PromptAccessOptions } from '../engine/siblingFiles';
-import type { SamplingKey } from '../engine/types';
+import type { PromptFileParse, PromptFileVariable } from '../engine/prompts/formats/types';
+import type { PromptAccessOptions } from '../engine/prompts/siblingFiles';
+import type { SamplingKey } from '../engine/core/types';
 import type { PresetId, PresetInput } from '../jobs/presets';
 
 /** Answers to a file's input variables, by variable name. */
@@ -203,7 +203,7 @@ export function setByUser(inspect: { readonly globalValue?: unknown; readonly wo
 const MAX_SIBLING_BYTES = 20 * 1024 * 1024;
 
 /**
- * What a prompt file in the editor may pull in (engine/siblingFiles.ts): files by real path inside a
+ * What a prompt file in the editor may pull in (engine/prompts/siblingFiles.ts): files by real path inside a
  * workspace folder or the prompt's project, trusted or not (a repository's prompt file must not pull
  * ~/.ssh into a request); environment variables only in a trusted workspace.
  */

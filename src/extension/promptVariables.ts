@@ -4,7 +4,7 @@
 // workspace state, and the flow that asks for the missing ones. The rules (what to ask, what to keep,
 // what may be read, the editor's variables) are pure, in promptModel.ts.
 import * as vscode from 'vscode';
-import type { PromptFileVariable } from '../engine/promptFiles';
+import type { PromptFileVariable } from '../engine/prompts/formats/types';
 import { Disposable } from './dispose';
 import { loadFiles } from './lazy';
 import type { Log } from './log';

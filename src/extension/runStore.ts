@@ -4,8 +4,8 @@
 // sidebar can list often without re-reading every file.
 import { mkdir, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ScrubbedRun } from '../engine/redact';
-import type { RunFile } from '../engine/types';
+import type { ScrubbedRun } from '../engine/core/redact';
+import type { RunFile } from '../engine/core/types';
 import { networkShort } from '../present/endpointText';
 import { importedNameParts } from '../present/importText';
 import { runWhat } from '../present/runText';

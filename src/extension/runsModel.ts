@@ -1,8 +1,8 @@
 // The stored runs as the UI sees them: the last listing, kept in memory and refreshed after each
 // save/delete, with an event for the sidebar and the CodeLens. Corrupt files are reported once each.
 import * as vscode from 'vscode';
-import { scrubRun } from '../engine/redact';
-import type { RunFile } from '../engine/types';
+import { scrubRun } from '../engine/core/redact';
+import type { RunFile } from '../engine/core/types';
 import { Disposable } from './dispose';
 import type { Log } from './log';
 import { latestMeasuredOn, RunStore, type RunIndexEntry } from './runStore';

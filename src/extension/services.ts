@@ -4,7 +4,7 @@ import type { ConfigService } from './config';
 import type { JobRunner } from './jobRunner';
 import type { LocalServerManager } from './localServerManager';
 import type { Log } from './log';
-import type { NetworkSettings } from './network';
+import type { NetworkSettings } from './proxySettings';
 import type { PromptAnswers } from './promptVariables';
 import type { PromptReader } from './promptWorker/client';
 import type { ReportPanels } from './reportPanel';

@@ -3,7 +3,7 @@
 // local test server. A strict CSP: nothing loads unless listed, the one script runs by nonce,
 // styles come only from media/. The initial state travels escaped in `<body data-state>`.
 import { randomBytes } from 'node:crypto';
-import type { RunFile } from '../engine/types';
+import type { RunFile } from '../engine/core/types';
 
 /** A fresh nonce for one page: 144 random bits, base64. */
 export function newNonce(): string {

@@ -3,12 +3,12 @@
 // messages. A problem is a UsageError naming the flag.
 import { statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
-import { cacheCheckRounds, cacheCheckWorkload } from '../engine/cacheCheck';
-import { parseSlo } from '../engine/slo';
-import { defaultConcurrencies } from '../engine/sweep';
-import type { SweepDimension } from '../engine/sweep';
-import type { ApiKind, Prompt, PromptPulledIn, SamplingKey, SloSpec, WorkloadMode, WorkloadSpec } from '../engine/types';
-import { defaultWorkload, workloadProblems } from '../engine/workload';
+import { cacheCheckRounds, cacheCheckWorkload } from '../engine/run/cacheCheck';
+import { parseSlo } from '../engine/core/slo';
+import { defaultConcurrencies } from '../engine/run/sweep';
+import type { SweepDimension } from '../engine/run/sweep';
+import type { ApiKind, Prompt, PromptPulledIn, SamplingKey, SloSpec, WorkloadMode, WorkloadSpec } from '../engine/core/types';
+import { defaultWorkload, workloadProblems } from '../engine/core/workload';
 import { GgufError } from '../localServer/gguf';
 import { modelContext } from '../localServer/model';
 import { isSyntheticPreset } from '../localServer/presets';
@@ -18,8 +18,8 @@ import type { BuiltJob, CacheCheckJob, DialJob, LocalServerRequest, RunJob, Swee
 import { defaultOf } from './options';
 import type { CommandName } from './options';
 import { dialCtxSize, dialSlotNeed, sweepConcurrencyLimit, sweepPromptTokens } from './presets';
-import { loadPrompts, loadVars } from './prompts';
-import type { LoadedPrompts } from './prompts';
+import { loadPrompts, loadVars } from './jobPrompts';
+import type { LoadedPrompts } from './jobPrompts';
 import { CLI_SLOT_NAMES, promptNeeds, SETTING_SLOT_NAMES, sizeSlots } from './slotContext';
 import type { OptionValues } from './values';
 

@@ -1,15 +1,16 @@
 // Runs any job (a run, a sweep, the prefill dial) and returns its one run file: the one place that
 // resolves the endpoint, gives the run its id, reports progress across points, and stops whatever
 // it started. Every surface calls this.
-import { runCacheCheck } from '../engine/cacheCheck';
-import { assembleRunFile } from '../engine/runAssembly';
-import { newRunId } from '../engine/runId';
-import { plannedPrompts, runWorkload } from '../engine/runner';
-import { MetricsSampler } from '../engine/serverMetrics';
-import { pointLabel, runPrefillDial, runSweep } from '../engine/sweep';
-import type { DialServer } from '../engine/sweep';
-import { HOSTED_APIS } from '../engine/types';
-import type { EndpointSpec, PrefillDialConfig, Progress, Prompt, RequestRecord, RunFile, ServerMetrics, SweepPoint, WorkloadSpec } from '../engine/types';
+import { runCacheCheck } from '../engine/run/cacheCheck';
+import { assembleRunFile } from '../engine/run/runAssembly';
+import { newRunId } from '../engine/core/runId';
+import { runWorkload } from '../engine/run/runner';
+import { plannedPrompts } from '../engine/run/plan';
+import { MetricsSampler } from '../engine/transport/serverMetrics';
+import { pointLabel, runPrefillDial, runSweep } from '../engine/run/sweep';
+import type { DialServer } from '../engine/run/sweep';
+import { HOSTED_APIS } from '../engine/core/types';
+import type { EndpointSpec, PrefillDialConfig, Progress, Prompt, RequestRecord, RunFile, ServerMetrics, SweepPoint, WorkloadSpec } from '../engine/core/types';
 import type { CacheCheckJob, DialJob, Job, RunJob, SweepJob } from './job';
 import { localEndpoint, resolveTarget, startLocalServerFor } from './resolve';
 import type { ResolveHooks } from './resolve';

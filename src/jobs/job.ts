@@ -1,7 +1,7 @@
 // What a surface asks the engine to do: a job. The CLI builds one from its flags, the extension from
 // its settings and commands (src/jobs/build.ts); src/jobs/execute.ts runs any of them.
-import type { PrefillDialSpec, SweepDimension } from '../engine/sweep';
-import type { ApiKind, Prompt, WorkloadSpec } from '../engine/types';
+import type { PrefillDialSpec, SweepDimension } from '../engine/run/sweep';
+import type { ApiKind, Prompt, WorkloadSpec } from '../engine/core/types';
 import type { LocalServerOptions } from '../localServer/types';
 
 /** The bundled (or llama-server) local server a job needs. */
@@ -65,7 +65,7 @@ export interface DialJob extends JobCommon {
   readonly dial: PrefillDialSpec;
 }
 
-/** The prefix cache check: per round a prompt cold, again, and a variant, one at a time (src/engine/cacheCheck.ts). */
+/** The prefix cache check: per round a prompt cold, again, and a variant, one at a time (src/engine/run/cacheCheck.ts). */
 export interface CacheCheckJob extends JobCommon {
   readonly kind: 'cache-check';
   readonly target: Target;

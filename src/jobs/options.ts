@@ -2,10 +2,10 @@
 // one table: its flag, kind, limits, defaults per surface, setting key and help text. The CLI parser,
 // the usage texts, the settings snapshot (clamping), the commands' arguments, the sidebar's limits
 // and the manifest test all read it. Pure: no node or `vscode` import (the webview imports it too).
-import { displayUrl, isSecretHeaderName } from '../engine/redact';
-import { MAX_RETRY_AFTER_S } from '../engine/retry';
-import { parseSlo } from '../engine/slo';
-import { API_KINDS } from '../engine/types';
+import { displayUrl, isSecretHeaderName } from '../engine/core/redact';
+import { MAX_RETRY_AFTER_S } from '../engine/transport/retry';
+import { parseSlo } from '../engine/core/slo';
+import { API_KINDS } from '../engine/core/types';
 import { SYNTHETIC_PRESETS } from '../localServer/presets';
 
 export type CommandName = 'run' | 'sweep' | 'prefill-dial' | 'cache-check' | 'serve' | 'import';

@@ -14,7 +14,7 @@ export interface WorkloadDefaults {
 
 export type PresetId = 'quick' | 'load' | 'custom' | 'sweep' | 'cache-check';
 
-/** The prefix cache check's rounds (src/engine/cacheCheck.ts CACHE_CHECK_ROUNDS; kept here so this file stays pure). */
+/** The prefix cache check's rounds (src/engine/run/cacheCheck.ts CACHE_CHECK_ROUNDS; kept here so this file stays pure). */
 const CACHE_CHECK_PRESET_ROUNDS = 3;
 
 /** A preset's figures: for 'sweep', `concurrency` is the largest point (1, 2, 4, … up to it) and `requests` per point. */
@@ -71,7 +71,7 @@ export function presetWorkload(preset: PresetId, w: WorkloadDefaults, input: Pre
 
 // ---- Sweeps: defaults that depend on the target ----
 
-/** What a sweep varies: the CLI's --concurrency, --rate or --prompt-tokens list (src/engine/sweep.ts SweepDimension). */
+/** What a sweep varies: the CLI's --concurrency, --rate or --prompt-tokens list (src/engine/run/sweep.ts SweepDimension). */
 export type SweepAxis = 'concurrency' | 'rate' | 'promptTokens';
 
 /** A sweep's values on one axis, given by the caller (the extension's pickers, command arguments); at most one list. */
@@ -84,7 +84,7 @@ export interface SweepInput {
   readonly promptLengths?: readonly number[];
 }
 
-/** 1, 2, 4, … up to and including `limit` (src/engine/sweep.ts defaultConcurrencies; here so that this file stays pure and light). */
+/** 1, 2, 4, … up to and including `limit` (src/engine/run/sweep.ts defaultConcurrencies; here so that this file stays pure and light). */
 export function sweepConcurrencies(limit: number): number[] {
   const out: number[] = [];
   for (let c = 1; c < limit; c *= 2) out.push(c);

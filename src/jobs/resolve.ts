@@ -1,7 +1,7 @@
 // Where a job's requests go: a URL (its API detected, its model defaulted to the first one it
 // lists) or the local server (started for the job, or lent by the caller with enough slots).
-import { detectApi, listModels } from '../engine/detect';
-import type { EndpointSpec, NetworkSpec } from '../engine/types';
+import { detectApi, listModels } from '../engine/transport/detect';
+import type { EndpointSpec, NetworkSpec } from '../engine/core/types';
 import type { LocalServerHandle, LocalServerOptions } from '../localServer/types';
 import type { LocalServerRequest, Target } from './job';
 

@@ -3,9 +3,9 @@
 // model's tokenizer, localServer/tokenCount.ts) or estimated with a margin, rounded up, never below
 // the usual 2048 and never past what the model takes. A prompt past that, or a --ctx-size too small
 // for it, is a usage error before anything starts, not an HTTP 400 on every request. Pure.
-import { estimatePromptTokens, syntheticPrompt } from '../engine/prompts';
-import { resolveSampling } from '../engine/sentWith';
-import type { Prompt, WorkloadSpec } from '../engine/types';
+import { estimatePromptTokens, syntheticPrompt } from '../engine/prompts/syntheticPrompts';
+import { resolveSampling } from '../engine/core/sentWith';
+import type { Prompt, WorkloadSpec } from '../engine/core/types';
 import { DEFAULT_SLOT_CONTEXT } from '../localServer/defaults';
 import type { ChatCounter } from '../localServer/tokenCount';
 import { UsageError } from './errors';

@@ -1,6 +1,6 @@
 // Option values by key (src/jobs/options.ts), as a command line gives them or as the extension
 // builds them from its settings and arguments: the job builders read only this.
-import { displayUrl } from '../engine/redact';
+import { displayUrl } from '../engine/core/redact';
 import { UsageError } from './errors';
 import { numberProblem, option, orList } from './options';
 

@@ -7,8 +7,8 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, OutgoingHttpHeaders, Server, ServerResponse } from 'node:http';
 import type { Token } from 'node-llama-cpp';
 import { Counter, Gauge, Registry } from 'prom-client';
-import { RequestError } from './engine';
-import type { EngineTotals, GenerateRequest, GenerateResult, LlamaEngine } from './engine';
+import { RequestError } from './inference';
+import type { EngineTotals, GenerateRequest, GenerateResult, LlamaEngine } from './inference';
 import { loopbackHosts, refusal } from './requestGuard';
 import type { Refusal } from './requestGuard';
 

@@ -9,7 +9,7 @@
 // child listening on 127.0.0.1:N, and kills it when our parent dies: llama-server cannot watch its
 // parent itself.
 import { spawn } from 'node:child_process';
-import { LlamaEngine } from './engine';
+import { LlamaEngine } from './inference';
 import { LocalHttpServer } from './httpServer';
 import { listenersOf } from './listeningPorts';
 import { defaultCtxSize, defaultThreads, DEFAULT_BATCH_SIZE, DEFAULT_PARALLEL } from './defaults';

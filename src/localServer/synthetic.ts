@@ -2,7 +2,7 @@
 // real llama.cpp compute at a chosen shape, without downloading weights. Cached on disk by shape.
 import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Rng } from '../engine/random';
+import { Rng } from '../engine/core/random';
 import { GgmlType, GgufType, tensorBytes, writeGguf } from './gguf';
 import type { GgufEntry, GgufTensorSpec } from './gguf';
 import { modelCacheDir } from './paths';

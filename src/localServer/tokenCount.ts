@@ -5,7 +5,7 @@
 // starts at a space, one character at a time, while the longer piece exists: a space starts the
 // longest piece it can, any other printable ASCII character is one token, and everything else is
 // its UTF-8 bytes (byte fallback). Around the ChatML markers it counts as llama.cpp tokenizes the
-// engine's template (engine.ts chatTokens): BOS, each marker one token, and a space before the
+// engine's template (inference.ts chatTokens): BOS, each marker one token, and a space before the
 // text that follows a marker.
 import { buildVocabulary } from './synthetic';
 

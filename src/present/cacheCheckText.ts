@@ -1,7 +1,7 @@
 // The prefix cache in words: the `cache-check` result block, and the line a run's table gets when its
 // prompts repeat (TTFT split cold/warm). Pure.
 import { endpointText } from './endpointText';
-import type { PrefixCacheCheck, PrefixCacheSummary, RunFile } from '../engine/types';
+import type { PrefixCacheCheck, PrefixCacheSummary, RunFile } from '../engine/core/types';
 import { formatInt, formatMs } from './units';
 
 function line(label: string, value: string): string {

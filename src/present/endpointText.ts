@@ -1,7 +1,7 @@
 // The endpoint as every surface names it, with how it was reached when that changes what was
 // measured: through a proxy, or with certificates not checked.
-import type { ConnectionInfo, Handshake, RunFile } from '../engine/types';
-import { median } from '../engine/stats';
+import type { ConnectionInfo, Handshake, RunFile } from '../engine/core/types';
+import { median } from '../engine/core/stats';
 import { formatMs } from './units';
 
 type RunEndpoint = RunFile['endpoint'];

@@ -1,7 +1,7 @@
 // What a run imported from another benchmark tool (RunFile.importedFrom) says about itself, for every
 // surface: where it came from ("Imported from GuideLLM 0.3.0 · benchmarks.json"), its name in a list,
 // what the timeline cannot show, and the tool's own figures beside ours. Pure text, no node import.
-import type { ImportTool, ImportedFrom, RunFile, Stats, Summary } from '../engine/types';
+import type { ImportTool, ImportedFrom, RunFile, Stats, Summary } from '../engine/core/types';
 import { runWhat } from './runText';
 import { importToolLabel } from './toolLabels';
 

@@ -1,7 +1,7 @@
 // Rate limits and requests sent again, in words, for the CLI's result and the report: failed
 // requests by HTTP status with the Retry-After each was given, and the retries a run made
-// (src/engine/retry.ts). Pure.
-import type { RequestError, RequestRecord, RunFile, Summary } from '../engine/types';
+// (src/engine/transport/retry.ts). Pure.
+import type { RequestError, RequestRecord, RunFile, Summary } from '../engine/core/types';
 import { formatInt, formatMs } from './units';
 
 /** The statuses a rate limit comes as: rate limited, unavailable, and Anthropic's overloaded. */

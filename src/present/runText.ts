@@ -1,8 +1,8 @@
 // A run in words, for every surface: the CLI's result table (laid out like vLLM's `bench serve`)
 // and progress line, and the short texts of the extension (notification, status bar, CodeLens,
 // run lists). Pure.
-import type { Progress, RunFile, SloSpec, Stall, Stats, Summary } from '../engine/types';
-import { formatSlo } from '../engine/slo';
+import type { Progress, RunFile, SloSpec, Stall, Stats, Summary } from '../engine/core/types';
+import { formatSlo } from '../engine/core/slo';
 import { prefixCacheSplitLine } from './cacheCheckText';
 import { connectionRetriesLine, rateLimitLine, retryAfterNote, statusCounts } from './retryText';
 import { DASH, fixed as num, formatMs, formatNumber, formatQuantity, TINY_MS } from './units';

@@ -2,9 +2,9 @@
 // result, the report's header and the log ("max 256 tokens (from the file), temperature 0.2 (set by
 // you)"), the report's "Sent with" rows per prompt, and the notes of what an API could not take.
 // Read from RunFile.prompts (what was sent), never from the workload's defaults alone. Pure.
-import { promptRecord, PromptRecords, recordsPrompt, resolveSampling } from '../engine/sentWith';
-import { SAMPLING_KEYS } from '../engine/types';
-import type { ParamSource, Prompt, PromptRecord, ResponseFormat, RunFile, SamplingKey, SamplingParams, WorkloadSpec } from '../engine/types';
+import { promptRecord, PromptRecords, recordsPrompt, resolveSampling } from '../engine/core/sentWith';
+import { SAMPLING_KEYS } from '../engine/core/types';
+import type { ParamSource, Prompt, PromptRecord, ResponseFormat, RunFile, SamplingKey, SamplingParams, WorkloadSpec } from '../engine/core/types';
 
 /** Where a value came from, as every surface says it. */
 export const FROM_TEXT: Readonly<Record<ParamSource, string>> = { workload: 'set by you', file: 'from the file', default: 'default' };

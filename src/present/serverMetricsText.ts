@@ -1,7 +1,7 @@
-// What the server's own /metrics said over a run (src/engine/serverMetrics.ts), in words, for the CLI
+// What the server's own /metrics said over a run (src/engine/transport/serverMetrics.ts), in words, for the CLI
 // and the report: one line of what it measured, then each note. Pure.
-import { METRICS_FAMILY_LABELS } from '../engine/types';
-import type { HistogramDelta, ServerMetrics } from '../engine/types';
+import { METRICS_FAMILY_LABELS } from '../engine/core/types';
+import type { HistogramDelta, ServerMetrics } from '../engine/core/types';
 import { formatInt, formatMs, formatNumber, formatPercent } from './units';
 
 
@@ -29,7 +29,7 @@ function tokensText(what: string, tokens: number | undefined, seconds: number | 
 }
 
 /**
- * The counters worth a word, found by the servers' own names (src/engine/serverMetrics.ts's
+ * The counters worth a word, found by the servers' own names (src/engine/transport/serverMetrics.ts's
  * FAMILY_NAMES: vLLM, SGLang and llama.cpp write `<prefix>:prompt_tokens_total`, TGI counts tokens as
  * a histogram's `_sum`); that module is not imported here, as it holds the node-only fetching.
  */

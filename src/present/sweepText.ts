@@ -1,9 +1,9 @@
 // A sweep and the chunked-prefill dial in words: the facts (fit, knee, operating point, verdicts),
 // a row per point, a column per chunk size. The CLI prints them; the report panel's sweep view shows
 // the same facts and rows. Pure.
-import { dialFigures } from '../engine/fit';
-import type { DialFigures } from '../engine/fit';
-import type { RunFile, SloSpec, SweepPoint } from '../engine/types';
+import { dialFigures } from '../engine/analysis/fit';
+import type { DialFigures } from '../engine/analysis/fit';
+import type { RunFile, SloSpec, SweepPoint } from '../engine/core/types';
 import { DASH, fixed, formatMs, formatQuantity } from './units';
 
 export interface SweepFact {

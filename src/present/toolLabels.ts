@@ -1,6 +1,6 @@
 // The benchmark tools a run can be imported from, as their makers spell them (its own module so that
 // runText.ts can name them without importing importText.ts, which imports runText.ts).
-import type { ImportTool } from '../engine/types';
+import type { ImportTool } from '../engine/core/types';
 
 export const IMPORT_TOOL_LABELS: Readonly<Record<ImportTool, string>> = { vllm: 'vLLM', guidellm: 'GuideLLM', aiperf: 'AIPerf' };
 

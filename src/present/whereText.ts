@@ -1,8 +1,8 @@
 // "Where the time went" in words, for every surface: the CLI's block after the result table and the
 // report panel's section say the same things in the same words. Pure, browser-safe.
-import type { RequestRecord, RunFile, Stall, Stats, Summary } from '../engine/types';
-import { phaseBands, phasesOf } from '../engine/phases';
-import type { RequestPhases } from '../engine/phases';
+import type { RequestRecord, RunFile, Stall, Stats, Summary } from '../engine/core/types';
+import { phaseBands, phasesOf } from '../engine/analysis/phases';
+import type { RequestPhases } from '../engine/analysis/phases';
 import { DASH, formatInt, formatMs } from './units';
 
 /** "stalled 482 ms by #17's 2,048-token prefill", "… buffered between the server and you", "… cause unknown". */

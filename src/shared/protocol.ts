@@ -1,6 +1,6 @@
 // The one typed protocol between the extension host and its webviews. Both sides import it with
 // `import type`. Messages are discriminated unions keyed by `type`, with readonly fields.
-import type { Progress, RequestRecord, RunFile, StreamDelta } from '../engine/types';
+import type { Progress, RequestRecord, RunFile, StreamDelta } from '../engine/core/types';
 
 // ---- Report panel (webview/report) ----
 // (owned by the report panel work; keep additions in this section)

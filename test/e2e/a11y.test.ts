@@ -7,8 +7,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { analyzeSweep } from '../../src/engine/fit';
-import type { PrefillDialConfig, RunFile } from '../../src/engine/types';
+import { analyzeSweep } from '../../src/engine/analysis/fit';
+import type { PrefillDialConfig, RunFile } from '../../src/engine/core/types';
 import { axeViolations, describeViolations, type AxeViolation } from '../support/axe';
 import { fixtureRun, fixtureSweepRun, fixtureWhereRun } from '../support/fixtureRuns';
 import { openReport, reportSession, rendered, sendToPage, THEMES, type ThemeName } from '../support/reportHarness';

@@ -8,8 +8,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { importedRun, type ImportedRunParts } from '../../src/engine/importers/common';
-import type { ImportedFrom, RequestRecord, RunFile } from '../../src/engine/types';
+import { importedRun, type ImportedRunParts } from '../../src/engine/files/importers/common';
+import type { ImportedFrom, RequestRecord, RunFile } from '../../src/engine/core/types';
 import { formatNumber } from '../../src/present/units';
 import { axeViolations, describeViolations } from '../support/axe';
 import { fixtureRun, rng } from '../support/fixtureRuns';
@@ -213,7 +213,7 @@ test('a file dropped on the page (Shift held in VS Code) is sent to the host by 
 });
 
 test('the importers\' own fixtures: vLLM\'s figures stand beside ours and agree; a GuideLLM sweep has its figures per point', async () => {
-  const { importBenchmarkFile } = await import('../../src/engine/importers/index');
+  const { importBenchmarkFile } = await import('../../src/engine/files/importers/index');
   const fixtures = join(__dirname, '..', 'fixtures');
   const vllm = await importBenchmarkFile(join(fixtures, 'vllm', 'concurrency2.json'));
   let { context, page, problems } = await openReport(session.browser, session.server.page({ kind: 'run', run: vllm }));

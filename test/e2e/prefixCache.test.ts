@@ -2,7 +2,7 @@
 // run file's figures. Needs `npm run build` (dist/webview/report.js).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { RunFile } from '../../src/engine/types';
+import type { RunFile } from '../../src/engine/core/types';
 import { formatInt, formatMs } from '../../src/present/units';
 import { fixtureRun } from '../support/fixtureRuns';
 import { openReport, reportSession, rendered } from '../support/reportHarness';

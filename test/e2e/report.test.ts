@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import type { RunFile } from '../../src/engine/types';
+import type { RunFile } from '../../src/engine/core/types';
 import { formatMs } from '../../src/present/units';
 import { fixtureRun, fixtureSweepRun, truncatedRunText, unknownVersionRun } from '../support/fixtureRuns';
 import { openReport, reportSession, rendered, sendToPage, switchTheme, THEMES, type ThemeName } from '../support/reportHarness';
@@ -221,7 +221,7 @@ test('an unknown version, a truncated file and a non-run get a clear message, no
     await page.waitForSelector('body[data-view="error"]');
     assert.match(await page.textContent('.error-view') ?? '', /version 2.*reads version 1/);
     // the host parses files with the engine's parser and sends its message
-    const { parseRunFile } = await import('../../src/engine/runFile');
+    const { parseRunFile } = await import('../../src/engine/files/runFile');
     let message = '';
     try { parseRunFile(truncatedRunText(), '/runs/broken.json'); } catch (e) { message = (e as Error).message; }
     assert.match(message, /truncated/);

@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import type { RunFile } from '../../src/engine/types';
+import type { RunFile } from '../../src/engine/core/types';
 import { formatMs } from '../../src/present/units';
 import { fixtureRun, fixtureSweepRun, fixtureWhereRun } from '../support/fixtureRuns';
 import { openReport, reportSession, rendered } from '../support/reportHarness';

@@ -2,8 +2,8 @@
 // headless Chromium with the real bundle. Needs `npm run build` (dist/webview/report.js).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { summarize } from '../../src/engine/metrics';
-import type { RequestRecord, RunFile } from '../../src/engine/types';
+import { summarize } from '../../src/engine/analysis/metrics';
+import type { RequestRecord, RunFile } from '../../src/engine/core/types';
 import { fixtureRun } from '../support/fixtureRuns';
 import { openReport, reportSession, rendered } from '../support/reportHarness';
 

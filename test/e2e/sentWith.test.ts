@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { buildRunJob } from '../../src/jobs/build';
 import { executeJob } from '../../src/jobs/execute';
 import { OptionValues } from '../../src/jobs/values';
-import type { RunFile } from '../../src/engine/types';
+import type { RunFile } from '../../src/engine/core/types';
 import { openReport, reportSession, rendered, sendToPage } from '../support/reportHarness';
 import { startScriptedServer } from '../support/scriptedServer';
 

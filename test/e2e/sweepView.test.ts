@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
-import { analyzeSweep, throughputAt, tpotAt } from '../../src/engine/fit';
-import type { PrefillDialConfig, RunFile, Stats, Summary, SweepPoint } from '../../src/engine/types';
+import { analyzeSweep, throughputAt, tpotAt } from '../../src/engine/analysis/fit';
+import type { PrefillDialConfig, RunFile, Stats, Summary, SweepPoint } from '../../src/engine/core/types';
 import type { Chart } from 'chart.js';
 
 /** What the page's script puts on `window` (see the bundle's entry below), and what the test keeps there. */

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import type { RunFile } from '../../src/engine/types';
+import type { RunFile } from '../../src/engine/core/types';
 import { formatMs } from '../../src/present/units';
 import { buildLanes } from '../../webview/report/lanes';
 import { BAND_THRESHOLD } from '../../webview/report/whereView';

@@ -9,12 +9,12 @@ import { join } from 'node:path';
 import type { JobCommandName } from '../../src/cli/jobCommand';
 import { runJobCommand } from '../support/cli';
 import type { CliResult } from '../support/cli';
-import { runCacheCheck } from '../../src/engine/cacheCheck';
-import { summarizePrefixCache } from '../../src/engine/prefixCache';
-import { readRunFile } from '../../src/engine/runFile';
-import { runWorkload } from '../../src/engine/runner';
-import type { RequestRecord, RunFile } from '../../src/engine/types';
-import { defaultWorkload } from '../../src/engine/workload';
+import { runCacheCheck } from '../../src/engine/run/cacheCheck';
+import { summarizePrefixCache } from '../../src/engine/analysis/prefixCache';
+import { readRunFile } from '../../src/engine/files/runFile';
+import { runWorkload } from '../../src/engine/run/runner';
+import type { RequestRecord, RunFile } from '../../src/engine/core/types';
+import { defaultWorkload } from '../../src/engine/core/workload';
 import { startCostModelServer } from '../support/costModelServer';
 import type { CostModelOptions, CostModelServer, TruthRequest } from '../support/costModelServer';
 

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, existsSync, writeFileSync } from 'no
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseRunFile } from '../../src/engine/runFile';
+import { parseRunFile } from '../../src/engine/files/runFile';
 import { buildCli, runCliProcess } from '../support/cli';
 import { startScriptedServer } from '../support/scriptedServer';
 import type { ScriptedServer, ScriptedServerOptions } from '../support/scriptedServer';

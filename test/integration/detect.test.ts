@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
-import { detectApi, preflight, PreflightError } from '../../src/engine/detect';
+import { detectApi, preflight, PreflightError } from '../../src/engine/transport/detect';
 import { startScriptedServer } from '../support/scriptedServer';
 import type { ScriptedServerOptions } from '../support/scriptedServer';
 

@@ -9,8 +9,8 @@ import { existsSync, lstatSync, mkdtempSync, readFileSync, readlinkSync, rmSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { parseRunFile } from '../../src/engine/runFile';
-import type { ApiKind, RunFile } from '../../src/engine/types';
+import { parseRunFile } from '../../src/engine/files/runFile';
+import type { ApiKind, RunFile } from '../../src/engine/core/types';
 import { buildCli, runCliProcess } from '../support/cli';
 import type { CliProcessResult } from '../support/cli';
 import { ALL_APIS, answerGet, answerStream, endEvents, errorEvent, ROUTES, sendJson, startStream, startTruthServer, tokenEvent } from '../support/hostileServer';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { after, before, it } from 'node:test';
 import { importCommand } from '../../src/cli/importCommand';
-import { readRunFile } from '../../src/engine/runFile';
+import { readRunFile } from '../../src/engine/files/runFile';
 
 const REQUESTS = 300_000;
 /** Output tokens per request: 15 inter-token gaps each, 4.5 million in all. */

@@ -3,12 +3,12 @@
 // sent again, recorded, and answered once; a request that got any byte of a response never is.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createEndpointClient } from '../../src/engine/client';
-import { MAX_CONNECTION_RETRIES } from '../../src/engine/retry';
-import { runWorkload } from '../../src/engine/runner';
-import { parseRunFile, serializeRunFile } from '../../src/engine/runFile';
-import { defaultWorkload } from '../../src/engine/workload';
-import type { ApiKind, RequestRecord, RequestSpec } from '../../src/engine/types';
+import { createEndpointClient } from '../../src/engine/transport/client';
+import { MAX_CONNECTION_RETRIES } from '../../src/engine/transport/retry';
+import { runWorkload } from '../../src/engine/run/runner';
+import { parseRunFile, serializeRunFile } from '../../src/engine/files/runFile';
+import { defaultWorkload } from '../../src/engine/core/workload';
+import type { ApiKind, RequestRecord, RequestSpec } from '../../src/engine/core/types';
 import { formatRunTable } from '../../src/present/runText';
 import { startClosingServer } from '../support/closingServer';
 import type { ClosingServer } from '../support/closingServer';

@@ -1,12 +1,12 @@
 // Connection reuse against the real llama.cpp llama-server, which closes every connection that
 // carried a stream 0.2 to 8 ms after its last chunk although it answered `Keep-Alive: timeout=5,
-// max=100` (cpp-httplib, see src/engine/retry.ts). Skipped, saying why, when no llama-server binary
+// max=100` (cpp-httplib, see src/engine/transport/retry.ts). Skipped, saying why, when no llama-server binary
 // is found: `npm run build:llama-server` builds one (about 10 minutes on 2 cores), or put one on PATH.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { runWorkload } from '../../src/engine/runner';
-import { defaultWorkload } from '../../src/engine/workload';
-import type { RequestRecord, RunFile } from '../../src/engine/types';
+import { runWorkload } from '../../src/engine/run/runner';
+import { defaultWorkload } from '../../src/engine/core/workload';
+import type { RequestRecord, RunFile } from '../../src/engine/core/types';
 import { startLocalServer } from '../../src/localServer/launcher';
 import type { LocalServerHandle } from '../../src/localServer/types';
 import { findLlamaServer } from '../../src/localServer/paths';

@@ -14,7 +14,7 @@ import { startLocalServer, LocalServerError } from '../../src/localServer/launch
 import { ensureSyntheticModel, PRESETS } from '../../src/localServer/synthetic';
 import type { LocalServerHandle, LocalServerOptions } from '../../src/localServer/types';
 import { serveCommand } from '../../src/cli/serve';
-import { decodeFirstStrategy } from '../../src/localServer/engine';
+import { decodeFirstStrategy } from '../../src/localServer/inference';
 import { processesMentioning } from '../support/processes';
 import { ensureServerBundle } from '../support/serverBundle';
 
@@ -311,8 +311,8 @@ test('a client that disconnects frees its slot at once; a queued request then st
 });
 
 test('profiled with the engine: exact token counts from usage, server timings recorded', async () => {
-  const { runWorkload } = await import('../../src/engine/runner');
-  const { defaultWorkload } = await import('../../src/engine/workload');
+  const { runWorkload } = await import('../../src/engine/run/runner');
+  const { defaultWorkload } = await import('../../src/engine/core/workload');
   const h = await start({ parallel: 2 });
   try {
     const run = await runWorkload(

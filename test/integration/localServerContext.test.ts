@@ -12,7 +12,7 @@ import { parseCommandLine } from '../../src/cli/parse';
 import { buildRunJob } from '../../src/jobs/build';
 import { executeJob } from '../../src/jobs/execute';
 import type { LocalServerRequest, RunJob } from '../../src/jobs/job';
-import { loadPrompts } from '../../src/jobs/prompts';
+import { loadPrompts } from '../../src/jobs/jobPrompts';
 import { SLOT_SLACK } from '../../src/jobs/slotContext';
 import { startLocalServer } from '../../src/localServer/launcher';
 import { syntheticChatCounter } from '../../src/localServer/tokenCount';

@@ -4,10 +4,10 @@
 // and sent again, each retry recorded; bounded by the cap, the timeout and a cancel.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runWorkload } from '../../src/engine/runner';
-import { parseRunFile, serializeRunFile } from '../../src/engine/runFile';
-import { defaultWorkload } from '../../src/engine/workload';
-import type { RunFile, WorkloadSpec } from '../../src/engine/types';
+import { runWorkload } from '../../src/engine/run/runner';
+import { parseRunFile, serializeRunFile } from '../../src/engine/files/runFile';
+import { defaultWorkload } from '../../src/engine/core/workload';
+import type { RunFile, WorkloadSpec } from '../../src/engine/core/types';
 import { formatRunTable } from '../../src/present/runText';
 import { startScriptedServer } from '../support/scriptedServer';
 import type { ScriptedFault, ScriptedRequestInfo, ScriptedServer } from '../support/scriptedServer';

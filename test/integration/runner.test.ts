@@ -5,11 +5,11 @@ import { createServer } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runWorkload } from '../../src/engine/runner';
-import { PreflightError } from '../../src/engine/detect';
-import { defaultWorkload } from '../../src/engine/workload';
-import { serializeRunFile } from '../../src/engine/runFile';
-import type { EndpointSpec, Progress, Prompt, RequestRecord } from '../../src/engine/types';
+import { runWorkload } from '../../src/engine/run/runner';
+import { PreflightError } from '../../src/engine/transport/detect';
+import { defaultWorkload } from '../../src/engine/core/workload';
+import { serializeRunFile } from '../../src/engine/files/runFile';
+import type { EndpointSpec, Progress, Prompt, RequestRecord } from '../../src/engine/core/types';
 import { startScriptedServer } from '../support/scriptedServer';
 import type { ScriptedServerOptions, ScriptedServer } from '../support/scriptedServer';
 

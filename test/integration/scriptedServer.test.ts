@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createEndpointClient } from '../../src/engine/client';
+import { createEndpointClient } from '../../src/engine/transport/client';
 import { startScriptedServerProcess } from '../support/scriptedServer';
 
 test('the scripted server runs as its own process, reports its write log over HTTP and exits on close', async () => {

@@ -10,11 +10,11 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { MetricsSampler, snapshotOf } from '../../src/engine/serverMetrics';
-import { defaultWorkload } from '../../src/engine/workload';
+import { MetricsSampler, snapshotOf } from '../../src/engine/transport/serverMetrics';
+import { defaultWorkload } from '../../src/engine/core/workload';
 import { executeJob } from '../../src/jobs/execute';
 import type { RunJob } from '../../src/jobs/job';
-import type { EndpointSpec } from '../../src/engine/types';
+import type { EndpointSpec } from '../../src/engine/core/types';
 import { startCostModelServer } from '../support/costModelServer';
 
 const ROOT = join(__dirname, '..', '..');
@@ -372,7 +372,7 @@ after(() => {
 /** Builds dist/localServer.mjs alone (esbuild.mjs's own options) when a source is newer. */
 async function ensureServerBuilt(): Promise<void> {
   const bundle = join(ROOT, 'dist', 'localServer.mjs');
-  const srcs = ['src/localServer', 'src/engine'].flatMap((d) => readdirSync(join(ROOT, d)).filter((f) => f.endsWith('.ts')).map((f) => join(ROOT, d, f)));
+  const srcs = ['src/localServer', 'src/engine'].flatMap((d) => readdirSync(join(ROOT, d), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts')).map((f) => join(ROOT, d, f)));
   const newest = Math.max(...srcs.map((f) => statSync(f).mtimeMs));
   if (existsSync(bundle) && statSync(bundle).mtimeMs >= newest) return;
   const { targets, optionsFor } = await import('../../esbuild.mjs');

@@ -4,11 +4,11 @@
 // itself, so a fixture replaced by a real capture keeps the test honest.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createEndpointClient } from '../../src/engine/client';
-import { annotateRequests, analyzeTiming } from '../../src/engine/attribution';
-import { defaultWorkload } from '../../src/engine/workload';
+import { createEndpointClient } from '../../src/engine/transport/client';
+import { annotateRequests, analyzeTiming } from '../../src/engine/analysis/attribution';
+import { defaultWorkload } from '../../src/engine/core/workload';
 import { startFixtureServer } from '../support/fixtureServer';
-import type { ApiKind, RequestRecord } from '../../src/engine/types';
+import type { ApiKind, RequestRecord } from '../../src/engine/core/types';
 
 async function sendOne(fixture: string, api: ApiKind): Promise<{ record: RequestRecord; last: Record<string, unknown>; headers: Record<string, string> }> {
   const server = await startFixtureServer({ fixture, delayMs: 3 });

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import { createEndpointClient } from '../../src/engine/client';
-import type { RequestSpec } from '../../src/engine/types';
+import { createEndpointClient } from '../../src/engine/transport/client';
+import type { RequestSpec } from '../../src/engine/core/types';
 import { startStepServer, startStepServerProcess } from '../support/stepServer';
 
 /** A raw streaming request: the body text as it came. */

@@ -6,13 +6,13 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseRunFile } from '../../src/engine/runFile';
-import { runPrefillDial, runSweep } from '../../src/engine/sweep';
-import { dialFigures } from '../../src/engine/fit';
-import { defaultWorkload } from '../../src/engine/workload';
+import { parseRunFile } from '../../src/engine/files/runFile';
+import { runPrefillDial, runSweep } from '../../src/engine/run/sweep';
+import { dialFigures } from '../../src/engine/analysis/fit';
+import { defaultWorkload } from '../../src/engine/core/workload';
 import { startCostModelServer } from '../support/costModelServer';
 import type { CostModelServer } from '../support/costModelServer';
-import type { Progress } from '../../src/engine/types';
+import type { Progress } from '../../src/engine/core/types';
 
 const root = join(__dirname, '../..');
 

@@ -4,8 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startLocalServer } from '../../src/localServer/launcher';
-import { runSweep } from '../../src/engine/sweep';
-import { defaultWorkload } from '../../src/engine/workload';
+import { runSweep } from '../../src/engine/run/sweep';
+import { defaultWorkload } from '../../src/engine/core/workload';
 
 test('the local server swept over parallel 1–8: TPOT rises, throughput saturates, batches fill', { timeout: 300_000 }, async () => {
   const server = await startLocalServer({ model: { kind: 'preset', preset: 'tiny' }, port: 0, parallel: 8 });

@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseRunFile } from '../../src/engine/runFile';
+import { parseRunFile } from '../../src/engine/files/runFile';
 import { buildCli, runCliProcess } from '../support/cli';
 import { startScriptedServer } from '../support/scriptedServer';
 import type { ScriptedServer } from '../support/scriptedServer';

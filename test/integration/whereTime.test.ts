@@ -4,15 +4,15 @@
 // prefill, this stream is buffered, these timings are the server's) are checked against those logs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runWorkload } from '../../src/engine/runner';
-import { defaultWorkload } from '../../src/engine/workload';
-import { median } from '../../src/engine/stats';
+import { runWorkload } from '../../src/engine/run/runner';
+import { defaultWorkload } from '../../src/engine/core/workload';
+import { median } from '../../src/engine/core/stats';
 import { formatRunTable } from '../../src/present/runText';
 import { startCostModelServer, truthCulprits } from '../support/costModelServer';
 import type { CostModelOptions, CostModelServer } from '../support/costModelServer';
 import { startBufferingProxy } from '../support/bufferingProxy';
 import type { BufferingProxyOptions } from '../support/bufferingProxy';
-import type { Prompt, RequestRecord, RunFile, WorkloadSpec } from '../../src/engine/types';
+import type { Prompt, RequestRecord, RunFile, WorkloadSpec } from '../../src/engine/core/types';
 
 const words = (n: number, tag: string): string => Array.from({ length: n }, (_, i) => `${tag}${i}`).join(' ');
 const prompt = (n: number, tag: string, maxTokens: number): Prompt => ({ messages: [{ role: 'user', content: words(n, tag) }], maxTokens });

@@ -1,6 +1,6 @@
-// A fake Clock (src/engine/clock.ts) for the runner's parts: time moves only when `run` fires the next
+// A fake Clock (src/engine/core/clock.ts) for the runner's parts: time moves only when `run` fires the next
 // timer, after every promise reaction queued so far has settled.
-import type { Clock } from '../../src/engine/clock';
+import type { Clock } from '../../src/engine/core/clock';
 
 export class FakeClock implements Clock {
   t = 1000;

@@ -3,11 +3,11 @@
 // prefill), a few errors (429 before any token, a reset mid-stream), and warmup requests. The summary
 // is computed here the way the engine defines it (linear percentiles), so the panel's table can be
 // checked against `run.summary` exactly.
-import { Rng } from '../../src/engine/random';
+import { Rng } from '../../src/engine/core/random';
 import type {
   BufferingVerdict, ErrorKind, HistogramDelta, PrefixCacheSummary, RequestRecord, RequestStall, RunFile, ServerMetrics, ServerSideSummary,
   SloSpec, Stall, StallCause, Stats, Summary, Verdict, WorkloadSpec,
-} from '../../src/engine/types';
+} from '../../src/engine/core/types';
 import { formatInt, formatMs, formatPercent } from '../../src/present/units';
 
 export interface FixtureOptions {
@@ -196,7 +196,7 @@ function buildFixture(options: FixtureOptions): { run: RunFile; stallWindows: re
   return { run, stallWindows: stalls };
 }
 
-/** The engine's definitions, for fixtures only (the real ones live in src/engine/metrics.ts). */
+/** The engine's definitions, for fixtures only (the real ones live in src/engine/analysis/metrics.ts). */
 export function summarizeFixture(requests: readonly RequestRecord[], workload: WorkloadSpec): Summary {
   const pct = workload.percentiles;
   const measured = requests.filter((r) => !r.warmup);
@@ -344,7 +344,7 @@ export interface WhereFixtureOptions extends FixtureOptions {
 
 interface FoundGap { readonly atChunk: number; readonly startMs: number; readonly gapMs: number; readonly medianItlMs: number }
 
-/** The stall rule of summarizeFixture (and of src/engine/stalls.ts): a gap above max(factor × median ITL, floor). */
+/** The stall rule of summarizeFixture (and of src/engine/analysis/stalls.ts): a gap above max(factor × median ITL, floor). */
 function gapsAboveRule(r: RequestRecord, workload: WorkloadSpec): FoundGap[] {
   const c = r.chunkTimesMs;
   const gaps: number[] = [];
@@ -642,7 +642,7 @@ export function fixtureWhereRun(options: WhereFixtureOptions = {}): RunFile {
         e2e: hist('vllm:e2e_request_latency_seconds', (r) => r.serverTimings!.serverTtftMs! + r.serverTimings!.predictedMs!),
         itl: { metric: 'vllm:time_per_output_token_seconds', count: itlCount, sumMs: decodeSum, meanMs: itlCount ? decodeSum / itlCount : undefined },
       },
-      // under the engine's names (src/engine/serverMetrics.ts), not the server's
+      // under the engine's names (src/engine/transport/serverMetrics.ts), not the server's
       counters: {
         promptTokens: queries,
         generationTokens: mOk.reduce((a, r) => a + r.outputTokens, 0),

@@ -8,7 +8,7 @@
 import { listenOnLoopback } from './listen';
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import type { ApiKind } from '../../src/engine/types';
+import type { ApiKind } from '../../src/engine/core/types';
 
 export interface Seen {
   readonly method: string;

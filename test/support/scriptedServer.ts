@@ -65,8 +65,8 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import type { ApiKind } from '../../src/engine/types';
-import { isObject } from '../../src/engine/json';
+import type { ApiKind } from '../../src/engine/core/types';
+import { isObject } from '../../src/engine/core/json';
 
 export type ScriptedFault =
   | { readonly kind: 'http'; readonly status: number; readonly body?: string; readonly headers?: Readonly<Record<string, string>> }

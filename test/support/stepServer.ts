@@ -27,7 +27,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
-import { isObject } from '../../src/engine/json';
+import { isObject } from '../../src/engine/core/json';
 import { startServerProcess } from './scriptedServer';
 import type { ScriptedRequestLog, ScriptedServerProcess, ScriptedWriteKind } from './scriptedServer';
 

@@ -4,8 +4,8 @@
 // what an API cannot take is noted on the built request, never dropped silently.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { adapterFor } from '../../src/engine/adapters/registry';
-import type { ApiKind, ChatMessage, EndpointSpec, Prompt, RequestSpec } from '../../src/engine/types';
+import { adapterFor } from '../../src/engine/transport/adapters/registry';
+import type { ApiKind, ChatMessage, EndpointSpec, Prompt, RequestSpec } from '../../src/engine/core/types';
 
 const SCHEMA = { type: 'object', properties: { answer: { type: 'string' } } };
 const PNG = 'iVBORw0KGgo=';

@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { splitBaseUrl, endsWithV1 } from '../../src/engine/adapters/adapter';
-import { adapterFor } from '../../src/engine/adapters/registry';
-import type { EventInfo } from '../../src/engine/adapters/adapter';
-import { createJsonStreamParser } from '../../src/engine/streamParsers';
-import { API_KINDS } from '../../src/engine/types';
-import type { ApiKind, EndpointSpec, RequestSpec } from '../../src/engine/types';
+import { splitBaseUrl, endsWithV1 } from '../../src/engine/transport/adapters/adapter';
+import { adapterFor } from '../../src/engine/transport/adapters/registry';
+import type { EventInfo } from '../../src/engine/transport/adapters/adapter';
+import { createJsonStreamParser } from '../../src/engine/transport/streamParsers';
+import { API_KINDS } from '../../src/engine/core/types';
+import type { ApiKind, EndpointSpec, RequestSpec } from '../../src/engine/core/types';
 
 const spec = (over: Partial<RequestSpec> = {}): RequestSpec => ({
   index: 3,

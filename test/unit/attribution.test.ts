@@ -3,13 +3,13 @@
 // test/integration/whereTime.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { analyzeTiming, annotateRequests } from '../../src/engine/attribution';
-import { judgeBuffering, streamReads } from '../../src/engine/buffering';
-import { phaseBands, phasesOf, summarizeServer } from '../../src/engine/phases';
-import { summarize } from '../../src/engine/metrics';
-import { defaultWorkload } from '../../src/engine/workload';
+import { analyzeTiming, annotateRequests } from '../../src/engine/analysis/attribution';
+import { judgeBuffering, streamReads } from '../../src/engine/analysis/buffering';
+import { phaseBands, phasesOf, summarizeServer } from '../../src/engine/analysis/phases';
+import { summarize } from '../../src/engine/analysis/metrics';
+import { defaultWorkload } from '../../src/engine/core/workload';
 import { stallPhrase, whereTimeLines } from '../../src/present/whereText';
-import type { RequestRecord } from '../../src/engine/types';
+import type { RequestRecord } from '../../src/engine/core/types';
 
 const W = defaultWorkload({ requests: 4 });
 

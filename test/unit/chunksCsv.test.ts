@@ -1,10 +1,10 @@
 // chunksToCsv: one RFC 4180 row per chunk, its times checked by hand and against the run file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chunksToCsv as chunksToCsvOf, CHUNK_CSV_COLUMNS } from '../../src/engine/chunksCsv';
-import { Scrubber, scrubRun } from '../../src/engine/redact';
+import { chunksToCsv as chunksToCsvOf, CHUNK_CSV_COLUMNS } from '../../src/engine/files/chunksCsv';
+import { Scrubber, scrubRun } from '../../src/engine/core/redact';
 import { fixtureRun, fixtureWhereRun } from '../support/fixtureRuns';
-import type { RequestRecord, RunFile } from '../../src/engine/types';
+import type { RequestRecord, RunFile } from '../../src/engine/core/types';
 
 /** The chunk CSV of a run, scrubbed as every export is (no secret known here). */
 const chunksToCsv = (r: RunFile): string => chunksToCsvOf(scrubRun(r, new Scrubber()));

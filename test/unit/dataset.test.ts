@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseDataset, DatasetError } from '../../src/engine/dataset';
+import { parseDataset, DatasetError } from '../../src/engine/prompts/dataset';
 
 test('the three line shapes and output lengths', () => {
   const text = [

@@ -1,7 +1,7 @@
 // The settings snapshot: validation, clamping, secrets refused, workspace origin kept.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseSlo } from '../../src/engine/slo';
+import { parseSlo } from '../../src/engine/core/slo';
 import { buildConfig, keyOrigin, validateEndpoint, DEFAULT_WORKLOAD } from '../../src/extension/configModel';
 import { inputProblem } from '../../src/jobs/options';
 import { presetWorkload } from '../../src/jobs/presets';

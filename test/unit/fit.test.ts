@@ -16,8 +16,8 @@ import {
   sloMissed,
   throughputAt,
   tpotAt,
-} from '../../src/engine/fit';
-import type { RequestRecord, Stats, Summary, SweepPoint } from '../../src/engine/types';
+} from '../../src/engine/analysis/fit';
+import type { RequestRecord, Stats, Summary, SweepPoint } from '../../src/engine/core/types';
 
 function stats(mean: number, p50 = mean, p99 = mean, count = 10): Stats {
   return { count, mean, std: 0, min: p50, max: p99, p50, p90: p99, p95: p99, p99 };

@@ -5,13 +5,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fc from 'fast-check';
-import { DEFAULT_MAX_BUFFER, createJsonStreamParser } from '../../src/engine/streamParsers';
-import type { Framing, JsonStreamParser } from '../../src/engine/streamParsers';
-import { maxTokensOf, promptText, splitSystem } from '../../src/engine/adapters/adapter';
-import type { EventInfo } from '../../src/engine/adapters/adapter';
-import { adapterFor } from '../../src/engine/adapters/registry';
-import { API_KINDS } from '../../src/engine/types';
-import type { ChatMessage, EndpointSpec, RequestSpec } from '../../src/engine/types';
+import { DEFAULT_MAX_BUFFER, createJsonStreamParser } from '../../src/engine/transport/streamParsers';
+import type { Framing, JsonStreamParser } from '../../src/engine/transport/streamParsers';
+import { maxTokensOf, promptText, splitSystem } from '../../src/engine/transport/adapters/adapter';
+import type { EventInfo } from '../../src/engine/transport/adapters/adapter';
+import { adapterFor } from '../../src/engine/transport/adapters/registry';
+import { API_KINDS } from '../../src/engine/core/types';
+import type { ChatMessage, EndpointSpec, RequestSpec } from '../../src/engine/core/types';
 
 const SEED = process.env.FUZZ_SEED === undefined ? 0x16f022 : Number(process.env.FUZZ_SEED);
 const SCALE = process.env.FUZZ_SCALE === undefined ? 1 : Number(process.env.FUZZ_SCALE);

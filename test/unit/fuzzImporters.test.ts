@@ -14,9 +14,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as fc from 'fast-check';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { UNWRITABLE } from '../../src/engine/importers/common';
-import { importBenchmarkFile, ImportError } from '../../src/engine/importers/index';
-import { parseRunFile, serializeRunFile } from '../../src/engine/runFile';
+import { UNWRITABLE } from '../../src/engine/files/importers/common';
+import { importBenchmarkFile, ImportError } from '../../src/engine/files/importers/index';
+import { parseRunFile, serializeRunFile } from '../../src/engine/files/runFile';
 
 const SEED = process.env.FUZZ_SEED === undefined ? 0x1f027 : Number(process.env.FUZZ_SEED);
 const SCALE = process.env.FUZZ_SCALE === undefined ? 1 : Number(process.env.FUZZ_SCALE);

@@ -11,11 +11,11 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import * as fc from 'fast-check';
 import { stringify } from 'yaml';
-import { parsePromptFile } from '../../src/engine/promptFiles';
-import type { PromptFileContext } from '../../src/engine/promptFiles';
-import { estimateTokens } from '../../src/engine/prompts';
-import { images, roleLine } from '../../src/engine/promptFormats/promptyText';
-import { renderJinja } from '../../src/engine/promptFormats/templates';
+import { parsePromptFile } from '../../src/engine/prompts/promptFiles';
+import type { PromptFileContext } from '../../src/engine/prompts/formats/types';
+import { estimateTokens } from '../../src/engine/prompts/syntheticPrompts';
+import { images, roleLine } from '../../src/engine/prompts/formats/promptyText';
+import { renderJinja } from '../../src/engine/prompts/formats/templates';
 import { parserFileName } from '../../src/extension/promptFileKinds';
 
 const SEED = process.env.FUZZ_SEED === undefined ? 0x27f1 : Number(process.env.FUZZ_SEED);

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { aiperfAggregateAlone, fromAiperf, isAiperfAggregate, isAiperfRecord } from '../../src/engine/importers/aiperf';
-import { ImportError, importBenchmarkFile } from '../../src/engine/importers/index';
-import { parseRunFile, serializeRunFile } from '../../src/engine/runFile';
-import type { RunFile, Stats } from '../../src/engine/types';
+import { aiperfAggregateAlone, fromAiperf, isAiperfAggregate, isAiperfRecord } from '../../src/engine/files/importers/aiperf';
+import { ImportError, importBenchmarkFile } from '../../src/engine/files/importers/index';
+import { parseRunFile, serializeRunFile } from '../../src/engine/files/runFile';
+import type { RunFile, Stats } from '../../src/engine/core/types';
 
 // Fixtures: test/fixtures/aiperf/README.md (AIPerf's example artifacts' shape and its later one).
 const DIR = join(__dirname, '..', 'fixtures', 'aiperf');

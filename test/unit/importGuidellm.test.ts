@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { fromGuidellm, isGuidellm } from '../../src/engine/importers/guidellm';
-import { ImportError, importBenchmarkFile } from '../../src/engine/importers/index';
-import { tpotOf } from '../../src/engine/metrics';
-import { parseRunFile, serializeRunFile } from '../../src/engine/runFile';
-import type { RequestRecord, RunFile, SweepPoint } from '../../src/engine/types';
+import { fromGuidellm, isGuidellm } from '../../src/engine/files/importers/guidellm';
+import { ImportError, importBenchmarkFile } from '../../src/engine/files/importers/index';
+import { tpotOf } from '../../src/engine/analysis/metrics';
+import { parseRunFile, serializeRunFile } from '../../src/engine/files/runFile';
+import type { RequestRecord, RunFile, SweepPoint } from '../../src/engine/core/types';
 
 // Fixtures: test/fixtures/guidellm/README.md (GuideLLM's own models and statistics, transcribed).
 const DIR = join(__dirname, '..', 'fixtures', 'guidellm');

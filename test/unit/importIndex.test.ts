@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { importCommand } from '../../src/cli/importCommand';
-import { IMPORT_MAX_BYTES, importBenchmarkFile, ImportError } from '../../src/engine/importers/index';
-import { readRunFile } from '../../src/engine/runFile';
+import { IMPORT_MAX_BYTES, importBenchmarkFile, ImportError } from '../../src/engine/files/importers/index';
+import { readRunFile } from '../../src/engine/files/runFile';
 
 const FIXTURES = join(__dirname, '../fixtures/vllm');
 let dir: string;

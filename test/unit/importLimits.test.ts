@@ -8,15 +8,15 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { importedRun, UNWRITABLE } from '../../src/engine/importers/common';
-import { fromGuidellm } from '../../src/engine/importers/guidellm';
-import { importBenchmarkFile, ImportError } from '../../src/engine/importers/index';
-import { fromVllm } from '../../src/engine/importers/vllm';
-import { parseRunFile, serializeRunFile } from '../../src/engine/runFile';
-import type { RunFile } from '../../src/engine/types';
-import { runToTraceEvents } from '../../src/engine/traceEvents';
-import { scrubRun, Scrubber } from '../../src/engine/redact';
-import { defaultWorkload } from '../../src/engine/workload';
+import { importedRun, UNWRITABLE } from '../../src/engine/files/importers/common';
+import { fromGuidellm } from '../../src/engine/files/importers/guidellm';
+import { importBenchmarkFile, ImportError } from '../../src/engine/files/importers/index';
+import { fromVllm } from '../../src/engine/files/importers/vllm';
+import { parseRunFile, serializeRunFile } from '../../src/engine/files/runFile';
+import type { RunFile } from '../../src/engine/core/types';
+import { runToTraceEvents } from '../../src/engine/files/traceEvents';
+import { scrubRun, Scrubber } from '../../src/engine/core/redact';
+import { defaultWorkload } from '../../src/engine/core/workload';
 
 const FIXTURES = join(__dirname, '../fixtures');
 const json = (path: string): Record<string, unknown> => JSON.parse(readFileSync(join(FIXTURES, path), 'utf8')) as Record<string, unknown>;

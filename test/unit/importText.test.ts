@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { importBenchmarkFile } from '../../src/engine/importers/index';
-import type { RunFile } from '../../src/engine/types';
+import { importBenchmarkFile } from '../../src/engine/files/importers/index';
+import type { RunFile } from '../../src/engine/core/types';
 import { fileBaseName, importedLine, importedNameParts, reportedRows, timelineNotes } from '../../src/present/importText';
 
 const fixtures = join(__dirname, '..', 'fixtures');

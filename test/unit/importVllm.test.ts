@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ImportError } from '../../src/engine/importers/common';
-import { fromVllm, isVllm } from '../../src/engine/importers/vllm';
-import type { RunFile, Stats, SweepPoint } from '../../src/engine/types';
+import { ImportError } from '../../src/engine/files/importers/common';
+import { fromVllm, isVllm } from '../../src/engine/files/importers/vllm';
+import type { RunFile, Stats, SweepPoint } from '../../src/engine/core/types';
 
 const DIR = join(__dirname, '../fixtures/vllm');
 const FIXTURES = ['burst', 'concurrency2', 'rate4'] as const;

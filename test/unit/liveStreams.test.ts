@@ -3,8 +3,8 @@
 // provisional lanes (webview/report/liveState.ts, lanes.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RunTally } from '../../src/engine/runTally';
-import type { RequestRecord, RunFile, StreamDelta } from '../../src/engine/types';
+import { RunTally } from '../../src/engine/run/runTally';
+import type { RequestRecord, RunFile, StreamDelta } from '../../src/engine/core/types';
 import { LiveStreams } from '../../src/extension/liveStreams';
 import { applyLive } from '../../webview/report/liveState';
 import { buildLanes, laneUntil, streamLane, withInFlight } from '../../webview/report/lanes';

@@ -1,10 +1,10 @@
-// The one loopback rule (src/engine/loopback.ts), in every spelling a URL can give a host on this
+// The one loopback rule (src/engine/transport/loopback.ts), in every spelling a URL can give a host on this
 // machine, and the places that use it: the engine's proxy choice and the extension's "no key needed".
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isLoopbackHost, isLoopbackUrl } from '../../src/engine/loopback';
-import { proxyFor } from '../../src/engine/network';
-import { buildNetwork } from '../../src/jobs/network';
+import { isLoopbackHost, isLoopbackUrl } from '../../src/engine/transport/loopback';
+import { proxyFor } from '../../src/engine/transport/connections';
+import { buildNetwork } from '../../src/jobs/networkSpec';
 
 /** Hosts that reach this machine, as a user may write them in a URL. */
 const LOOPBACK_URLS = [

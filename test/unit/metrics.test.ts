@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { summarize, tpotOf, meetsSlo } from '../../src/engine/metrics';
-import { percentile, stats } from '../../src/engine/stats';
-import { defaultWorkload } from '../../src/engine/workload';
-import type { RequestRecord } from '../../src/engine/types';
+import { summarize, tpotOf, meetsSlo } from '../../src/engine/analysis/metrics';
+import { percentile, stats } from '../../src/engine/core/stats';
+import { defaultWorkload } from '../../src/engine/core/workload';
+import type { RequestRecord } from '../../src/engine/core/types';
 
 // Reference values printed by numpy 2.4 (np.percentile default method "linear", np.std ddof=0).
 const SAMPLE = [12.5, 3.25, 7.0, 101.75, 44.0, 0.5, 19.125, 63.0, 8.875];

@@ -1,13 +1,13 @@
-// The network a job runs with, from flags, settings and the environment (src/jobs/network.ts), and
-// which URLs go through the proxy (src/engine/network.ts proxyFor): the rules curl, Go and VS Code
+// The network a job runs with, from flags, settings and the environment (src/jobs/networkSpec.ts), and
+// which URLs go through the proxy (src/engine/transport/connections.ts proxyFor): the rules curl, Go and VS Code
 // users expect.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { networkRecord, proxyFor } from '../../src/engine/network';
-import { buildNetwork, proxyFromEnv } from '../../src/jobs/network';
+import { networkRecord, proxyFor } from '../../src/engine/transport/connections';
+import { buildNetwork, proxyFromEnv } from '../../src/jobs/networkSpec';
 import { UsageError } from '../../src/jobs/errors';
 
 const PEM = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';

@@ -2,15 +2,15 @@
 // prompt, the cold/warm split of a run, and the cache check's prompts and verdict.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cacheBustFor, nonceLead, sentPrompt } from '../../src/engine/adapters/cacheBust';
-import { adapterFor } from '../../src/engine/adapters/registry';
-import { cacheCheckPlan, judgeCacheCheck, variantOf } from '../../src/engine/cacheCheck';
-import { servedWarm, summarizePrefixCache } from '../../src/engine/prefixCache';
-import { createPlanner } from '../../src/engine/runner';
-import type { Planned } from '../../src/engine/runner';
-import { API_KINDS } from '../../src/engine/types';
-import type { ApiKind, Prompt, RequestRecord, RequestSpec, WorkloadSpec } from '../../src/engine/types';
-import { defaultWorkload, workloadProblems } from '../../src/engine/workload';
+import { cacheBustFor, nonceLead, sentPrompt } from '../../src/engine/transport/adapters/cacheBust';
+import { adapterFor } from '../../src/engine/transport/adapters/registry';
+import { cacheCheckPlan, judgeCacheCheck, variantOf } from '../../src/engine/run/cacheCheck';
+import { servedWarm, summarizePrefixCache } from '../../src/engine/analysis/prefixCache';
+import { createPlanner } from '../../src/engine/run/plan';
+import type { Planned } from '../../src/engine/run/plan';
+import { API_KINDS } from '../../src/engine/core/types';
+import type { ApiKind, Prompt, RequestRecord, RequestSpec, WorkloadSpec } from '../../src/engine/core/types';
+import { defaultWorkload, workloadProblems } from '../../src/engine/core/workload';
 import { buildCacheCheckJob, buildRunJob, buildSweepJob } from '../../src/jobs/build';
 import { parseCommandLine } from '../../src/cli/parse';
 import { formatCacheCheck, prefixCacheSplitLine } from '../../src/present/cacheCheckText';

@@ -11,8 +11,8 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { parsePromptFile } from '../../src/engine/promptFiles';
-import type { ChatMessage, Prompt } from '../../src/engine/types';
+import { parsePromptFile } from '../../src/engine/prompts/promptFiles';
+import type { ChatMessage, Prompt } from '../../src/engine/core/types';
 import { parserFileName } from '../../src/extension/promptFileKinds';
 
 const corpus = join(__dirname, '../fixtures/promptCorpus');

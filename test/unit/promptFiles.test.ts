@@ -3,8 +3,8 @@
 // substitution, VS Code's prompt-file variables; and the failures users saw, each once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parsePromptFile, promptFileKind } from '../../src/engine/promptFiles';
-import type { PromptFileContext } from '../../src/engine/promptFiles';
+import { parsePromptFile, promptFileKind } from '../../src/engine/prompts/promptFiles';
+import type { PromptFileContext } from '../../src/engine/prompts/formats/types';
 
 const files = (map: Record<string, string | Uint8Array>): PromptFileContext['readFile'] => (rel) => {
   const v = map[rel];

@@ -5,10 +5,10 @@
 // readers' own patterns (role lines, images, VS Code's variables) run in linear time.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parsePromptFile } from '../../src/engine/promptFiles';
-import type { PromptFileParse } from '../../src/engine/promptFiles';
-import { MAX_TEMPLATE_CHARS, renderJinja, renderMustache, TemplateError } from '../../src/engine/promptFormats/templates';
-import { RENDER_LIMITS } from '../../src/engine/promptFormats/renderBudget';
+import { parsePromptFile } from '../../src/engine/prompts/promptFiles';
+import type { PromptFileParse } from '../../src/engine/prompts/formats/types';
+import { MAX_TEMPLATE_CHARS, renderJinja, renderMustache, TemplateError } from '../../src/engine/prompts/formats/templates';
+import { RENDER_LIMITS } from '../../src/engine/prompts/formats/renderBudget';
 
 const SECOND = 1000;
 

@@ -3,8 +3,8 @@
 // Parses are fabricated PromptFileParse values (the reader's API), plus a few from the real reader.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { PromptFileParse, PromptFileVariable } from '../../src/engine/promptFiles';
-import { parsePromptFile } from '../../src/engine/promptFiles';
+import type { PromptFileParse, PromptFileVariable } from '../../src/engine/prompts/formats/types';
+import { parsePromptFile } from '../../src/engine/prompts/promptFiles';
 import {
   answersToRemember, applicableAnswers, askPrompt, askTitle, editorValues, explicitSamplingKeys, fillTitle, initialAnswer,
   lensPlan, looksSecret, setByUser, unfilledEditorNote, varAssignments, variablesToAsk,

@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parsePromptFile } from '../../src/engine/promptFiles';
-import type { PromptFileParse } from '../../src/engine/promptFiles';
-import { loadVars } from '../../src/jobs/prompts';
+import { parsePromptFile } from '../../src/engine/prompts/promptFiles';
+import type { PromptFileParse } from '../../src/engine/prompts/formats/types';
+import { loadVars } from '../../src/jobs/jobPrompts';
 import { applicableAnswers, answersToRemember, editorValues, initialAnswer, variablesToAsk } from '../../src/extension/promptModel';
 
 const NAMES = ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf', '__defineGetter__'] as const;

@@ -11,8 +11,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { parsePromptFile } from '../../src/engine/promptFiles';
-import { anyPulledIn, promptAccess } from '../../src/engine/siblingFiles';
+import { parsePromptFile } from '../../src/engine/prompts/promptFiles';
+import { anyPulledIn, promptAccess } from '../../src/engine/prompts/siblingFiles';
 import { IN_THREAD_MAX_BYTES, PromptReader, type Cancellation, type PromptReaderOptions } from '../../src/extension/promptWorker/client';
 import { readDocument, type DocumentParse, type ParseRequest } from '../../src/extension/promptWorker/request';
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { syntheticPrompt, estimateTokens, WORDS } from '../../src/engine/prompts';
-import { Rng, interArrivalS } from '../../src/engine/random';
+import { syntheticPrompt, estimateTokens, WORDS } from '../../src/engine/prompts/syntheticPrompts';
+import { Rng, interArrivalS } from '../../src/engine/core/random';
 
 const text = (i: number, n: number, o?: { seed?: number; sharedPrefix?: boolean }) => syntheticPrompt(i, n, o).messages[0]!.content;
 

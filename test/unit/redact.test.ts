@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { displayUrl, fromServer, isSecretHeaderName, printable, redactHeaders, Scrubber, secretsOf } from '../../src/engine/redact';
-import { serializeRunFile } from '../../src/engine/runFile';
+import { displayUrl, fromServer, isSecretHeaderName, printable, redactHeaders, Scrubber, secretsOf } from '../../src/engine/core/redact';
+import { serializeRunFile } from '../../src/engine/files/runFile';
 import { parseCommandLine } from '../../src/cli/parse';
 import { UsageError } from '../../src/jobs/errors';
 import { fixtureRun } from '../support/fixtureRuns';

@@ -11,8 +11,8 @@ import { BAND_THRESHOLD, barText, whereBars } from '../../webview/report/whereVi
 import { runProblem } from '../../webview/report/validate';
 import { applyLive } from '../../webview/report/liveState';
 import { fixtureRun, fixtureWhereRun, prefillSpanOf, unknownVersionRun } from '../support/fixtureRuns';
-import { runFileProblem } from '../../src/engine/runSchema';
-import { phasesOf } from '../../src/engine/phases';
+import { runFileProblem } from '../../src/engine/core/runSchema';
+import { phasesOf } from '../../src/engine/analysis/phases';
 
 test('CDF: y is the share of samples at or below x, ties collapsed, ends kept', () => {
   assert.deepEqual(buildCdf([3, 1, 2, 2]), [{ x: 1, y: 0.25 }, { x: 2, y: 0.75 }, { x: 3, y: 1 }]);

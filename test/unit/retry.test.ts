@@ -1,15 +1,15 @@
-// src/engine/retry.ts: reading Retry-After, and the decision after each attempt.
+// src/engine/transport/retry.ts: reading Retry-After, and the decision after each attempt.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseCommandLine } from '../../src/cli/parse';
-import { parseSlo } from '../../src/engine/slo';
+import { parseSlo } from '../../src/engine/core/slo';
 import { buildConfig } from '../../src/extension/configModel';
 import { buildRunJob, buildSweepJob } from '../../src/jobs/build';
-import { MAX_CONNECTION_RETRIES, MAX_RETRY_AFTER_RETRIES, MAX_RETRY_AFTER_S, nextStep, retryAfterSeconds, sendWithRetries } from '../../src/engine/retry';
-import type { Attempt, RetryPolicy } from '../../src/engine/retry';
-import { summarize } from '../../src/engine/metrics';
-import { defaultWorkload } from '../../src/engine/workload';
-import type { RequestError, RequestRecord, RequestRetry } from '../../src/engine/types';
+import { MAX_CONNECTION_RETRIES, MAX_RETRY_AFTER_RETRIES, MAX_RETRY_AFTER_S, nextStep, retryAfterSeconds, sendWithRetries } from '../../src/engine/transport/retry';
+import type { Attempt, RetryPolicy } from '../../src/engine/transport/retry';
+import { summarize } from '../../src/engine/analysis/metrics';
+import { defaultWorkload } from '../../src/engine/core/workload';
+import type { RequestError, RequestRecord, RequestRetry } from '../../src/engine/core/types';
 import { formatErrors } from '../../src/present/runText';
 import { rateLimitLine, retryTexts, statusCounts } from '../../src/present/retryText';
 

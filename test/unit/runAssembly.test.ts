@@ -1,11 +1,11 @@
 // The run file assembled from a run's parts: one place that redacts the endpoint.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { assembleRunFile } from '../../src/engine/runAssembly';
-import { redactEndpoint } from '../../src/engine/redact';
-import { parseRunFile, serializeRunFile, TOOL_VERSION } from '../../src/engine/runFile';
-import { defaultWorkload } from '../../src/engine/workload';
-import type { RequestRecord } from '../../src/engine/types';
+import { assembleRunFile } from '../../src/engine/run/runAssembly';
+import { redactEndpoint } from '../../src/engine/core/redact';
+import { parseRunFile, serializeRunFile, TOOL_VERSION } from '../../src/engine/files/runFile';
+import { defaultWorkload } from '../../src/engine/core/workload';
+import type { RequestRecord } from '../../src/engine/core/types';
 
 const requests: RequestRecord[] = [
   { index: 0, warmup: false, scheduledAt: 1000, sentAt: 1000, outputTokens: 3, tokenSource: 'usage', chunkTimesMs: [10, 20, 30], ttftMs: 10, e2eMs: 30, lastByteMs: 31, tpotMs: 10 },

@@ -3,12 +3,12 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseRunFile, readRunFile, requestsToCsv, RUN_FILE_MAX_BYTES, RunFileError, serializeRunFile, writeRunFile, TOOL_VERSION } from '../../src/engine/runFile';
-import { Scrubber, scrubRun } from '../../src/engine/redact';
-import { newRunId } from '../../src/engine/runId';
-import { summarize } from '../../src/engine/metrics';
-import { defaultWorkload } from '../../src/engine/workload';
-import type { RequestRecord, RunFile } from '../../src/engine/types';
+import { parseRunFile, readRunFile, requestsToCsv, RUN_FILE_MAX_BYTES, RunFileError, serializeRunFile, writeRunFile, TOOL_VERSION } from '../../src/engine/files/runFile';
+import { Scrubber, scrubRun } from '../../src/engine/core/redact';
+import { newRunId } from '../../src/engine/core/runId';
+import { summarize } from '../../src/engine/analysis/metrics';
+import { defaultWorkload } from '../../src/engine/core/workload';
+import type { RequestRecord, RunFile } from '../../src/engine/core/types';
 
 /** A run as the exports take it (the one scrubber, knowing no secret here). */
 const safe = (run: RunFile) => scrubRun(run, new Scrubber());

@@ -2,7 +2,7 @@
 // runs list and the quick picks: the workload or the prompt, the endpoint, the start time.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { RunFile } from '../../src/engine/types';
+import type { RunFile } from '../../src/engine/core/types';
 import { indexEntry, PROMPT_REF_KEY } from '../../src/extension/runStore';
 import { compareName, runLabel, runName, runNameParts, runTime, runWhat } from '../../src/present/runText';
 import { fixtureRun } from '../support/fixtureRuns';

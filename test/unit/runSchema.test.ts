@@ -1,11 +1,11 @@
-// The run file's schema (src/engine/runSchema.ts): what it accepts, how a problem is named (with
+// The run file's schema (src/engine/core/runSchema.ts): what it accepts, how a problem is named (with
 // its path) by the engine and by the report panel, and its fast check agreeing with valibot's own.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as v from 'valibot';
-import { compiledCheck, RunFileSchema, runFileProblem } from '../../src/engine/runSchema';
-import { parseRunFile, RunFileError, serializeRunFile } from '../../src/engine/runFile';
-import type { RunFile } from '../../src/engine/types';
+import { compiledCheck, RunFileSchema, runFileProblem } from '../../src/engine/core/runSchema';
+import { parseRunFile, RunFileError, serializeRunFile } from '../../src/engine/files/runFile';
+import type { RunFile } from '../../src/engine/core/types';
 import { runProblem } from '../../webview/report/validate';
 import { fixtureRun, fixtureSweepRun } from '../support/fixtureRuns';
 

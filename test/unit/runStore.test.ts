@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { latestMeasuredOn, PROMPT_REF_KEY, RunStore, runFileName } from '../../src/extension/runStore';
 import { fixtureRun } from '../support/fixtureRuns';
-import { readRunFile, serializeRunFile, writeRunFile } from '../../src/engine/runFile';
-import { Scrubber, scrubRun } from '../../src/engine/redact';
-import type { RunFile } from '../../src/engine/types';
+import { readRunFile, serializeRunFile, writeRunFile } from '../../src/engine/files/runFile';
+import { Scrubber, scrubRun } from '../../src/engine/core/redact';
+import type { RunFile } from '../../src/engine/core/types';
 
 /** The store takes a scrubbed run (RunsModel.save scrubs with the log's scrubber). */
 const safe = (run: RunFile) => scrubRun(run, new Scrubber());

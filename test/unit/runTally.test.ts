@@ -1,8 +1,8 @@
 // The runner's accounting and its progress reports, on a fake clock.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ProgressTicker, RunTally } from '../../src/engine/runTally';
-import type { RequestRecord } from '../../src/engine/types';
+import { ProgressTicker, RunTally } from '../../src/engine/run/runTally';
+import type { RequestRecord } from '../../src/engine/core/types';
 import { FakeClock } from '../support/fakeClock';
 
 const rec = (index: number, over: Partial<RequestRecord> = {}): RequestRecord => ({

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { formatProgressLine, formatRunTable, formatErrors, formatStalls } from '../../src/present/runText';
-import { summarize } from '../../src/engine/metrics';
-import { defaultWorkload } from '../../src/engine/workload';
-import type { RequestRecord, RunFile } from '../../src/engine/types';
+import { summarize } from '../../src/engine/analysis/metrics';
+import { defaultWorkload } from '../../src/engine/core/workload';
+import type { RequestRecord, RunFile } from '../../src/engine/core/types';
 
 function run(requests: RequestRecord[], slo?: { ttftMs: number }): RunFile {
   const workload = defaultWorkload({ percentiles: [50, 90, 99], ...(slo ? { slo } : {}) });

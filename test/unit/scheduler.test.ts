@@ -2,7 +2,7 @@
 // max-concurrency cap; the closed loop's N workers and its stop.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { arrivalGapsMs, closedLoop, openLoop, sleep, Slots, withinPhase } from '../../src/engine/scheduler';
+import { arrivalGapsMs, closedLoop, openLoop, sleep, Slots, withinPhase } from '../../src/engine/run/scheduler';
 import { FakeClock, settle } from '../support/fakeClock';
 
 /** A send that takes `ms` of fake time and tracks how many are in flight. */

@@ -3,14 +3,14 @@
 // records (RunFile.prompts, promptRef), and the words every surface shows for it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { withLead } from '../../src/engine/adapters/cacheBust';
-import { variantOf } from '../../src/engine/cacheCheck';
-import { createPlanner, plannedPrompts } from '../../src/engine/runner';
-import type { Planned } from '../../src/engine/runner';
-import { asRunFile } from '../../src/engine/runSchema';
-import { resolveSampling } from '../../src/engine/sentWith';
-import type { ApiKind, Prompt, RunFile, WorkloadSpec } from '../../src/engine/types';
-import { defaultWorkload } from '../../src/engine/workload';
+import { withLead } from '../../src/engine/transport/adapters/cacheBust';
+import { variantOf } from '../../src/engine/run/cacheCheck';
+import { createPlanner, plannedPrompts } from '../../src/engine/run/plan';
+import type { Planned } from '../../src/engine/run/plan';
+import { asRunFile } from '../../src/engine/core/runSchema';
+import { resolveSampling } from '../../src/engine/core/sentWith';
+import type { ApiKind, Prompt, RunFile, WorkloadSpec } from '../../src/engine/core/types';
+import { defaultWorkload } from '../../src/engine/core/workload';
 import { indexEntry } from '../../src/extension/runStore';
 import { describeJob } from '../../src/present/jobText';
 import { sentLine, sentNotes, sentPerPromptLines, sentWithRows } from '../../src/present/sentText';

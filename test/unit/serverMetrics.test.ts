@@ -4,10 +4,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as v from 'valibot';
-import { deltaOf, detectFamily, linesOf, parseExposition, quantileBound, readGauges, snapshotOf } from '../../src/engine/serverMetrics';
-import type { Snapshot } from '../../src/engine/serverMetrics';
-import { RunFileSchema } from '../../src/engine/runSchema';
-import type { ServerMetrics } from '../../src/engine/types';
+import { deltaOf, detectFamily, linesOf, parseExposition, quantileBound, readGauges, snapshotOf } from '../../src/engine/transport/serverMetrics';
+import type { Snapshot } from '../../src/engine/transport/serverMetrics';
+import { RunFileSchema } from '../../src/engine/core/runSchema';
+import type { ServerMetrics } from '../../src/engine/core/types';
 import { serverMetricsLines } from '../../src/present/serverMetricsText';
 import { fixtureRun } from '../support/fixtureRuns';
 

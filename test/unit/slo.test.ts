@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseSlo, formatSlo, sloFromObject, SloParseError } from '../../src/engine/slo';
+import { parseSlo, formatSlo, sloFromObject, SloParseError } from '../../src/engine/core/slo';
 
 test('parseSlo reads every key in ms', () => {
   assert.deepEqual(parseSlo('ttft=500,tpot=50,itl=100,e2e=20000'), { ttftMs: 500, tpotMs: 50, itlMs: 100, e2eMs: 20000 });

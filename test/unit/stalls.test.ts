@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { findStalls, summarizeStalls, DEFAULT_STALL_FACTOR, DEFAULT_STALL_FLOOR_MS } from '../../src/engine/stalls';
-import { defaultWorkload } from '../../src/engine/workload';
-import type { RequestRecord } from '../../src/engine/types';
+import { findStalls, summarizeStalls } from '../../src/engine/analysis/stalls';
+import { DEFAULT_STALL_FACTOR, DEFAULT_STALL_FLOOR_MS, defaultWorkload } from '../../src/engine/core/workload';
+import type { RequestRecord } from '../../src/engine/core/types';
 
 function stream(index: number, gaps: number[], sentAt = 1_000): RequestRecord {
   const times = [200];

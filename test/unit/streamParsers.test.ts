@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createJsonStreamParser, createNdjsonParser, createSseJsonParser } from '../../src/engine/streamParsers';
-import type { Framing, JsonStreamParser } from '../../src/engine/streamParsers';
+import { createJsonStreamParser, createNdjsonParser, createSseJsonParser } from '../../src/engine/transport/streamParsers';
+import type { Framing, JsonStreamParser } from '../../src/engine/transport/streamParsers';
 
 interface Collected {
   values: unknown[];

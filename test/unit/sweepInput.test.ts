@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { buildSweepJob } from '../../src/jobs/build';
 import { parseSweepValues, SWEEP_PROMPT_LENGTHS, SWEEP_RATES, sweepConcurrencies } from '../../src/jobs/presets';
 import { OptionValues } from '../../src/jobs/values';
-import { defaultConcurrencies } from '../../src/engine/sweep';
+import { defaultConcurrencies } from '../../src/engine/run/sweep';
 
 test('the defaults on each axis', () => {
   assert.deepEqual(sweepConcurrencies(8), [1, 2, 4, 8]);

@@ -8,13 +8,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chunksToCsv } from '../../src/engine/chunksCsv';
-import { csvCell } from '../../src/engine/csv';
-import { importBenchmarkFile } from '../../src/engine/importers/index';
-import { Scrubber, scrubRun } from '../../src/engine/redact';
-import { requestsToCsv } from '../../src/engine/runFile';
-import { traceToJson } from '../../src/engine/traceEvents';
-import type { RequestRecord, RunFile, StallCause } from '../../src/engine/types';
+import { chunksToCsv } from '../../src/engine/files/chunksCsv';
+import { csvCell } from '../../src/engine/files/csv';
+import { importBenchmarkFile } from '../../src/engine/files/importers/index';
+import { Scrubber, scrubRun } from '../../src/engine/core/redact';
+import { requestsToCsv } from '../../src/engine/files/runFile';
+import { traceToJson } from '../../src/engine/files/traceEvents';
+import type { RequestRecord, RunFile, StallCause } from '../../src/engine/core/types';
 import { fixtureRun } from '../support/fixtureRuns';
 
 /** RFC 4180 fields of one CSV text (quoted fields may hold commas, quotes and line breaks). */

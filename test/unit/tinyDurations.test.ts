@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { fixed, formatMs } from '../../src/present/units';
 import { formatRunTable, formatStalls, itlBurstNote, medianItlText, stallSizeText } from '../../src/present/runText';
 import { formatSweep, sweepWorkload } from '../../src/present/sweepText';
-import { summarize } from '../../src/engine/metrics';
-import { defaultWorkload } from '../../src/engine/workload';
-import type { RequestRecord, RunFile } from '../../src/engine/types';
+import { summarize } from '../../src/engine/analysis/metrics';
+import { defaultWorkload } from '../../src/engine/core/workload';
+import type { RequestRecord, RunFile } from '../../src/engine/core/types';
 import { fixtureSweepRun } from '../support/fixtureRuns';
 
 test('a duration above zero but under 0.01 ms says so, in the panel and in the CLI table', () => {

@@ -5,11 +5,11 @@
 // schema or trace_processor binary can be installed here, so the checks below are written from them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Scrubber, scrubRun } from '../../src/engine/redact';
-import { runToTraceEvents } from '../../src/engine/traceEvents';
-import type { TraceFile } from '../../src/engine/traceEvents';
+import { Scrubber, scrubRun } from '../../src/engine/core/redact';
+import { runToTraceEvents } from '../../src/engine/files/traceEvents';
+import type { TraceFile } from '../../src/engine/files/traceEvents';
 import { fixtureRun, fixtureSweepRun, fixtureWhereRun } from '../support/fixtureRuns';
-import type { RequestRecord, RunFile } from '../../src/engine/types';
+import type { RequestRecord, RunFile } from '../../src/engine/core/types';
 
 type Ev = Record<string, unknown>;
 const METADATA_NAMES = new Set(['process_name', 'process_labels', 'process_sort_index', 'thread_name', 'thread_sort_index']);

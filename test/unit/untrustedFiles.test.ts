@@ -9,11 +9,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadDataset } from '../../src/engine/dataset';
-import { parsePromptFile } from '../../src/engine/promptFiles';
-import { readPrompts } from '../../src/engine/promptSource';
-import { projectRoot, promptAccess } from '../../src/engine/siblingFiles';
-import { readUntrustedFile, readUntrustedFileSync, UntrustedFileError } from '../../src/engine/untrustedFile';
+import { loadDataset } from '../../src/engine/prompts/dataset';
+import { parsePromptFile } from '../../src/engine/prompts/promptFiles';
+import { readPrompts } from '../../src/engine/prompts/promptSource';
+import { projectRoot, promptAccess } from '../../src/engine/prompts/siblingFiles';
+import { readUntrustedFile, readUntrustedFileSync, UntrustedFileError } from '../../src/engine/files/untrustedFile';
 import { documentAccessOptions } from '../../src/extension/promptModel';
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), 'untrusted-')));

@@ -4,12 +4,12 @@
 // "user:", so its "password" is no URL credential at all), and values typed in the wrong place.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { displayUrl } from '../../src/engine/redact';
+import { displayUrl } from '../../src/engine/core/redact';
 import { parseCommandLine } from '../../src/cli/parse';
 import { validateEndpoint } from '../../src/extension/configModel';
 import { networkPlan } from '../../src/extension/networkModel';
 import { UsageError } from '../../src/jobs/errors';
-import { buildNetwork, networkSecrets } from '../../src/jobs/network';
+import { buildNetwork, networkSecrets } from '../../src/jobs/networkSpec';
 import { OPTIONS } from '../../src/jobs/options';
 import { OptionValues } from '../../src/jobs/values';
 

@@ -5,10 +5,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { realClock } from '../../src/engine/clock';
-import { defaultWorkload, WorkloadError } from '../../src/engine/workload';
-import { AUTO_WORKERS_CAP, AUTO_WORKERS_MIN_STREAMS, mergeConnections, streamsOf, threadsFor, withWorkers } from '../../src/engine/workers/coordinator';
-import { CELL, claim, SharedSlots, sharedCells, splitEvenly } from '../../src/engine/workers/shared';
+import { realClock } from '../../src/engine/core/clock';
+import { defaultWorkload, WorkloadError } from '../../src/engine/core/workload';
+import { AUTO_WORKERS_CAP, AUTO_WORKERS_MIN_STREAMS, mergeConnections, streamsOf, threadsFor, withWorkers } from '../../src/engine/run/workers/coordinator';
+import { CELL, claim, SharedSlots, sharedCells, splitEvenly } from '../../src/engine/run/workers/sharedCells';
 
 const SRC = join(__dirname, '../../src/engine');
 
@@ -16,8 +16,8 @@ const SRC = join(__dirname, '../../src/engine');
 function thread(body: string, data: unknown): Worker {
   const code = `require('tsx/cjs');
 const { parentPort, workerData } = require('node:worker_threads');
-const shared = require(${JSON.stringify(join(SRC, 'workers/shared.ts'))});
-const { realClock } = require(${JSON.stringify(join(SRC, 'clock.ts'))});
+const shared = require(${JSON.stringify(join(SRC, 'run/workers/sharedCells.ts'))});
+const { realClock } = require(${JSON.stringify(join(SRC, 'core/clock.ts'))});
 ${body}`;
   return new Worker(code, { eval: true, workerData: data });
 }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { defaultWorkload, validateWorkload, workloadProblems, connectionsFor, WorkloadError } from '../../src/engine/workload';
+import { defaultWorkload, validateWorkload, workloadProblems, connectionsFor, WorkloadError } from '../../src/engine/core/workload';
 
 test('defaults: a quick, honest check', () => {
   const w = defaultWorkload();

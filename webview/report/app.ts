@@ -1,7 +1,7 @@
 // The report: one run, two runs compared, a live run, or an error. Owns the timelines and charts
 // it creates and disposes of them before drawing something else.
 import type { Chart } from 'chart.js';
-import type { RequestRecord, RunFile, Stall } from '../../src/engine/types';
+import type { RequestRecord, RunFile, Stall } from '../../src/engine/core/types';
 import type { ReportHostMessage } from '../../src/shared/protocol';
 import { buildCdf } from './cdf';
 import { applyTheme, cdfChart, cdfSummaryText, gaugeChart, itlChart, itlTimeSummaryText, setChartTheme, throughputChart, throughputSummaryText, zoomByKeyboard, type CdfSeries, type ScatterPoint } from './charts';

@@ -2,8 +2,8 @@
 // run's start, chunk arrivals as typed arrays (a million of them stay cheap), stalls per lane: the
 // engine's own (`requests[].stalls`, with their cause) when the run file has them, else found here by
 // the run's stall rule (files written before the engine attributed stalls).
-import type { RequestRecord, RunFile, Stall, StallCause } from '../../src/engine/types';
-import { prefillStartMs } from '../../src/engine/phases';
+import type { RequestRecord, RunFile, Stall, StallCause } from '../../src/engine/core/types';
+import { prefillStartMs } from '../../src/engine/analysis/phases';
 import type { SeriesRequest } from './series';
 
 export interface Lane {

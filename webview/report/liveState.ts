@@ -2,7 +2,7 @@
 // another run id (a stale update from a run that was replaced or cancelled) is dropped. Requests
 // still in flight come as chunk deltas (StreamDelta) and are kept as streams until their record
 // arrives, which replaces them.
-import type { Progress, RequestRecord, RunFile, StreamDelta } from '../../src/engine/types';
+import type { Progress, RequestRecord, RunFile, StreamDelta } from '../../src/engine/core/types';
 import type { ReportHostMessage } from '../../src/shared/protocol';
 
 /** A request in flight: every chunk so far (ms since sent, ascending). */

@@ -31,8 +31,8 @@ import {
   type ChartDataset,
   type Plugin,
 } from 'chart.js';
-import type { RunFile, SloSpec, SweepPoint } from '../../src/engine/types';
-import { dialFigures } from '../../src/engine/fit';
+import type { RunFile, SloSpec, SweepPoint } from '../../src/engine/core/types';
+import { dialFigures } from '../../src/engine/analysis/fit';
 import { dialRows, dialWorkload, pointMarks, sweepFacts, sweepRows, SWEEP_COLUMNS } from '../../src/present/sweepText';
 import { fixed, formatMs as ms } from '../../src/present/units';
 import { scrollRegion } from './dom';

@@ -1,10 +1,10 @@
 // What the panel checks before drawing a run it was given, so a bad file gets a sentence, not a
-// blank page: the run file's schema (src/engine/runSchema.ts), the same one the host's parseRunFile
+// blank page: the run file's schema (src/engine/core/runSchema.ts), the same one the host's parseRunFile
 // uses, worded for the panel. It guards the webview's own input (restored state, a message from an
 // older host).
-import { asRunFile, RUN_VERSION, runFileProblem } from '../../src/engine/runSchema';
-import type { RunFileProblem } from '../../src/engine/runSchema';
-import type { RunFile } from '../../src/engine/types';
+import { asRunFile, RUN_VERSION, runFileProblem } from '../../src/engine/core/runSchema';
+import type { RunFileProblem } from '../../src/engine/core/runSchema';
+import type { RunFile } from '../../src/engine/core/types';
 
 function sentence(p: RunFileProblem): string {
   switch (p.kind) {

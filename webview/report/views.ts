@@ -2,7 +2,7 @@
 // table and the stalls list. Figures are the engine's summary values, formatted here and nowhere else;
 // sentences about them (buffering, the prefix cache, a stall's cause) come from src/present/whereText.ts.
 import { prefixCacheSplitLine } from '../../src/present/cacheCheckText';
-import type { RunFile, SloSpec, Stall, Stats, Summary } from '../../src/engine/types';
+import type { RunFile, SloSpec, Stall, Stats, Summary } from '../../src/engine/core/types';
 import { h, scrollRegion } from './dom';
 import { itlBurstNote, overlongLine, stallSizeText } from '../../src/present/runText';
 import { dialWorkload, sweepWorkload } from '../../src/present/sweepText';

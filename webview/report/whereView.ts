@@ -2,11 +2,11 @@
 // transport → decode, from the server's own timings where the run has them, else the client's
 // inference, each bar saying which), or per TTFT percentile band when there are too many requests to
 // tell bars apart; the client's TTFT beside the server's; the server's /metrics; the verdicts. The
-// phases and every sentence come from the shared layer (src/engine/phases.ts, src/present/), so the
+// phases and every sentence come from the shared layer (src/engine/analysis/phases.ts, src/present/), so the
 // panel and the CLI say the same things. Bars are plain elements sized through the CSSOM (the CSP
 // allows no inline style attribute), coloured by class from the theme's chart tokens.
-import type { RequestRecord, RunFile, ServerMetrics } from '../../src/engine/types';
-import { phaseBands, phasesOf, type PhaseSegment, type RequestPhases } from '../../src/engine/phases';
+import type { RequestRecord, RunFile, ServerMetrics } from '../../src/engine/core/types';
+import { phaseBands, phasesOf, type PhaseSegment, type RequestPhases } from '../../src/engine/analysis/phases';
 import { serverMetricsLines } from '../../src/present/serverMetricsText';
 import { formatInt, formatMs, formatPercent } from '../../src/present/units';
 import { timingTable, verdictLines } from '../../src/present/whereText';

@@ -5,7 +5,7 @@
 import type { SidebarEndpoint, SidebarHostMessage, SidebarRun, SidebarState, SidebarWebviewMessage, SidebarWorkload } from '../../src/shared/protocol';
 import { option as optionSpec } from '../../src/jobs/options';
 import { formatMs as ms } from '../../src/present/units';
-import { badge, button, divider, numberField, option, select, setDisabled, spinner } from './toolkit';
+import { badge, button, divider, numberField, option, select, setDisabled, spinner } from './controls';
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void; getState(): unknown; setState(state: unknown): void };
 

@@ -1,9 +1,9 @@
 // Add, Edit and Remove endpoint (the user's settings) and Set API key (secret storage). Adding asks
 // name, URL, API and model; "auto" probes the server at once and asks for the API when no probe tells.
 import * as vscode from 'vscode';
-import { API_KINDS } from '../../engine/types';
+import { API_KINDS } from '../../engine/core/types';
 import { Command } from '../commands';
-import { isLoopbackUrl } from '../../engine/loopback';
+import { isLoopbackUrl } from '../../engine/transport/loopback';
 import { validateEndpoint, type EndpointEntry } from '../configModel';
 import { API_DESCRIPTIONS, detectApi, pickApi } from '../pickers';
 import type { Services } from '../services';

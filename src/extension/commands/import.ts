@@ -4,7 +4,7 @@
 // From the palette (a file picker), the Explorer's context menu (its Uri and the selection) and a
 // file dropped on the report panel (reportPanel.ts passes the URIs the page was handed).
 import * as vscode from 'vscode';
-import type { RunFile } from '../../engine/types';
+import type { RunFile } from '../../engine/core/types';
 import { importedLine } from '../../present/importText';
 import { Command } from '../commands';
 import { loadFiles } from '../lazy';

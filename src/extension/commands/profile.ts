@@ -4,7 +4,7 @@
 // uses, and hands it to the job runner.
 import { basename } from 'node:path';
 import * as vscode from 'vscode';
-import type { Prompt, PromptPulledIn, SloSpec } from '../../engine/types';
+import type { Prompt, PromptPulledIn, SloSpec } from '../../engine/core/types';
 import type { BuildContext } from '../../jobs/build';
 import { presetWorkload } from '../../jobs/presets';
 import type { PresetId, PresetInput, SweepInput } from '../../jobs/presets';

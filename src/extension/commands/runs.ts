@@ -1,8 +1,8 @@
 // The stored runs: open, compare, export as CSV, delete; and the log and a prompt file's problem.
 import { writeFile } from 'node:fs/promises';
 import * as vscode from 'vscode';
-import { scrubRun } from '../../engine/redact';
-import type { RunFile } from '../../engine/types';
+import { scrubRun } from '../../engine/core/redact';
+import type { RunFile } from '../../engine/core/types';
 import { runLabel } from '../../present/runText';
 import { formatMs } from '../../present/units';
 import { Command } from '../commands';

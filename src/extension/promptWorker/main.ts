@@ -3,8 +3,8 @@
 // file (about a second per MB) never freezes the editor. Its environment is empty: a trusted
 // workspace's request carries the host's (request.ts).
 import { parentPort } from 'node:worker_threads';
-import { parsePromptFile } from '../../engine/promptFiles';
-import { anyPulledIn, promptAccess } from '../../engine/siblingFiles';
+import { parsePromptFile } from '../../engine/prompts/promptFiles';
+import { anyPulledIn, promptAccess } from '../../engine/prompts/siblingFiles';
 import { readDocument, refusedParse, type FromPromptWorker, type ToPromptWorker } from './request';
 
 const parts = { parsePromptFile, promptAccess, anyPulledIn };

@@ -2,9 +2,10 @@
 // (main.ts) and back: what is asked (the document's text, the caller's values, what the file may pull
 // in) and the one function that answers it, run by the worker on its thread, or by the host on its own
 // for a small document when the thread cannot start (client.ts). No `vscode`: a worker thread has none.
-import type { parsePromptFile, PromptFileParse } from '../../engine/promptFiles';
-import type { anyPulledIn, promptAccess } from '../../engine/siblingFiles';
-import type { PromptPulledIn } from '../../engine/types';
+import type { parsePromptFile } from '../../engine/prompts/promptFiles';
+import type { PromptFileParse } from '../../engine/prompts/formats/types';
+import type { anyPulledIn, promptAccess } from '../../engine/prompts/siblingFiles';
+import type { PromptPulledIn } from '../../engine/core/types';
 import { parserFileName } from '../promptFileKinds';
 import { documentAccessOptions } from '../promptModel';
 

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { Script } from 'node:vm';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { readRunFile } from '../../../src/engine/runFile';
-import { parsePromptFile } from '../../../src/engine/promptFiles';
-import type { RunFile } from '../../../src/engine/types';
+import { readRunFile } from '../../../src/engine/files/runFile';
+import { parsePromptFile } from '../../../src/engine/prompts/promptFiles';
+import type { RunFile } from '../../../src/engine/core/types';
 import { runName } from '../../../src/present/runText';
 import type { ExtensionApi } from '../../../src/extension/extension';
 import type { RunOutcome } from '../../../src/extension/jobRunner';
@@ -74,7 +74,7 @@ hostTest('activates without heavy work, and says how long it took', async () => 
   // enough that compiling it adds little: the engine and the run/prompt files are apart.
   assert.ok(api.activationMs <= 50, `activation took ${api.activationMs.toFixed(1)} ms (goal 50 ms)`);
   assert.ok(code.length < 512 * 1024, `dist/extension.js is ${(code.length / 1024).toFixed(0)} KiB: something heavy is bundled into it`);
-  for (const heavy of ['node_modules/undici', 'node_modules/yaml', 'node_modules/valibot', 'src/engine/runner.ts']) assert.ok(!code.includes(heavy), `dist/extension.js contains ${heavy}`);
+  for (const heavy of ['node_modules/undici', 'node_modules/yaml', 'node_modules/valibot', 'src/engine/run/runner.ts']) assert.ok(!code.includes(heavy), `dist/extension.js contains ${heavy}`);
   assert.match(api.runsDir, /runs$/);
 });
 

@@ -10,8 +10,8 @@
 // through the workbench's own command, as Enter would.
 import assert from 'node:assert/strict';
 import * as vscode from 'vscode';
-import { readRunFile } from '../../../src/engine/runFile';
-import { parsePromptFile } from '../../../src/engine/promptFiles';
+import { readRunFile } from '../../../src/engine/files/runFile';
+import { parsePromptFile } from '../../../src/engine/prompts/promptFiles';
 import type { ExtensionApi } from '../../../src/extension/extension';
 import type { RunOutcome } from '../../../src/extension/jobRunner';
 import { startScriptedServer, type ScriptedServer } from '../../support/scriptedServer';

@@ -1,0 +1,9 @@
+// Run ids: UTC time to the second (so they sort by time as text) and 6 random base-36 characters.
+
+export function newRunId(now: Date = new Date()): string {
+  const t = now.toISOString().slice(0, 19).replace(/:/g, '-');
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(6));
+  let suffix = '';
+  for (const b of bytes) suffix += (b % 36).toString(36);
+  return `${t}-${suffix}`;
+}

@@ -1,0 +1,100 @@
+// Synthetic prompts of a given length, and a rough token estimate for prompts the server does not count.
+import type { Prompt } from '../core/types';
+import { Rng } from '../core/random';
+
+// Short, common English words: each is one token (with its leading space) in the GPT, Llama, Mistral
+// and Qwen tokenizers, so N words ≈ N prompt tokens whatever the model.
+export const WORDS: readonly string[] = (
+  'the of and to in is was for on that with as by at from his her he she it they we you are be this ' +
+  'have has had not but or an all were their which one would there what so up out if about who get ' +
+  'when make can like time just him know take people into year your good some could them see other ' +
+  'than then now look only come its over think also back after use two how our work first well way ' +
+  'even new want because any these give day most us man find here thing many long tell very hand ' +
+  'high old great life part place same little world last school still own point right home while big ' +
+  'house small end line group side number water again room city mother night name next sound light ' +
+  'tree land form food sun door road book star word friend game river paper music field open red ' +
+  'green blue black white cold warm hot dark short late early young strong clear full late low plan ' +
+  'rain snow wind fire stone wood glass gold ship car train bird fish dog cat horse farm town map ' +
+  'page story song voice face eye head heart body mind color shape table chair window wall floor ' +
+  'garden bridge hill lake sea island north south east west spring summer winter morning evening'
+)
+  .split(' ')
+  .filter((w, i, all) => w !== '' && all.indexOf(w) === i);
+
+/**
+ * A synthetic prompt of `tokens` words (≈ tokens). Without sharedPrefix every request's text is
+ * different from its first word (words drawn from a generator seeded by seed and index, led by
+ * the index itself spelled in words), so no prefix cache, block-hashed (vLLM) or longest-common-prefix
+ * (llama.cpp), can skip any of its prefill. With sharedPrefix every request shares the same text and
+ * differs only in its last few words: what a prefix cache is good at.
+ */
+export function syntheticPrompt(index: number, tokens: number, options: { seed?: number; sharedPrefix?: boolean } = {}): Prompt {
+  const seed = options.seed ?? 0;
+  const n = Math.max(1, Math.floor(tokens));
+  const tag = indexWords(index);
+  const words: string[] = [];
+  if (options.sharedPrefix) {
+    const rng = new Rng(seed * 7919 + 17);
+    const bodyLength = Math.max(0, n - tag.length);
+    for (let i = 0; i < bodyLength; i++) words.push(WORDS[rng.int(WORDS.length)]!);
+    words.push(...tag.slice(0, n - words.length));
+  } else {
+    const rng = new Rng(seed * 1_000_003 + index * 7 + 1);
+    words.push(...tag.slice(0, n));
+    while (words.length < n) words.push(WORDS[rng.int(WORDS.length)]!);
+  }
+  return {
+    messages: [{ role: 'user', content: words.join(' ') }],
+    source: options.sharedPrefix ? 'synthetic (shared prefix)' : 'synthetic',
+    estimatedTokens: n,
+  };
+}
+
+/** The index spelled in base-|WORDS| digits, at least two words: a unique, cache-busting lead. */
+function indexWords(index: number): string[] {
+  const base = WORDS.length;
+  const out: string[] = [];
+  let i = Math.max(0, Math.floor(index));
+  do {
+    out.unshift(WORDS[i % base]!);
+    i = Math.floor(i / base);
+  } while (i > 0);
+  while (out.length < 2) out.unshift('request');
+  return out;
+}
+
+/**
+ * A rough count of tokens in text (BPE tokenizers): a short word is one token, a long one about one
+ * per four letters, each digit, punctuation mark or non-Latin character one. Used only when the
+ * server reports no usage; the run file says which (tokenSource).
+ */
+export function estimateTokens(text: string): number {
+  // a loop over character codes, not a match object per token: prompt files are untrusted and up to 8 MiB
+  let n = 0;
+  let word = 0;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 32;
+    if ((c >= 65 && c <= 90) || (c >= 97 && c <= 122)) {
+      word++;
+      continue;
+    }
+    if (word > 0) n += word <= 7 ? 1 : Math.ceil(word / 4);
+    word = 0;
+    if (!isSpace(c)) n++;
+  }
+  return n;
+}
+
+/** Whether a UTF-16 code unit is whitespace to a regular expression's \s. */
+function isSpace(c: number): boolean {
+  if (c <= 32) return c === 32 || (c >= 9 && c <= 13);
+  if (c < 0xa0) return false;
+  return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+}
+
+/** The estimate for a whole prompt (all messages, plus a few tokens of chat template per message). */
+export function estimatePromptTokens(messages: Prompt['messages']): number {
+  let n = 0;
+  for (const m of messages) n += estimateTokens(m.content) + 4;
+  return n;
+}

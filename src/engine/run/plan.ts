@@ -1,0 +1,210 @@
+// Planning a run: which prompt request k sends, with what (sentWith.ts), kept cold or not, and whether
+// it repeats an earlier one; the options a run is given and the client's options it implies. Shared
+// by the runner on one thread and by each worker thread (workers/workerRun.ts).
+import { randomBytes } from 'node:crypto';
+import type { CacheBust, ClientOptions, EndpointSpec, NetworkSpec, Progress, Prompt, PromptRecord, RequestRecord, RequestSpec, WorkloadSpec } from '../core/types';
+import { cacheBustFor, randomTag } from '../transport/adapters/cacheBust';
+import type { EndpointAdapter } from '../transport/adapters/adapter';
+import { adapterFor } from '../transport/adapters/registry';
+import { syntheticPrompt } from '../prompts/syntheticPrompts';
+import { readPrompts } from '../prompts/promptSource';
+import { promptRecord, PromptRecords, recordsPrompt, resolveSampling } from '../core/sentWith';
+import type { SentParams } from '../core/sentWith';
+import { connectionsFor } from '../core/workload';
+
+export interface RunOptions {
+  /** Sent as a bearer token; never written to the run file, and scrubbed from error texts. */
+  readonly apiKey?: string;
+  /** Proxy and certificates; holds the proxy's credentials, so never written either (the run file gets networkRecord's view). */
+  readonly network?: NetworkSpec;
+  /** Aborting stops the run within 100 ms: in-flight requests are aborted, finished ones kept, the run returned with `cancelled: true`. */
+  readonly signal?: AbortSignal;
+  /** The first at once, then at most every 100 ms, and a last one at the end. */
+  onProgress?(p: Progress): void;
+  /** With onProgress: carry the streams in flight (Progress.streams) for a live view. Off for the CLI: no chunk time is kept twice. */
+  readonly streams?: boolean;
+  /** Each finished request, warmup ones included (marked `warmup: true`). */
+  onRecord?(r: RequestRecord): void;
+  /** Prompts to cycle through instead of the workload's prompt source. */
+  readonly prompts?: readonly Prompt[];
+  /** Prompts for the warmup requests, cycled (default: the same as the measured ones). */
+  readonly warmupPrompts?: readonly Prompt[];
+  readonly runId?: string;
+  /** Recorded in the run file when the API kind was detected (`--api auto`). */
+  readonly detectedApi?: boolean;
+}
+
+/**
+ * Where each request's prompt comes from (measured request k cycles from the first prompt again),
+ * and which prompt it is: the same key for the same text, so that a repeat is known without keeping
+ * every text sent. Synthetic prompts have no key: each is unique from its first word.
+ */
+interface PromptSource {
+  promptFor(index: number, warmup: boolean, k: number): { readonly prompt: Prompt; readonly key?: number };
+}
+
+/** The same text: every message's role and content. */
+function promptIdentity(p: Prompt): string {
+  return p.messages.map((m) => `${m.role}\u0000${m.content}`).join('\u0001');
+}
+
+/** Cycles finite lists (measured, and warmup when given apart), keyed by the first position of each text. */
+function listSource(measured: readonly Prompt[], warmup: readonly Prompt[] | undefined): PromptSource {
+  const all = warmup && warmup.length > 0 ? [...measured, ...warmup] : measured;
+  const firstOf = new Map<string, number>();
+  const keys = all.map((p, i) => {
+    const id = promptIdentity(p);
+    const first = firstOf.get(id);
+    if (first !== undefined) return first;
+    firstOf.set(id, i);
+    return i;
+  });
+  const warmups = all.length - measured.length;
+  return {
+    promptFor: (_index, isWarmup, k) => {
+      const i = isWarmup && warmups > 0 ? measured.length + (k % warmups) : k % measured.length;
+      return { prompt: all[i]!, key: keys[i]! };
+    },
+  };
+}
+
+export async function promptSource(w: WorkloadSpec, given: readonly Prompt[] | undefined, warmup: readonly Prompt[] | undefined): Promise<PromptSource> {
+  if (given && given.length > 0) return listSource(given, warmup);
+  const src = w.prompt;
+  if (src.kind === 'synthetic') {
+    const synthetic: PromptSource = { promptFor: (index) => ({ prompt: syntheticPrompt(index, src.tokens, { seed: w.seed, sharedPrefix: src.sharedPrefix }) }) };
+    if (!warmup || warmup.length === 0) return synthetic;
+    const list = listSource(warmup, undefined);
+    return { promptFor: (index, isWarmup, k) => (isWarmup ? list.promptFor(index, false, k) : synthetic.promptFor(index, false, k)) };
+  }
+  const { prompts } = await readPrompts(src);
+  return listSource(prompts, warmup);
+}
+
+/** A few random base-36 characters: the run's part of every nonce (unique across runs, sweeps' points included). */
+function nonceBase(): string {
+  return randomTag(randomBytes(6));
+}
+
+/** The client options for a workload: one warmed connection per concurrent request. */
+export function clientOptions(w: WorkloadSpec, apiKey: string | undefined, network: NetworkSpec | undefined): ClientOptions {
+  return {
+    connections: connectionsFor(w),
+    // An open loop is never capped unless --max-concurrency says so: a capped one turns into a closed loop.
+    ...(w.mode.kind === 'open' && w.mode.maxConcurrency === undefined ? { maxConnections: null } : {}),
+    timeoutMs: w.timeoutMs,
+    idleTimeoutMs: w.idleTimeoutMs,
+    ...(w.respectRetryAfter ? { respectRetryAfter: true } : {}),
+    ...(apiKey !== undefined ? { apiKey } : {}),
+    ...(network !== undefined ? { network } : {}),
+  };
+}
+
+/** A request as planned: its spec, and the earlier request that sent the same prompt, if one did. */
+export interface Planned {
+  readonly spec: RequestSpec;
+  readonly repeatOf?: number;
+}
+
+/** What a prompt is sent with, worked out once per prompt object: the values, and its index in RunFile.prompts when it has a record. */
+interface SentWith {
+  readonly sent: SentParams;
+  readonly ref?: number;
+}
+
+/**
+ * Turns request k of a phase into its spec: the prompt from the source, sent with the values the
+ * precedence gives (sentWith.ts: the workload's explicit values, else the prompt file's, else the
+ * workload's defaults), kept cold the API's way when the workload says so (workload.prefixCache;
+ * absent: warm, as runs were before it existed), and whether it repeats a prompt sent earlier.
+ * Records what each prompt-file prompt was sent with (`prompts`), in the order first sent.
+ */
+export class Planner {
+  readonly #w: WorkloadSpec;
+  readonly #source: PromptSource;
+  readonly #endpoint: EndpointSpec;
+  readonly #adapter: EndpointAdapter;
+  readonly #cacheBust: CacheBust | undefined;
+  readonly #nonceBase = nonceBase();
+  /** Prompt key → the index of the first request that sent it. */
+  readonly #firstSent = new Map<number, number>();
+  readonly #sentWith = new WeakMap<Prompt, SentWith>();
+  readonly #records = new PromptRecords();
+
+  constructor(w: WorkloadSpec, source: PromptSource, endpoint: EndpointSpec) {
+    this.#w = w;
+    this.#source = source;
+    this.#endpoint = endpoint;
+    this.#adapter = adapterFor(endpoint.api);
+    this.#cacheBust = w.prefixCache === 'cold' ? cacheBustFor(endpoint.api) : undefined;
+  }
+
+  /** RunFile.prompts so far: what each prompt-file (or caller's) prompt was sent with, in the order first sent. */
+  get prompts(): readonly PromptRecord[] {
+    return this.#records.list;
+  }
+
+  plan(index: number, warmup: boolean, k: number, scheduledAt: number): Planned {
+    const w = this.#w;
+    const { prompt, key } = this.#source.promptFor(index, warmup, k);
+    const { sent, ref } = this.#sentWithOf(prompt);
+    const bust = this.#cacheBust;
+    const spec: RequestSpec = {
+      index,
+      warmup,
+      prompt,
+      ...sent,
+      seed: w.seed + index,
+      ignoreEos: w.ignoreEos,
+      ...(ref !== undefined ? { promptRef: ref } : {}),
+      scheduledAt,
+      ...(bust !== undefined ? { cacheBust: bust } : {}),
+      ...(bust === 'nonce' ? { nonce: `${this.#nonceBase}-${index.toString(36)}` } : {}),
+    };
+    if (key === undefined) return { spec };
+    const first = this.#firstSent.get(key);
+    if (first === undefined) {
+      this.#firstSent.set(key, index);
+      return { spec };
+    }
+    return { spec, repeatOf: first };
+  }
+
+  #sentWithOf(prompt: Prompt): SentWith {
+    const known = this.#sentWith.get(prompt);
+    if (known !== undefined) return known;
+    const resolved = resolveSampling(this.#w, prompt);
+    const ref = recordsPrompt(this.#w, prompt) ? this.#records.add(promptRecord(prompt, resolved, this.#notes(prompt, resolved.sent))) : undefined;
+    const out: SentWith = ref !== undefined ? { sent: resolved.sent, ref } : { sent: resolved.sent };
+    this.#sentWith.set(prompt, out);
+    return out;
+  }
+
+  /** What the API cannot take of this prompt (images on a text-only API, a response format it has no field for): from the adapter that builds the body, once per prompt. */
+  #notes(prompt: Prompt, sent: SentParams): readonly string[] | undefined {
+    try {
+      const spec: RequestSpec = { index: 0, warmup: false, prompt, ...sent, seed: 0, ignoreEos: this.#w.ignoreEos, scheduledAt: 0 };
+      return this.#adapter.buildRequest(spec, this.#endpoint).notes;
+    } catch {
+      return undefined; // a request that cannot be built fails when sent, with its own error
+    }
+  }
+}
+
+/** The planner a run of `w` against `endpoint` uses (for tests: what each request would send). */
+export async function createPlanner(w: WorkloadSpec, endpoint: EndpointSpec, prompts?: readonly Prompt[], warmupPrompts?: readonly Prompt[]): Promise<Planner> {
+  return new Planner(w, await promptSource(w, prompts, warmupPrompts), endpoint);
+}
+
+/**
+ * RunFile.prompts as a run of `w` with these prompts will record it, before anything is sent (the
+ * live report's first frame): the planner's own order, the warmup requests then the measured ones,
+ * each going through the list at most once.
+ */
+export function plannedPrompts(w: WorkloadSpec, endpoint: EndpointSpec, prompts: readonly Prompt[] | undefined): readonly PromptRecord[] {
+  if (!prompts || prompts.length === 0) return [];
+  const planner = new Planner(w, listSource(prompts, undefined), endpoint);
+  for (let k = 0; k < Math.min(w.warmup, prompts.length); k++) planner.plan(k, true, k, 0);
+  for (let k = 0; k < Math.min(w.requests ?? prompts.length, prompts.length); k++) planner.plan(w.warmup + k, false, k, 0);
+  return planner.prompts;
+}

@@ -1,0 +1,49 @@
+// Building a run's RunFile from its parts: the one place a runner's result takes the file's shape,
+// with the endpoint redacted (redact.ts) and the summary computed over the measured phase.
+import { analyzeTiming, annotateRequests } from '../analysis/attribution';
+import { summarize } from '../analysis/metrics';
+import { redactEndpoint } from '../core/redact';
+import { RUN_FORMAT, RUN_VERSION, TOOL_NAME, TOOL_VERSION } from '../core/runFormat';
+import type { ConnectionInfo, EndpointSpec, NetworkRecord, PromptRecord, RequestRecord, RunFile, WorkloadSpec } from '../core/types';
+
+export interface RunParts {
+  readonly id: string;
+  /** ISO times. */
+  readonly startedAt: string;
+  /** Absent while the run has not ended (the live report's first frame). */
+  readonly endedAt?: string;
+  readonly cancelled: boolean;
+  readonly endpoint: EndpointSpec;
+  /** How the endpoint was reached (the proxy, credentials removed; the trust settings). */
+  readonly network?: NetworkRecord;
+  /** The API kind was detected (`--api auto`). */
+  readonly detectedApi?: boolean;
+  readonly workload: WorkloadSpec;
+  /** What each prompt-file prompt was sent with (the planner's list); requests point into it by `promptRef`. */
+  readonly prompts?: readonly PromptRecord[];
+  readonly connection?: ConnectionInfo;
+  /** In index order. */
+  readonly requests: readonly RequestRecord[];
+  /** The measured phase's wall time, s (vLLM's dur_s). */
+  readonly durationS: number;
+}
+
+export function assembleRunFile(p: RunParts): RunFile {
+  const analysis = analyzeTiming(p.requests, p.workload);
+  const requests = annotateRequests(p.requests, analysis);
+  return {
+    format: RUN_FORMAT,
+    version: RUN_VERSION,
+    id: p.id,
+    startedAt: p.startedAt,
+    ...(p.endedAt !== undefined ? { endedAt: p.endedAt } : {}),
+    ...(p.cancelled ? { cancelled: true } : {}),
+    tool: { name: TOOL_NAME, version: TOOL_VERSION },
+    endpoint: { ...redactEndpoint(p.endpoint), ...p.network, ...(p.detectedApi ? { detectedApi: true } : {}) },
+    workload: p.workload,
+    ...(p.prompts && p.prompts.length > 0 ? { prompts: p.prompts } : {}),
+    ...(p.connection ? { connection: p.connection } : {}),
+    requests,
+    summary: summarize(requests, p.workload, { durationS: p.durationS, analysis }),
+  };
+}

@@ -1,0 +1,370 @@
+// The main thread's side of a run on worker threads (--workers N): decides how many threads a
+// workload gets, splits its streams over them (sharedCells.ts), starts each with its share (workerRun.ts),
+// hands out the open-loop arrival schedule computed here once, and merges what comes back into the
+// runner's one tally: one time base (epoch ms = performance.timeOrigin + performance.now(), the same
+// instant on every thread), the records in one index order, progress as with one loop.
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { realClock } from '../../core/clock';
+import { PreflightError } from '../../transport/detect';
+import { readPrompts } from '../../prompts/promptSource';
+import type { Planner, RunOptions } from '../plan';
+import type { RunTally } from '../runTally';
+import { arrivalGapsMs, sleep, withinPhase } from '../scheduler';
+import type { ConnectionInfo, EndpointSpec, Handshake, Prompt, RequestRecord, WorkloadSpec } from '../../core/types';
+import { connectionsFor, WorkloadError } from '../../core/workload';
+import type { Batch, FromWorker, ShareSetup, ToWorker } from './protocol';
+import { sharedCells, splitEvenly } from './sharedCells';
+
+/** The most threads the default (`--workers` not given) starts. */
+export const AUTO_WORKERS_CAP = 8;
+/**
+ * Below this many streams (streamsOf: a closed loop's concurrency, an open loop's by Little's law)
+ * the default is one loop: a thread's start (its bundle parsed, a
+ * pool and connections of its own) and the batches back cost more than one loop loses. Measured by
+ * bench/workers.ts on a quiet 2-core machine (the server on the same cores): with 2 threads TTFT error
+ * p99 was worse at 16 and 256 streams (1.6 vs 0.9 ms, 9.5 vs 6.1 ms) and CPU per token higher; at 1024
+ * TTFT p99 34 vs 38 ms and ITL p99 15 vs 26 ms; at 4096 ITL p99 23 vs 138 ms.
+ */
+export const AUTO_WORKERS_MIN_STREAMS = 512;
+/** How far ahead open-loop arrivals are handed out, ms; and how often. */
+const LOOKAHEAD_MS = 200;
+const FEED_MS = 50;
+/** The first open-loop arrival is due this long after the schedule is made, so that every thread has it in time. */
+const OPEN_LEAD_MS = 5;
+/** How long cancellation waits for the threads to send back what they have. */
+const CANCEL_WAIT_MS = 150;
+/** How long a thread may take to close its connections at the end of a run (a cancelled one: a moment). */
+const CLOSE_WAIT_MS = 2000;
+const CLOSE_WAIT_CANCELLED_MS = 30;
+const MAX_REOPENED = 1000;
+
+/** The time a stream is guessed to take per token for an open loop's streams in flight, ms (100 tokens/s). */
+const OPEN_LOOP_MS_PER_TOKEN = 10;
+
+/**
+ * Streams the workload keeps in flight: a closed loop's concurrency; an open loop's by Little's law,
+ * its rate × each request's time at 100 tokens/s (`maxTokens` × 10 ms), within its --max-concurrency.
+ */
+export function streamsOf(w: WorkloadSpec): number {
+  const m = w.mode;
+  if (m.kind === 'closed') return m.concurrency;
+  const inFlight = Math.ceil((m.rate * w.maxTokens * OPEN_LOOP_MS_PER_TOKEN) / 1000);
+  return m.maxConcurrency !== undefined ? Math.min(m.maxConcurrency, inFlight) : inFlight;
+}
+
+/**
+ * Threads a workload runs on: 1 is the run's own event loop. `w.workers` given: that many (never
+ * more than a closed loop's concurrency). Not given: one loop below AUTO_WORKERS_MIN_STREAMS streams,
+ * else the cores available, at most AUTO_WORKERS_CAP.
+ */
+export function threadsFor(w: WorkloadSpec, cores: number = availableParallelism()): number {
+  if (w.workers !== undefined && !(Number.isInteger(w.workers) && w.workers >= 1)) throw new WorkloadError(`invalid workload: workers must be a whole number ≥ 1, got ${w.workers}`);
+  const streams = streamsOf(w);
+  const asked = w.workers ?? (streams < AUTO_WORKERS_MIN_STREAMS ? 1 : Math.min(cores, AUTO_WORKERS_CAP));
+  const n = w.mode.kind === 'closed' ? Math.min(asked, w.mode.concurrency) : asked;
+  return Math.max(1, Math.floor(n));
+}
+
+/** The workload as the run file records it: `workers` the threads that ran, absent for one loop. */
+export function withWorkers(w: WorkloadSpec, threads: number): WorkloadSpec {
+  const { workers: _asked, ...rest } = w;
+  return threads > 1 ? { ...rest, workers: threads } : rest;
+}
+
+/**
+ * The worker entry beside the running code: dist/worker.js beside a bundle (dist/cli.js,
+ * dist/engine.js); from source (tests, benchmarks under tsx) the .ts entry, required through tsx's
+ * loader (a Worker does not take a .ts file itself).
+ */
+export function workerEntry(): { readonly file: string; readonly eval: boolean; readonly execArgv: string[] } {
+  if (__filename.endsWith('.ts')) return { file: `require('tsx/cjs'); require(${JSON.stringify(join(__dirname, 'workerMain.ts'))});`, eval: true, execArgv: [] };
+  return { file: join(__dirname, 'worker.js'), eval: false, execArgv: [] };
+}
+
+/**
+ * Gives each record the prompt reference and repeat the main thread's planner gives it: the planner
+ * that sees every request in index order, as one loop's does (a thread's own sees only its share).
+ */
+class Refs {
+  readonly #planner: Planner;
+  readonly #warmup: number;
+  readonly #refs = new Map<number, { readonly ref?: number; readonly repeatOf?: number }>();
+  #next = 0;
+
+  constructor(planner: Planner, warmup: number) {
+    this.#planner = planner;
+    this.#warmup = warmup;
+  }
+
+  fix(r: RequestRecord): RequestRecord {
+    while (this.#next <= r.index) {
+      const j = this.#next++;
+      const warm = j < this.#warmup;
+      const p = this.#planner.plan(j, warm, warm ? j : j - this.#warmup, 0);
+      this.#refs.set(j, { ...(p.spec.promptRef !== undefined ? { ref: p.spec.promptRef } : {}), ...(p.repeatOf !== undefined ? { repeatOf: p.repeatOf } : {}) });
+    }
+    const x = this.#refs.get(r.index) ?? {};
+    this.#refs.delete(r.index);
+    const { promptRef: _ref, repeatOf: _rep, ...rest } = r;
+    return { ...rest, ...(x.repeatOf !== undefined ? { repeatOf: x.repeatOf } : {}), ...(x.ref !== undefined ? { promptRef: x.ref } : {}) };
+  }
+}
+
+/** The connections of every thread as one: counts added, set-up times and handshakes in thread order. */
+export function mergeConnections(parts: readonly (ConnectionInfo | undefined)[]): ConnectionInfo | undefined {
+  const have = parts.filter((p): p is ConnectionInfo => p !== undefined);
+  if (have.length === 0) return undefined;
+  const handshakes: Handshake[] = have.flatMap((p) => p.handshakes ?? []);
+  const reopened: Handshake[] = have.flatMap((p) => p.reopened ?? []).slice(0, MAX_REOPENED);
+  return {
+    connections: have.reduce((s, p) => s + p.connections, 0),
+    connectMs: have.flatMap((p) => p.connectMs),
+    ...(handshakes.length > 0 ? { handshakes } : {}),
+    ...(reopened.length > 0 ? { reopened } : {}),
+  };
+}
+
+export interface WorkersInput {
+  readonly endpoint: EndpointSpec;
+  readonly workload: WorkloadSpec;
+  readonly options: RunOptions;
+  readonly tally: RunTally;
+  /** The run's planner: the prompt references and repeats of the merged records (and RunFile.prompts). */
+  readonly planner: Planner;
+  readonly threads: number;
+}
+
+export interface WorkersResult {
+  readonly cancelled: boolean;
+  readonly connection?: ConnectionInfo;
+}
+
+/** One started thread and what it has said. */
+interface Thread {
+  readonly worker: Worker;
+  post(m: ToWorker): void;
+  /** Resolves with the next message of kind `t` (or when the thread is gone). */
+  next(t: FromWorker['t']): Promise<FromWorker | undefined>;
+  connection?: ConnectionInfo;
+  /** It has said `done` (its share ended, every record sent back). */
+  done: boolean;
+  gone: boolean;
+  /** Why it stopped, when it stopped before its end. */
+  error?: string;
+}
+
+const epochNow = (): number => realClock.origin + realClock.now();
+
+/** The promise's value, or undefined when the signal aborts first. */
+async function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T | undefined> {
+  if (!signal) return p;
+  if (signal.aborted) return undefined;
+  let onAbort!: () => void;
+  const aborted = new Promise<undefined>((resolve) => {
+    onAbort = () => resolve(undefined);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([p, aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
+async function promptsFor(w: WorkloadSpec, given: readonly Prompt[] | undefined): Promise<readonly Prompt[] | undefined> {
+  if (given && given.length > 0) return given;
+  if (w.prompt.kind === 'synthetic') return undefined;
+  return (await readPrompts(w.prompt)).prompts;
+}
+
+/**
+ * Runs the warmup and the measured phase of `w` on `threads` worker threads, feeding `tally` and
+ * `options.onRecord` as one loop does. Rejects (as one loop's warming does) when a thread cannot warm
+ * its connections; a failing request is recorded, never thrown.
+ */
+export async function runOnWorkers(input: WorkersInput): Promise<WorkersResult> {
+  const { endpoint, workload: w, options, tally } = input;
+  const signal = options.signal;
+  const n = input.threads;
+  const cells = sharedCells();
+  const conns = splitEvenly(connectionsFor(w), n).map((c) => Math.max(1, c));
+  const warmupLoops = splitEvenly(Math.min(w.warmup, connectionsFor(w)), n);
+  const measuredLoops = w.mode.kind === 'closed' ? splitEvenly(w.mode.concurrency, n) : new Array<number>(n).fill(0);
+  const prompts = await promptsFor(w, options.prompts);
+  const refs = prompts !== undefined || (options.warmupPrompts?.length ?? 0) > 0 ? new Refs(input.planner, w.warmup) : undefined;
+  const progress = options.onProgress !== undefined;
+  const streams = progress && options.streams === true;
+  const entry = workerEntry();
+
+  const apply = (b: Batch) => {
+    const s = b.sent;
+    for (let i = 0; i + 3 < s.length; i += 4) tally.sent(s[i]!, s[i + 1] === 1, s[i + 2]!, s[i + 3]!);
+    const c = b.chunks;
+    for (let i = 0; i < c.length; ) {
+      const index = c[i]!;
+      const count = c[i + 1]!;
+      if (streams) {
+        for (let j = 0; j < count; j++) tally.chunk(index, c[i + 2 + j]!);
+        i += 2 + count;
+      } else {
+        for (let j = 0; j < count; j++) tally.chunk(index);
+        i += 2;
+      }
+    }
+    for (let i = 0; i < b.returned; i++) tally.returned();
+    for (const rec of b.records) {
+      const r = refs ? refs.fix(rec) : rec;
+      if (!tally.record(r)) continue;
+      try {
+        options.onRecord?.(r);
+      } catch {
+        // a throwing listener must not break the run
+      }
+    }
+  };
+
+  const threads: Thread[] = Array.from({ length: n }, (_, id) => {
+    const setup: ShareSetup = {
+      id,
+      endpoint,
+      workload: w,
+      connections: conns[id]!,
+      warmupLoops: warmupLoops[id]!,
+      measuredLoops: measuredLoops[id]!,
+      ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+      ...(options.network !== undefined ? { network: options.network } : {}),
+      ...(prompts !== undefined ? { prompts } : {}),
+      ...(options.warmupPrompts !== undefined ? { warmupPrompts: options.warmupPrompts } : {}),
+      cells,
+      progress,
+      streams,
+    };
+    const worker = new Worker(entry.file, { workerData: setup, execArgv: entry.execArgv, eval: entry.eval });
+    const waiting = new Map<string, ((m: FromWorker | undefined) => void)[]>();
+    const early = new Map<string, FromWorker[]>();
+    const t: Thread = {
+      worker,
+      done: false,
+      gone: false,
+      post: (m) => {
+        if (!t.gone) worker.postMessage(m);
+      },
+      next: (kind) => {
+        const kept = early.get(kind);
+        if (kept && kept.length > 0) return Promise.resolve(kept.shift());
+        if (t.gone) return Promise.resolve(undefined);
+        return new Promise((resolve) => {
+          const list = waiting.get(kind) ?? [];
+          list.push(resolve);
+          waiting.set(kind, list);
+        });
+      },
+    };
+    const deliver = (m: FromWorker) => {
+      const r = waiting.get(m.t)?.shift();
+      if (r) r(m);
+      else early.set(m.t, [...(early.get(m.t) ?? []), m]);
+    };
+    worker.on('message', (m: FromWorker) => {
+      if (m.t === 'batch') apply(m);
+      else {
+        if ((m.t === 'warmed' || m.t === 'done') && m.connection) t.connection = m.connection;
+        if (m.t === 'done') t.done = true;
+        deliver(m);
+      }
+    });
+    const gone = (why: string) => {
+      if (t.gone) return;
+      t.gone = true;
+      t.error = why;
+      for (const list of waiting.values()) for (const r of list.splice(0)) r(undefined);
+      if (!early.has('failed')) early.set('failed', [{ t: 'failed', message: why, preflight: false }]);
+    };
+    worker.on('error', (e) => gone(`a worker thread failed: ${e instanceof Error ? e.message : String(e)}`));
+    worker.on('exit', (code) => gone(`a worker thread exited (code ${code})`));
+    return t;
+  });
+
+  /** Waits for a message of kind `t` from every thread; false when the run was cancelled first. */
+  const all = async (t: FromWorker['t']): Promise<boolean> => (await untilAborted(Promise.all(threads.map((th) => th.next(t))), signal)) !== undefined;
+
+  let cancelled = false;
+  try {
+    // ---- warm: every thread its share of the connections (cancellable) ----
+    const warming = Promise.all(threads.map((th) => Promise.race([th.next('warmed'), th.next('failed')])));
+    const warmed = await untilAborted(warming, signal);
+    if (warmed === undefined) return { cancelled: true };
+    const failed = warmed.findIndex((m) => m === undefined || m.t === 'failed');
+    if (failed >= 0) {
+      const failure = warmed[failed];
+      const message = failure?.t === 'failed' ? failure.message : (threads[failed]!.error ?? 'a worker thread stopped before warming its connections');
+      throw failure?.t === 'failed' && failure.preflight ? new PreflightError(message) : new Error(message);
+    }
+    const warmConnection = mergeConnections(threads.map((th) => th.connection));
+
+    // ---- warmup: a closed loop over every thread, excluded from statistics ----
+    if (w.warmup > 0) {
+      for (const th of threads) th.post({ t: 'warmup' });
+      if (!(await all('warmupDone'))) cancelled = true;
+    }
+    if (!cancelled) {
+      if (w.mode.kind === 'closed') {
+        tally.startPhase();
+        const deadline = w.durationS !== undefined ? epochNow() + w.durationS * 1000 : undefined;
+        for (const th of threads) th.post(deadline !== undefined ? { t: 'measure', deadline } : { t: 'measure' });
+        if (!(await all('done'))) cancelled = true;
+      } else {
+        const m = w.mode;
+        const nextGap = arrivalGapsMs(w.seed, m.rate, m.burstiness);
+        const base = epochNow() + OPEN_LEAD_MS;
+        const deadline = w.durationS !== undefined ? base + w.durationS * 1000 : undefined;
+        let k = 0;
+        let due = base;
+        let phaseStarted = false;
+        const more = () => withinPhase(w.requests, deadline, k, due);
+        while (!signal?.aborted) {
+          const horizon = epochNow() + LOOKAHEAD_MS;
+          const ks: number[][] = threads.map(() => []);
+          const dues: number[][] = threads.map(() => []);
+          while (due <= horizon && more()) {
+            ks[k % n]!.push(k);
+            dues[k % n]!.push(due);
+            k++;
+            due += nextGap();
+          }
+          threads.forEach((th, i) => {
+            if (ks[i]!.length > 0) th.post({ t: 'arrivals', ks: ks[i]!, dues: dues[i]! });
+          });
+          if (!phaseStarted) {
+            await sleep(base - epochNow(), undefined);
+            tally.startPhase();
+            phaseStarted = true;
+          }
+          if (!more()) break;
+          await sleep(FEED_MS, signal);
+        }
+        if (signal?.aborted) cancelled = true;
+        else {
+          for (const th of threads) th.post({ t: 'end' });
+          if (!(await all('done'))) cancelled = true;
+        }
+      }
+    }
+    if (cancelled) {
+      tally.endPhase();
+      for (const th of threads) th.post({ t: 'cancel' });
+      await Promise.race([Promise.all(threads.filter((th) => !th.done).map((th) => th.next('done'))), sleep(CANCEL_WAIT_MS, undefined)]);
+    } else {
+      tally.endPhase();
+    }
+    const connection = mergeConnections(threads.map((th) => th.connection)) ?? warmConnection;
+    return { cancelled, ...(connection ? { connection } : {}) };
+  } finally {
+    for (const th of threads) th.post({ t: 'close' });
+    const wait = cancelled || signal?.aborted ? CLOSE_WAIT_CANCELLED_MS : CLOSE_WAIT_MS;
+    await Promise.race([Promise.all(threads.map((th) => th.next('closed'))), sleep(wait, undefined)]);
+    await Promise.all(threads.map((th) => th.worker.terminate().catch(() => undefined)));
+  }
+}

@@ -1,0 +1,59 @@
+// The messages between the main thread's coordinator (coordinator.ts) and each worker thread
+// (workerRun.ts): what a worker is given at its start, what it is told, and the batches it sends back.
+import type { ConnectionInfo, EndpointSpec, NetworkSpec, Prompt, RequestRecord, WorkloadSpec } from '../../core/types';
+
+/** A worker's start (workerData). */
+export interface ShareSetup {
+  /** The worker's number, from 0. */
+  readonly id: number;
+  readonly endpoint: EndpointSpec;
+  readonly workload: WorkloadSpec;
+  /** Connections this worker opens and warms: its share of the run's. */
+  readonly connections: number;
+  /** Its closed loops in the warmup phase (a share of the one loop's), and in a closed measured phase. */
+  readonly warmupLoops: number;
+  readonly measuredLoops: number;
+  readonly apiKey?: string;
+  readonly network?: NetworkSpec;
+  /** The prompts (a prompt file read once by the main thread, or the caller's); absent: the workload's synthetic ones. */
+  readonly prompts?: readonly Prompt[];
+  readonly warmupPrompts?: readonly Prompt[];
+  /** The shared cells (sharedCells.ts CELL). */
+  readonly cells: Int32Array;
+  /** Send chunk counts back (someone reads progress); `streams`: their arrival times too (a live view's lanes). */
+  readonly progress: boolean;
+  readonly streams: boolean;
+}
+
+export type ToWorker =
+  | { readonly t: 'warmup' }
+  /** The measured phase starts: a closed loop claims until the count or the deadline (epoch ms). */
+  | { readonly t: 'measure'; readonly deadline?: number }
+  /** Open-loop arrivals for this worker: k and when due (epoch ms), in order. */
+  | { readonly t: 'arrivals'; readonly ks: readonly number[]; readonly dues: readonly number[] }
+  /** No more arrivals: report `done` once those given have ended. */
+  | { readonly t: 'end' }
+  | { readonly t: 'cancel' }
+  | { readonly t: 'close' };
+
+export type FromWorker =
+  | { readonly t: 'warmed'; readonly connection: ConnectionInfo }
+  | { readonly t: 'failed'; readonly message: string; readonly preflight: boolean }
+  | Batch
+  | { readonly t: 'warmupDone' }
+  | { readonly t: 'done'; readonly connection?: ConnectionInfo }
+  | { readonly t: 'closed' };
+
+/**
+ * What happened since the last batch, in order within each list: requests sent (flat: index, warmup
+ * 0/1, sentAt, scheduledAt), chunk arrivals (flat: index, then with `streams` each arrival's ms since
+ * sent, else a count), requests returned, their final records.
+ */
+export interface Batch {
+  readonly t: 'batch';
+  readonly sent: readonly number[];
+  /** Without streams: [index, count, index, count…]; with streams: [index, n, atMs × n, index, n, …]. */
+  readonly chunks: readonly number[];
+  readonly returned: number;
+  readonly records: readonly RequestRecord[];
+}

@@ -1,0 +1,89 @@
+// Ollama's native chat API (/api/chat): NDJSON, one object per line. Text is in `message.content`,
+// thinking models put reasoning in `message.thinking`. The final object (`done: true`) carries the
+// server's own counts and durations in nanoseconds, kept here as ServerTimings in ms. Ollama has no
+// ignore_eos; max tokens, temperature, top_p, stop, the penalties and seed go in `options`, a response
+// format in `format` ("json", or the JSON schema itself). Images travel as base64 in a message's
+// `images`: an image given by URL cannot be (noted).
+import type { ChatMessage, EndpointSpec, RequestSpec, ServerTimings } from '../../core/types';
+import type { BuiltRequest, EndpointAdapter, EventInfo, UsageInfo } from './adapter';
+import { count, isObject, str } from '../../core/json';
+import { dataUrl, joinPath, jsonHeaders, jsonSchemaOf, maxTokensOf, snakeSampling, streamError, TimingReader } from './adapter';
+import { sentPrompt } from './cacheBust';
+
+const NS_PER_MS = 1e6;
+const URL_NOTE = 'image URLs are not sent: the ollama API takes images inline only (a data: URL, a file next to the prompt)';
+
+/** A message as /api/chat takes it: its text, and its inline images as base64 (`skippedUrls`: it had images given by URL, not sent). */
+function ollamaMessage(m: ChatMessage): { message: Record<string, unknown>; skippedUrls: boolean } {
+  const message: Record<string, unknown> = { role: m.role, content: m.content };
+  let skippedUrls = false;
+  const images: string[] = [];
+  for (const p of m.parts ?? []) {
+    if (p.type !== 'image') continue;
+    const inline = dataUrl(p.url);
+    if (inline) images.push(inline.base64);
+    else skippedUrls = true;
+  }
+  if (images.length > 0) message.images = images;
+  return { message, skippedUrls };
+}
+
+export const ollamaAdapter: EndpointAdapter = {
+  api: 'ollama',
+  framing: 'ndjson',
+  probePath: '/api/tags',
+
+  buildRequest(spec: RequestSpec, endpoint: EndpointSpec): BuiltRequest {
+    const options: Record<string, unknown> = { num_predict: maxTokensOf(spec) };
+    snakeSampling(spec, options);
+    if (spec.seed !== undefined) options.seed = spec.seed;
+    const body: Record<string, unknown> = {};
+    if (endpoint.model !== undefined) body.model = endpoint.model;
+    let urls = false;
+    body.messages = sentPrompt(spec).messages.map((m) => {
+      const { message, skippedUrls } = ollamaMessage(m);
+      urls ||= skippedUrls;
+      return message;
+    });
+    body.stream = true;
+    const schema = jsonSchemaOf(spec);
+    if (schema !== undefined) body.format = spec.responseFormat?.type === 'json_schema' ? schema : 'json';
+    body.options = options;
+    const built: BuiltRequest = { method: 'POST', path: joinPath(endpoint, '/api/chat'), headers: jsonHeaders(endpoint, 'application/x-ndjson'), body: JSON.stringify(body) };
+    return urls ? { ...built, notes: [URL_NOTE] } : built;
+  },
+
+  interpret(event: unknown): EventInfo {
+    if (!isObject(event)) return {};
+    const error = streamError(event);
+    if (error !== undefined) return { error };
+    const info: { content?: string; reasoning?: string; usage?: UsageInfo; serverTimings?: ServerTimings; ignoredTimings?: readonly string[]; done?: boolean } = {};
+    if (isObject(event.message)) {
+      const c = str(event.message.content);
+      const r = str(event.message.thinking);
+      if (c) info.content = c;
+      if (r) info.reasoning = r;
+    }
+    if (event.done === true) {
+      info.done = true;
+      const usage: { promptTokens?: number; completionTokens?: number } = {};
+      const promptTokens = count(event.prompt_eval_count);
+      const evalCount = count(event.eval_count);
+      if (promptTokens !== undefined) usage.promptTokens = promptTokens;
+      if (evalCount !== undefined) usage.completionTokens = evalCount;
+      if (promptTokens !== undefined || evalCount !== undefined) info.usage = usage;
+      // Durations in ns. Ollama's own TTFT: loading the model, then the prompt (no queue is reported).
+      const t = new TimingReader(event, 'final', 'ollama');
+      t.count('prompt_eval_count', 'promptTokens');
+      const prompt = t.ms('prompt_eval_duration', 'promptMs', NS_PER_MS);
+      t.count('eval_count', 'predictedTokens');
+      t.ms('eval_duration', 'predictedMs', NS_PER_MS);
+      const load = t.ms('load_duration', 'loadMs', NS_PER_MS);
+      t.ms('total_duration', 'totalMs', NS_PER_MS);
+      if (prompt !== undefined) t.timings.serverTtftMs = (load ?? 0) + prompt;
+      if (t.any) info.serverTimings = { ...t.timings };
+      if (t.notes.length > 0) info.ignoredTimings = t.notes;
+    }
+    return info;
+  },
+};

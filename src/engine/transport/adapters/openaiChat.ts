@@ -1,0 +1,90 @@
+// OpenAI-compatible chat completions (/v1/chat/completions), as OpenAI, vLLM, SGLang, llama.cpp's
+// server and Ollama's /v1 speak it. vLLM sends a role-only first chunk (not a token), puts reasoning
+// in `reasoning_content` (older) or `reasoning` (newer), and with `stream_options.include_usage` ends
+// with a chunk whose `choices` is empty and whose `usage` holds the counts. A message with images is
+// sent as OpenAI's content array (text and image_url parts, as vLLM, SGLang and llama.cpp take it);
+// a participant's name as the message's `name`.
+import type { ChatMessage, EndpointSpec, RequestSpec, ServerTimings } from '../../core/types';
+import type { BuiltRequest, EndpointAdapter, EventInfo } from './adapter';
+import { isObject, str } from '../../core/json';
+import { commonSampling, hasImageUrls, IMAGE_URL_NOTE, joinPath, jsonHeaders, llamaTimings, maxTokensOf, mergeTimings, openaiCachedTokens, openaiUsage, streamError, vllmMetrics } from './adapter';
+import { sentPrompt } from './cacheBust';
+
+export const openaiChatAdapter: EndpointAdapter = {
+  api: 'openai-chat',
+  framing: 'sse',
+  probePath: '/v1/models',
+
+  buildRequest(spec: RequestSpec, endpoint: EndpointSpec): BuiltRequest {
+    const body: Record<string, unknown> = {};
+    if (endpoint.model !== undefined) body.model = endpoint.model;
+    const prompt = sentPrompt(spec);
+    body.messages = prompt.messages.map(openaiMessage);
+    body.stream = true;
+    body.stream_options = { include_usage: true };
+    body.max_tokens = maxTokensOf(spec);
+    commonSampling(spec, body);
+    const built: BuiltRequest = { method: 'POST', path: joinPath(endpoint, '/v1/chat/completions'), headers: jsonHeaders(endpoint, 'text/event-stream'), body: JSON.stringify(body) };
+    return hasImageUrls(prompt) ? { ...built, notes: [IMAGE_URL_NOTE] } : built;
+  },
+
+  interpret(event: unknown): EventInfo {
+    return interpretOpenAi(event, 'chat');
+  },
+};
+
+/** A chat message as OpenAI takes it: text as a string, text with images as a content array. */
+function openaiMessage(m: ChatMessage): Record<string, unknown> {
+  const content = m.parts
+    ? m.parts.map((p) => (p.type === 'text' ? { type: 'text', text: p.text } : { type: 'image_url', image_url: { url: p.url } }))
+    : m.content;
+  return { role: m.role, ...(m.name !== undefined ? { name: m.name } : {}), content };
+}
+
+/** Shared by chat and completions: they differ only in where a choice keeps its text. */
+export function interpretOpenAi(event: unknown, kind: 'chat' | 'completions'): EventInfo {
+  if (!isObject(event)) return {};
+  const error = streamError(event);
+  if (error !== undefined) return { error };
+  const info: {
+    content?: string; reasoning?: string; tokens?: number; usage?: ReturnType<typeof openaiUsage>;
+    responseId?: string; serverTimings?: ServerTimings; ignoredTimings?: readonly string[];
+  } = {};
+  const id = str(event.id);
+  if (id) info.responseId = id;
+  const choices = event.choices;
+  if (Array.isArray(choices) && choices.length > 0) {
+    let content: string | undefined;
+    let reasoning: string | undefined;
+    let textChoices = 0;
+    for (const choice of choices) {
+      if (!isObject(choice)) continue;
+      let c: string | undefined;
+      let r: string | undefined;
+      if (kind === 'chat') {
+        // `delta` when streamed; `message` when a server ignored stream:true and answered in one document.
+        const delta = isObject(choice.delta) ? choice.delta : isObject(choice.message) ? choice.message : undefined;
+        if (delta) {
+          c = str(delta.content);
+          r = str(delta.reasoning_content) ?? str(delta.reasoning);
+        }
+      } else {
+        c = str(choice.text);
+      }
+      if (c) content = content === undefined ? c : content + c;
+      if (r) reasoning = reasoning === undefined ? r : reasoning + r;
+      if (c || r) textChoices++;
+    }
+    if (content !== undefined) info.content = content;
+    if (reasoning !== undefined) info.reasoning = reasoning;
+    // Several choices with text in one event: each is at least one token.
+    if (textChoices > 1) info.tokens = textChoices;
+  }
+  const usage = openaiUsage(event.usage);
+  if (usage) info.usage = usage;
+  // llama.cpp's `timings`, vLLM's per-request `metrics`, OpenAI's cached prompt tokens: whichever the server sends.
+  const timings = mergeTimings(llamaTimings(event.timings), vllmMetrics(event.metrics), openaiCachedTokens(event.usage));
+  if (timings.timings) info.serverTimings = timings.timings;
+  if (timings.notes) info.ignoredTimings = timings.notes;
+  return info;
+}
