@@ -73,18 +73,24 @@ const roomZones = rooms.map((room) => ({
 
 const zones = [
   ...roomZones,
+  { target: 'src', from: 'webview', message: 'src/ never imports the webview: the webview is bundled for a browser on its own.' },
+  { target: 'src/engine', from: ['src/localServer', 'src/jobs', 'src/present', 'src/shared', 'src/extension', 'src/cli'], message: 'the engine is the bottom layer: it imports nothing from outside src/engine.' },
+  { target: 'src/localServer', from: ['src/jobs', 'src/present', 'src/shared', 'src/extension', 'src/cli'], message: 'the local server sits beside the engine: it imports only the engine.' },
   {
-    target: ['src/engine', 'src/localServer'],
-    from: ['src/extension', 'src/cli', 'src/jobs', 'src/present'],
-    message: 'the engine and the local server are the bottom layer: they import nothing from the layers above.',
+    target: 'src/shared',
+    from: [abs('src/**')],
+    except: [abs('src/shared/**'), abs('src/engine/core/**')],
+    message: 'src/shared (the protocol) imports only the engine\'s core/ (its types) from src/: the webview takes it too.',
   },
-  { target: 'src/jobs', from: ['src/extension', 'src/cli'], message: 'jobs sit below the extension and the CLI.' },
+  { target: 'src/jobs', from: ['src/extension', 'src/cli', 'src/present', 'src/shared'], message: 'jobs sit below the surfaces: they import the engine and the local server only.' },
   {
     target: 'src/present',
     from: [abs('src/**')],
     except: [abs('src/{present,shared,jobs}/**'), abs('src/engine/{core,analysis}/**')],
     message: 'src/present is used by the webview: from src/ it may import only shared/, jobs/ (types), and the engine\'s core/ and analysis/.',
   },
+  { target: 'src/cli', from: 'src/extension', message: 'the CLI runs without VS Code: nothing from the extension.' },
+  { target: 'src/extension', from: 'src/cli', message: 'the extension and the CLI share jobs/ and present/, not each other.' },
   {
     target: 'webview',
     from: [abs('src/**')],
@@ -151,9 +157,9 @@ export default defineConfig([
   restrict(['src/extension/promptWorker/**/*.ts'], [protocolTypeOnly, { ...noVscode, message: 'the prompt reader runs on a worker thread, which has no VS Code.' }]),
   restrict(['webview/**/*.ts'], webviewRestrictions),
 
-  // config files are loaded through their default export
+  // config files and node:test reporters are loaded through their default export
   {
-    files: ['eslint.config.mjs'],
+    files: ['eslint.config.mjs', 'scripts/*Reporter.mjs'],
     rules: { 'import-x/no-default-export': 'off' },
   },
 ]);

@@ -1,17 +1,20 @@
 // `llm-profiler import FILE… [--out run.json | --out-dir DIR] [--json] [--percentiles …]`: another
-// tool's results (vLLM, GuideLLM, AIPerf) as a run, printed as `run` (or `sweep`) prints one, under a
+// tool's results (a tool of IMPORT_TOOL_ROWS) as a run, printed as `run` (or `sweep`) prints one, under a
 // line saying where it came from and what the source lacks; --out writes the run file atomically, and
 // --trace-out, --chunks-csv and --otlp-endpoint export it as they export a measured run (cli/exports.ts).
 import { lstat, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { importBenchmarkFile, ImportError } from '../engine/files/importers/index';
+import { importBenchmarkFile } from '../engine/files/importers/index';
+import { ImportError } from '../engine/files/importers/common';
 import { printable, Scrubber, scrubRun } from '../engine/core/redact';
 import type { ScrubbedRun } from '../engine/core/redact';
-import { TOOL_VERSION, writeRunFile } from '../engine/files/runFile';
+import { writeRunFile } from '../engine/files/runFile';
+import { TOOL_VERSION } from '../engine/core/runFormat';
 import type { RunFile } from '../engine/core/types';
 import { UsageError } from '../jobs/errors';
 import { optionsOf } from '../jobs/options';
-import { importToolLabel, reportedRows } from '../present/importText';
+import { reportedRows } from '../present/importText';
+import { importToolLabel } from '../present/toolLabels';
 import { formatRunTable } from '../present/runText';
 import { formatSweep } from '../present/sweepText';
 import { checkExportPaths, exportSecrets, exportTargets, writeExports } from './exports';
@@ -40,7 +43,7 @@ function splitArgs(argv: readonly string[]): { files: string[]; flags: string[] 
 }
 
 /** The line above the table: where the run came from, and what its source does not record. */
-export function importedHeader(run: RunFile): string {
+function importedHeader(run: RunFile): string {
   const f = run.importedFrom;
   if (!f) return '';
   const out = [`Imported from ${importToolLabel(f.tool)}${f.version ? ` ${f.version}` : ''}: ${f.file}${f.files?.length ? ` (with ${f.files.join(', ')})` : ''}`];
@@ -50,7 +53,7 @@ export function importedHeader(run: RunFile): string {
 }
 
 /** The tool's own figures that name one of ours, ours beside each (present/importText.ts reportedRows, as the report panel shows them). */
-export function reportedLines(run: RunFile): string[] {
+function reportedLines(run: RunFile): string[] {
   const from = run.importedFrom;
   if (!from || run.sweep) return [];
   const rows = reportedRows(from, run.summary).filter((r) => r.ours !== undefined);

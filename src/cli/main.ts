@@ -1,6 +1,6 @@
 // The `llm-profiler` command: dispatches to each subcommand. `serve` is loaded on use, so that a
 // missing surface does not break the rest.
-import { TOOL_VERSION } from '../engine/files/runFile';
+import { TOOL_VERSION } from '../engine/core/runFormat';
 import { EXIT } from './io';
 import { jobCommand } from './jobCommand';
 import { MAIN_USAGE } from './usage';

@@ -2,11 +2,18 @@
 // the parser takes.
 import { optionsOf } from '../jobs/options';
 import type { CommandName, OptionGroup, OptionSpec } from '../jobs/options';
+import { IMPORT_TOOL_ROWS } from '../engine/core/types';
+import { latenciesFor } from '../present/metricCatalogue';
+
+const WIDTH = 100;
+const COLUMN = 28;
+/** What a run measures, from the metric catalogue: "TTFT, TTFO, TPOT, ITL, E2E, throughput, goodput, stalls". */
+const MEASURED = `${latenciesFor('cli').map((m) => m.label).join(', ')}, throughput, goodput, stalls`;
 
 const ABOUT: Readonly<Record<CommandName, { usage: string; about: string }>> = {
   run: {
     usage: 'llm-profiler run [--url URL] [options]',
-    about: 'Profile a streaming LLM endpoint: TTFT, TPOT, ITL, E2E latency, throughput, goodput, stalls.',
+    about: `Profile a streaming LLM endpoint: ${MEASURED}.`,
   },
   sweep: {
     usage: 'llm-profiler sweep [--url URL] (--concurrency 1,2,4,8 | --rate 1,2,4 | --prompt-tokens 128,512,2048) [options]',
@@ -22,11 +29,10 @@ const ABOUT: Readonly<Record<CommandName, { usage: string; about: string }>> = {
   },
   import: {
     usage: 'llm-profiler import FILE… [--out run.json | --out-dir DIR] [options]',
-    about:
-      "Turn another benchmark tool's per-request results into an llm-profiler run: vLLM's `vllm bench serve\n" +
-      "--save-result --save-detailed` JSON (and benchmark_serving.py's), GuideLLM's benchmarks.json/.yaml, AIPerf's\n" +
-      'profile_export.jsonl. Prints the same table as run (or sweep), with what the source does not record.\n' +
-      "The format is told from the content; the statistics are recomputed from the requests, vLLM's own beside them.",
+    about: wrap(
+      `Turn another benchmark tool's per-request results into an llm-profiler run: ${IMPORT_TOOL_ROWS.map((t) => `${t.label}'s ${t.reads}`).join(', ')}. ` +
+      'Prints the same table as run (or sweep), with what the source does not record. The format is told from the content; ' +
+      "the statistics are recomputed from the requests, the tool's own beside them.", 0).join('\n'),
   },
   serve: {
     usage: 'llm-profiler serve [options]',
@@ -39,8 +45,6 @@ const GROUPS: readonly OptionGroup[] = ['Endpoint', 'Local server', 'Load', 'Pro
 const EXIT_CODES = `Exit codes: 0 ok, 1 some requests failed (or the endpoint is down), 2 usage error,
 3 an SLO was missed (with --fail-on-slo), 130 interrupted (what finished is printed and written).`;
 
-const WIDTH = 100;
-const COLUMN = 28;
 
 function defaultText(o: OptionSpec, command: CommandName): string | undefined {
   const d = o.defaults?.[command];
@@ -91,12 +95,12 @@ export function usage(command: CommandName): string {
 export const MAIN_USAGE = `Usage: llm-profiler <command> [options]
 
 Commands
-  run            profile an endpoint: TTFT, TPOT, ITL, E2E, throughput, goodput, stalls
+  run            profile an endpoint: ${MEASURED}
   sweep          run a workload at several concurrencies/rates/prompt lengths and fit the trade-off
   prefill-dial   compare prefill chunk sizes on the local server
   cache-check    does the server serve repeated prompts from its prefix cache? TTFT cold vs warm
   serve          start the bundled local server
-  import         another tool's results (vLLM, GuideLLM, AIPerf) as a run: the same table, timeline, compare
+  import         another tool's results (${IMPORT_TOOL_ROWS.map((t) => t.label).join(', ')}) as a run: the same table, timeline, compare
 
 Run "llm-profiler <command> --help" for a command's options.
 `;

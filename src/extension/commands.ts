@@ -21,12 +21,5 @@ export const enum Command {
   OpenBenchmarkResult = 'llmProfiler.openBenchmarkResult',
 }
 
-/** For the manifest test: const enums vanish at run time, so the list is spelled once more here. */
-export const ALL_COMMANDS: readonly string[] = [
-  Command.ProfileEndpoint, Command.StartLocalServer, Command.StopLocalServer, Command.AddEndpoint,
-  Command.SetApiKey, Command.EditEndpoint, Command.RemoveEndpoint, Command.OpenRun, Command.CompareRuns, Command.ExportRunCsv, Command.DeleteRun,
-  Command.ShowLog, Command.ProfilePrompt, Command.ProfilePromptWith, Command.ShowPromptProblem,
-  Command.FillPromptVariables, Command.ComparePrefillChunks, Command.OpenBenchmarkResult,
-];
 
 export const VIEW_SIDEBAR = 'llmProfiler.sidebar';

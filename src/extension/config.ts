@@ -7,7 +7,7 @@ import { Disposable } from './dispose';
 import type { Log } from './log';
 
 
-export function readConfig(): { config: ConfigSnapshot; problems: ConfigProblem[] } {
+function readConfig(): { config: ConfigSnapshot; problems: ConfigProblem[] } {
   const c = vscode.workspace.getConfiguration('llmProfiler');
   const values: Record<string, unknown> = {};
   for (const k of CONFIG_KEYS) values[k] = c.get(k);

@@ -1,8 +1,9 @@
 // The `llmProfiler.*` settings as one typed, validated, clamped snapshot. Pure (no `vscode`): the
 // extension hands in the raw values it read, and gets back a snapshot plus the problems to report.
 // A bad value never throws: it is reported and replaced by its default.
-import type { ApiKind, SloSpec } from '../engine/core/types';
-import { API_KINDS } from '../engine/core/types';
+import type { ApiKind } from '../engine/core/apis';
+import { API_KINDS, isApiKind } from '../engine/core/apis';
+import type { SloSpec } from '../engine/core/types';
 import { isObject } from '../engine/core/json';
 import { displayUrl, isSecretHeaderName } from '../engine/core/redact';
 import { defaultOf, option, settingBounds, settingOptions } from '../jobs/options';
@@ -90,20 +91,12 @@ function settingDefault<T extends number | string>(key: string): T {
   return (typeof d === 'number' ? d * (o.setting?.scale ?? 1) : d) as T;
 }
 
-export const DEFAULT_LOCAL_SERVER: LocalServerConfig = {
+const DEFAULT_LOCAL_SERVER: LocalServerConfig = {
   preset: settingDefault<SyntheticPreset>('preset'),
   backend: settingDefault<'bundled' | 'llama-server'>('backend'),
   parallel: settingDefault<number>('parallel'),
   batchSize: settingDefault<number>('batchSize'),
   port: settingDefault<number>('port'),
-};
-export const DEFAULT_WORKLOAD: WorkloadConfig = {
-  concurrency: settingDefault<number>('concurrency'),
-  requests: settingDefault<number>('requests'),
-  warmup: settingDefault<number>('warmup'),
-  maxTokens: settingDefault<number>('maxTokens'),
-  promptTokens: settingDefault<number>('promptTokens'),
-  timeoutMs: settingDefault<number>('timeout'),
 };
 
 /** Validates one endpoint entry; returns it, or the reason it cannot be used. */
@@ -129,7 +122,7 @@ export function validateEndpoint(raw: unknown, origin: EndpointOrigin): { entry?
   }
   let api: ApiKind | 'auto' = 'auto';
   if (raw.api !== undefined) {
-    if (raw.api === 'auto' || (typeof raw.api === 'string' && (API_KINDS as readonly string[]).includes(raw.api))) api = raw.api as ApiKind | 'auto';
+    if (raw.api === 'auto' || isApiKind(raw.api)) api = raw.api;
     else errors.push(`"api" must be one of auto, ${API_KINDS.join(', ')} (got ${JSON.stringify(raw.api)})`);
   }
   let model: string | undefined;

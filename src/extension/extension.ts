@@ -45,7 +45,7 @@ function services(context: vscode.ExtensionContext): Services {
   const config = own(new ConfigService(log));
   const keys = new ApiKeys(context.secrets, log);
   const trust = new TrustGate();
-  // Per workspace when a folder is open; otherwise the global storage (see README "Where runs are kept").
+  // Per workspace when a folder is open; otherwise the global storage (see docs/extension.md, "Where runs are kept").
   const runsDir = vscode.Uri.joinPath(context.storageUri ?? context.globalStorageUri, 'runs').fsPath;
   const runs = own(new RunsModel(runsDir, log));
   const localServer = own(new LocalServerManager(config.current.localServer, log));

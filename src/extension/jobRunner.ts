@@ -18,7 +18,7 @@ import { formatMs } from '../present/units';
 import { Disposable } from './dispose';
 import { loadEngine } from './lazy';
 import type { EngineModule } from './lazy';
-import { startFailure } from './localServerManager';
+import { startFailure } from './bundledBackend';
 import type { LocalServerManager } from './localServerManager';
 import type { ConfigService } from './config';
 import type { Log } from './log';

@@ -13,7 +13,6 @@ import type { Log } from './log';
 import { loadEngine } from './lazy';
 import { bundledBackendAvailable, startFailure } from './bundledBackend';
 
-export { BUNDLED_MISSING, bundledBackendAvailable, startFailure } from './bundledBackend';
 
 export type LocalServerState = 'stopped' | 'starting' | 'running' | 'stopping' | 'error';
 

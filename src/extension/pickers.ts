@@ -2,7 +2,7 @@
 // figures, and which API a server speaks when no probe can tell. UI only: what they return is turned
 // into a job elsewhere.
 import * as vscode from 'vscode';
-import { API_KINDS, type ApiKind } from '../engine/core/types';
+import { API_TABLE, type ApiKind } from '../engine/core/apis';
 import { inputProblem } from '../jobs/options';
 import { parseSweepValues, presetWorkload, SWEEP_PROMPT_LENGTHS, SWEEP_RATES, sweepConcurrencies } from '../jobs/presets';
 import type { PresetId, PresetInput, SweepAxis, SweepInput, WorkloadDefaults } from '../jobs/presets';
@@ -25,16 +25,10 @@ export interface PickerServices {
   readonly network: NetworkSettings;
 }
 
-/** What each API is, for the API pick. */
-export const API_DESCRIPTIONS: Readonly<Record<ApiKind, string>> = {
-  'openai-chat': 'OpenAI-compatible /v1/chat/completions (vLLM, SGLang, TGI, llama-server, LM Studio…)',
-  'openai-completions': 'OpenAI-compatible /v1/completions (plain text in, text out)',
-  ollama: 'Ollama\'s /api/chat',
-  llamacpp: 'llama.cpp\'s own /completion',
-  anthropic: 'Anthropic\'s Messages API',
-  gemini: 'Google Gemini\'s generateContent',
-  'azure-openai': 'an Azure OpenAI deployment',
-};
+/** The API pick's items: each API's id, and what it is (the table's label). */
+export function apiItems(current?: string): { label: string; description: string; picked: boolean; api: ApiKind }[] {
+  return API_TABLE.map((r) => ({ label: r.id, description: r.label, picked: r.id === current, api: r.id }));
+}
 
 /** What probing a URL for its API came to: the API; or `undetected` (it answered, no probe told: what it answered); or `failed` (why it could not be asked). */
 export type Detection = { readonly api: ApiKind } | { readonly undetected: string } | { readonly failed: string };
@@ -62,7 +56,7 @@ export async function detectApi(s: { readonly network: NetworkSettings }, url: s
 
 /** Which API a server speaks, when no probe could tell: a pick of the kinds, saying what the server answered. */
 export async function pickApi(title: string, url: string, answered: string, current?: ApiKind): Promise<ApiKind | undefined> {
-  const items = API_KINDS.map((k) => ({ label: k, description: API_DESCRIPTIONS[k], picked: k === current, api: k }));
+  const items = apiItems(current);
   if (current) items.sort((a, b) => Number(b.api === current) - Number(a.api === current));
   const pick = await vscode.window.showQuickPick(items, {
     title,

@@ -12,7 +12,7 @@ import type { PresetId, PresetInput } from '../jobs/presets';
 export type Answers = Readonly<Record<string, string>>;
 
 /** At most this many warning lenses; the rest are behind one "…and N more" lens. */
-export const MAX_WARNING_LENSES = 5;
+const MAX_WARNING_LENSES = 5;
 
 export type LensItem =
   /** Why the file yields no prompt: always the first lens, and then no run lens at all. */
@@ -30,7 +30,7 @@ export function fillTitle(names: readonly string[]): string {
 }
 
 /** The input variables (`{{x}}`, Prompty inputs, `${input:x}`) that have no value in this parse. */
-export function unfilledInputs(variables: readonly PromptFileVariable[]): PromptFileVariable[] {
+function unfilledInputs(variables: readonly PromptFileVariable[]): PromptFileVariable[] {
   return variables.filter((v) => v.kind === 'input' && !v.filled);
 }
 

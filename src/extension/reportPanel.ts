@@ -23,7 +23,7 @@ import { importedNameParts } from '../present/importText';
 import { newNonce, reportHtml, type ReportInitialState } from './webviewHtml';
 
 /** The webview type: package.json lists `onWebviewPanel:llmProfiler.report` so a panel survives a reload. */
-export const REPORT_VIEW_TYPE = 'llmProfiler.report';
+const REPORT_VIEW_TYPE = 'llmProfiler.report';
 
 export interface LiveReport {
   update(progress: Progress, records: readonly RequestRecord[]): void;

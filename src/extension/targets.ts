@@ -1,6 +1,6 @@
 // Where the user asked to send requests (a configured endpoint, a typed URL, the local server) made
 // into a job's target: workspace trust asked for, the API key looked up. No requests here.
-import type { ApiKind } from '../engine/core/types';
+import type { ApiKind } from '../engine/core/apis';
 import type { Target } from '../jobs/job';
 import type { ConfigService } from './config';
 import type { EndpointEntry, LocalServerConfig } from './configModel';
@@ -28,7 +28,7 @@ export function choiceId(c: Choice): string {
 }
 
 /** The local server the settings describe, as a job's target (the job raises the slots it needs). */
-export function localTarget(ls: LocalServerConfig): Target {
+function localTarget(ls: LocalServerConfig): Target {
   return {
     kind: 'local',
     server: {

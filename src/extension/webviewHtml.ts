@@ -27,7 +27,7 @@ export interface WebviewHtmlOptions {
 }
 
 /** Escapes text for an HTML attribute value or text node. */
-export function escapeHtml(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;'));
 }
 

@@ -9,7 +9,7 @@ import { plannedPrompts } from '../engine/run/plan';
 import { MetricsSampler } from '../engine/transport/serverMetrics';
 import { pointLabel, runPrefillDial, runSweep } from '../engine/run/sweep';
 import type { DialServer } from '../engine/run/sweep';
-import { HOSTED_APIS } from '../engine/core/types';
+import { apiFacts } from '../engine/core/apis';
 import type { EndpointSpec, PrefillDialConfig, Progress, Prompt, RequestRecord, RunFile, ServerMetrics, SweepPoint, WorkloadSpec } from '../engine/core/types';
 import type { CacheCheckJob, DialJob, Job, RunJob, SweepJob } from './job';
 import { localEndpoint, resolveTarget, startLocalServerFor } from './resolve';
@@ -75,7 +75,7 @@ async function executeOnEndpoint(job: RunJob | SweepJob, runId: string, hooks: J
     // One scrape (at most ~2 s) before the first request; the sampler never throws.
     const network = resolved.release === undefined ? hooks.network : undefined;
     // A hosted provider's API has no /metrics to scrape.
-    if (!hooks.signal?.aborted && !HOSTED_APIS.has(resolved.endpoint.api)) sampler = await MetricsSampler.start(resolved.endpoint, hooks.apiKey, network ? { network } : {}).catch(() => undefined);
+    if (!hooks.signal?.aborted && apiFacts(resolved.endpoint.api)?.hosted !== true) sampler = await MetricsSampler.start(resolved.endpoint, hooks.apiKey, network ? { network } : {}).catch(() => undefined);
     const common = {
       runId,
       ...(hooks.apiKey !== undefined ? { apiKey: hooks.apiKey } : {}),

@@ -1,7 +1,8 @@
 // What a surface asks the engine to do: a job. The CLI builds one from its flags, the extension from
 // its settings and commands (src/jobs/build.ts); src/jobs/execute.ts runs any of them.
 import type { PrefillDialSpec, SweepDimension } from '../engine/run/sweep';
-import type { ApiKind, Prompt, WorkloadSpec } from '../engine/core/types';
+import type { Prompt, WorkloadSpec } from '../engine/core/types';
+import type { ApiKind } from '../engine/core/apis';
 import type { LocalServerOptions } from '../localServer/types';
 
 /** The bundled (or llama-server) local server a job needs. */

@@ -31,7 +31,7 @@ export async function loadPrompts(source: WorkloadSpec['prompt'], options: ReadP
 }
 
 /** "file:12: {{topic}} has no value: sent empty (as Prompty renders it); give it with --var topic=VALUE". */
-export function unfilledWarning(path: string, v: PromptFileVariable): string {
+function unfilledWarning(path: string, v: PromptFileVariable): string {
   const written = v.written ?? v.name;
   const sent = v.sentAs === 'empty' ? 'sent empty, as its own tool renders it' : 'sent as written';
   const hint = v.placeholder ? ` (${v.placeholder})` : '';

@@ -40,11 +40,11 @@ export function proxyFromEnv(env: Readonly<Record<string, string | undefined>>, 
 }
 
 /** NO_PROXY / no_proxy as a list of entries. */
-export function noProxyFromEnv(env: Readonly<Record<string, string | undefined>>): string[] {
+function noProxyFromEnv(env: Readonly<Record<string, string | undefined>>): string[] {
   return splitNoProxy(env.no_proxy ?? env.NO_PROXY ?? '');
 }
 
-export function splitNoProxy(text: string): string[] {
+function splitNoProxy(text: string): string[] {
   return text.split(/[,\s]+/).map((s) => s.trim()).filter((s) => s !== '');
 }
 
@@ -54,7 +54,7 @@ const PEM = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
  * The certificates in PEM files, each file named in any problem: missing, unreadable, or holding no
  * certificate. `flag` is what the message names (--ca-file, NODE_EXTRA_CA_CERTS, a setting).
  */
-export function readCaFiles(paths: readonly string[], cwd: string, flag: string): { ca: string[]; caSources: string[] } {
+function readCaFiles(paths: readonly string[], cwd: string, flag: string): { ca: string[]; caSources: string[] } {
   const ca: string[] = [];
   const caSources: string[] = [];
   for (const p of paths) {

@@ -5,7 +5,7 @@
 import { displayUrl, isSecretHeaderName } from '../engine/core/redact';
 import { MAX_RETRY_AFTER_S } from '../engine/transport/retry';
 import { parseSlo } from '../engine/core/slo';
-import { API_KINDS } from '../engine/core/types';
+import { API_KINDS } from '../engine/core/apis';
 import { SYNTHETIC_PRESETS } from '../localServer/presets';
 
 export type CommandName = 'run' | 'sweep' | 'prefill-dial' | 'cache-check' | 'serve' | 'import';

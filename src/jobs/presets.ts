@@ -29,7 +29,7 @@ export interface PresetInput {
 }
 
 /** The sweep preset's largest concurrency by default: 1, 2, 4, 8. */
-export const SWEEP_PRESET_LIMIT = 8;
+const SWEEP_PRESET_LIMIT = 8;
 
 /** What a workload preset runs, from the settings' workload defaults. */
 export function presetWorkload(preset: PresetId, w: WorkloadDefaults, input: PresetInput = {}): PresetWorkload {

@@ -35,7 +35,7 @@ export interface ResolvedTarget {
 const PROBE_TIMEOUT_MS = 5000;
 
 /** The display name of the local server in run files and lists. */
-export const LOCAL_SERVER_NAME = 'local server';
+const LOCAL_SERVER_NAME = 'local server';
 
 export async function startLocalServerFor(request: LocalServerRequest, hooks: ResolveHooks, extra: Partial<LocalServerOptions> = {}): Promise<LocalServerHandle> {
   const start = hooks.startLocalServer ?? (await import('../localServer/launcher')).startLocalServer;
@@ -58,7 +58,7 @@ export function localEndpoint(handle: Pick<LocalServerHandle, 'url' | 'model'>):
 }
 
 /** The first model the server lists (/v1/models, or /api/tags for Ollama); undefined when it lists none or cannot say. */
-export async function firstModel(endpoint: Pick<EndpointSpec, 'url' | 'api' | 'headers' | 'apiKeyHeader'>, apiKey: string | undefined, network?: NetworkSpec): Promise<string | undefined> {
+async function firstModel(endpoint: Pick<EndpointSpec, 'url' | 'api' | 'headers' | 'apiKeyHeader'>, apiKey: string | undefined, network?: NetworkSpec): Promise<string | undefined> {
   const models = await listModels(endpoint, { timeoutMs: PROBE_TIMEOUT_MS, ...(apiKey ? { apiKey } : {}), ...(network ? { network } : {}) });
   return models[0];
 }

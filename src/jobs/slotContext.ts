@@ -12,7 +12,7 @@ import { UsageError } from './errors';
 import { option } from './options';
 
 /** llama.cpp and node-llama-cpp pad a context to 256 cells: a slot is sized in those steps. */
-export const SLOT_STEP = 256;
+const SLOT_STEP = 256;
 /** Tokens a slot keeps beyond the prompt and its max tokens: the template's edges, a cache-busting lead or nonce, BOS. */
 export const SLOT_SLACK = 64;
 /**
@@ -70,7 +70,7 @@ export interface SlotSizing {
 }
 
 /** The least a slot must hold for this prompt: its tokens, its max tokens and the slack. */
-export function slotNeed(p: PromptNeed): number {
+function slotNeed(p: PromptNeed): number {
   return p.tokens + p.maxTokens + SLOT_SLACK;
 }
 

@@ -10,7 +10,7 @@ import { ownNodeLlamaCppEntry } from './nodeLlamaCpp';
 import { packageRoot } from './paths';
 
 export const CPU_BACKEND_ENV = 'LLM_PROFILER_CPU_BACKEND';
-export const CPU_BACKEND_CHOICES = ['auto', 'native', 'prebuilt'] as const;
+const CPU_BACKEND_CHOICES = ['auto', 'native', 'prebuilt'] as const;
 export type CpuBackendChoice = (typeof CPU_BACKEND_CHOICES)[number];
 
 /** The choice in the environment; a bad value is an error naming the variable. */

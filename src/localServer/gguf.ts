@@ -145,29 +145,24 @@ class HeaderReader {
   #at(): number {
     return this.pos - this.#bufStart;
   }
-  async u8(): Promise<number> {
-    await this.#ensure(1);
-    const v = this.#buf.readUInt8(this.#at());
-    this.pos += 1;
-    return v;
-  }
-  async u32(): Promise<number> {
-    await this.#ensure(4);
-    const v = this.#buf.readUInt32LE(this.#at());
-    this.pos += 4;
-    return v;
-  }
-  async u64(): Promise<bigint> {
-    await this.#ensure(8);
-    const v = this.#buf.readBigUInt64LE(this.#at());
-    this.pos += 8;
-    return v;
-  }
-  async bytes(n: number): Promise<Buffer> {
+  /** The next `n` bytes, as `read` takes them from the window at their offset. */
+  async #take<T>(n: number, read: (buf: Buffer, at: number) => T): Promise<T> {
     await this.#ensure(n);
-    const v = this.#buf.subarray(this.#at(), this.#at() + n);
+    const v = read(this.#buf, this.#at());
     this.pos += n;
     return v;
+  }
+  u8(): Promise<number> {
+    return this.#take(1, (b, at) => b.readUInt8(at));
+  }
+  u32(): Promise<number> {
+    return this.#take(4, (b, at) => b.readUInt32LE(at));
+  }
+  u64(): Promise<bigint> {
+    return this.#take(8, (b, at) => b.readBigUInt64LE(at));
+  }
+  bytes(n: number): Promise<Buffer> {
+    return this.#take(n, (b, at) => b.subarray(at, at + n));
   }
   async string(): Promise<string> {
     const len = await this.u64();
@@ -177,17 +172,17 @@ class HeaderReader {
   async value(type: number): Promise<GgufValue> {
     switch (type) {
       case GgufType.Uint8: return this.u8();
-      case GgufType.Int8: { await this.#ensure(1); const v = this.#buf.readInt8(this.#at()); this.pos += 1; return v; }
-      case GgufType.Uint16: { await this.#ensure(2); const v = this.#buf.readUInt16LE(this.#at()); this.pos += 2; return v; }
-      case GgufType.Int16: { await this.#ensure(2); const v = this.#buf.readInt16LE(this.#at()); this.pos += 2; return v; }
+      case GgufType.Int8: return this.#take(1, (b, at) => b.readInt8(at));
+      case GgufType.Uint16: return this.#take(2, (b, at) => b.readUInt16LE(at));
+      case GgufType.Int16: return this.#take(2, (b, at) => b.readInt16LE(at));
       case GgufType.Uint32: return this.u32();
-      case GgufType.Int32: { await this.#ensure(4); const v = this.#buf.readInt32LE(this.#at()); this.pos += 4; return v; }
-      case GgufType.Float32: { await this.#ensure(4); const v = this.#buf.readFloatLE(this.#at()); this.pos += 4; return v; }
+      case GgufType.Int32: return this.#take(4, (b, at) => b.readInt32LE(at));
+      case GgufType.Float32: return this.#take(4, (b, at) => b.readFloatLE(at));
       case GgufType.Bool: return (await this.u8()) !== 0;
       case GgufType.String: return this.string();
       case GgufType.Uint64: return this.u64();
-      case GgufType.Int64: { await this.#ensure(8); const v = this.#buf.readBigInt64LE(this.#at()); this.pos += 8; return v; }
-      case GgufType.Float64: { await this.#ensure(8); const v = this.#buf.readDoubleLE(this.#at()); this.pos += 8; return v; }
+      case GgufType.Int64: return this.#take(8, (b, at) => b.readBigInt64LE(at));
+      case GgufType.Float64: return this.#take(8, (b, at) => b.readDoubleLE(at));
       case GgufType.Array: {
         const itemType = await this.u32();
         const count = await this.u64();
@@ -289,18 +284,25 @@ function encodeString(s: string): Buffer {
   return out;
 }
 
+/** `n` bytes as `write` fills them. */
+function filled(n: number, write: (b: Buffer) => unknown): Buffer {
+  const b = Buffer.alloc(n);
+  write(b);
+  return b;
+}
+
 function encodeScalar(type: GgufType, value: number | bigint | boolean): Buffer {
   switch (type) {
-    case GgufType.Uint8: { const b = Buffer.alloc(1); b.writeUInt8(value as number); return b; }
-    case GgufType.Int8: { const b = Buffer.alloc(1); b.writeInt8(value as number); return b; }
-    case GgufType.Uint16: { const b = Buffer.alloc(2); b.writeUInt16LE(value as number); return b; }
-    case GgufType.Int16: { const b = Buffer.alloc(2); b.writeInt16LE(value as number); return b; }
-    case GgufType.Uint32: { const b = Buffer.alloc(4); b.writeUInt32LE(value as number); return b; }
-    case GgufType.Int32: { const b = Buffer.alloc(4); b.writeInt32LE(value as number); return b; }
-    case GgufType.Float32: { const b = Buffer.alloc(4); b.writeFloatLE(value as number); return b; }
-    case GgufType.Float64: { const b = Buffer.alloc(8); b.writeDoubleLE(value as number); return b; }
-    case GgufType.Uint64: { const b = Buffer.alloc(8); b.writeBigUInt64LE(value as bigint); return b; }
-    case GgufType.Int64: { const b = Buffer.alloc(8); b.writeBigInt64LE(value as bigint); return b; }
+    case GgufType.Uint8: return filled(1, (b) => b.writeUInt8(value as number));
+    case GgufType.Int8: return filled(1, (b) => b.writeInt8(value as number));
+    case GgufType.Uint16: return filled(2, (b) => b.writeUInt16LE(value as number));
+    case GgufType.Int16: return filled(2, (b) => b.writeInt16LE(value as number));
+    case GgufType.Uint32: return filled(4, (b) => b.writeUInt32LE(value as number));
+    case GgufType.Int32: return filled(4, (b) => b.writeInt32LE(value as number));
+    case GgufType.Float32: return filled(4, (b) => b.writeFloatLE(value as number));
+    case GgufType.Float64: return filled(8, (b) => b.writeDoubleLE(value as number));
+    case GgufType.Uint64: return filled(8, (b) => b.writeBigUInt64LE(value as bigint));
+    case GgufType.Int64: return filled(8, (b) => b.writeBigInt64LE(value as bigint));
     case GgufType.Bool: return Buffer.from([value ? 1 : 0]);
     default: throw new Error(`not a scalar GGUF type: ${type}`);
   }

@@ -181,7 +181,11 @@ class ServerProcess {
       const child = this.#child;
       if (child.exitCode !== null || child.signalCode !== null) return;
       this.#killGroup('SIGTERM');
-      const done = await Promise.race([this.exited.then(() => true), sleep(STOP_GRACE_MS).then(() => false)]);
+      // the grace timer is cleared once the server is gone: a pending one would hold the process open for its 3 s
+      let grace: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<false>((resolve) => (grace = setTimeout(() => resolve(false), STOP_GRACE_MS)));
+      const done = await Promise.race([this.exited.then(() => true), timedOut]);
+      clearTimeout(grace);
       if (!done) {
         this.log(`the server did not stop within ${STOP_GRACE_MS} ms: SIGKILL`);
         this.#killGroup('SIGKILL');

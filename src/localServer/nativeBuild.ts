@@ -7,7 +7,7 @@
 // libggml-cpu-{x64,haswell,…,zen4}.so that the CPU supports (GGML_BACKEND_DL). Those are built with
 // feature flags (-mavx512f …) by an older compiler, without this CPU's tuning; the decode step of the
 // small model took ~40% longer in the prebuilt zen4 variant than in the same source built natively
-// (README, "npm run bench:local-server"). One shared module, built against the prebuilt libggml-base.so's
+// (docs/local-server.md, "Why the prebuilt binary is slower"). One shared module, built against the prebuilt libggml-base.so's
 // ABI (same llama.cpp release, unversioned soname), replaces it; the addon, libllama and libggml stay.
 //
 // Nothing is downloaded: the source is a git bundle in node_modules, the compiler and cmake are the

@@ -3,7 +3,7 @@
 import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Rng } from '../engine/core/random';
-import { GgmlType, GgufType, tensorBytes, writeGguf } from './gguf';
+import { GgmlType, GgufType, writeGguf } from './gguf';
 import type { GgufEntry, GgufTensorSpec } from './gguf';
 import { modelCacheDir } from './paths';
 import { isSyntheticPreset, SYNTHETIC_PRESETS } from './presets';
@@ -39,17 +39,6 @@ export function validateShape(s: ModelShape): void {
 
 export function shapeKey(s: ModelShape): string {
   return `llama-L${s.layers}-E${s.width}-H${s.heads}-KV${s.kvHeads}-F${s.ffn}-V${s.vocab}-C${s.contextLength}-${s.type}-r${FORMAT_REVISION}`;
-}
-
-export function parameterCount(s: ModelShape): number {
-  const headDim = s.width / s.heads;
-  const kv = headDim * s.kvHeads;
-  const perLayer = 2 * s.width * s.width + 2 * s.width * kv + 3 * s.width * s.ffn + 2 * s.width;
-  return 2 * s.vocab * s.width + s.layers * perLayer + s.width;
-}
-
-export function fileBytes(s: ModelShape): number {
-  return buildTensors(s).reduce((a, t) => a + Math.ceil(tensorBytes(t.type, t.dims)! / 32) * 32, 0);
 }
 
 // ---- Vocabulary ----

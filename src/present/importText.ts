@@ -4,8 +4,7 @@
 import type { ImportTool, ImportedFrom, RunFile, Stats, Summary } from '../engine/core/types';
 import { runWhat } from './runText';
 import { importToolLabel } from './toolLabels';
-
-export { IMPORT_TOOL_LABELS, importToolLabel } from './toolLabels';
+import { metricOf, type LatencyKey } from './metricCatalogue';
 
 /** The last part of a path, either separator (the run file may come from another system). */
 export function fileBaseName(path: string): string {
@@ -64,9 +63,8 @@ export interface ReportedRow {
   readonly oursLabel?: string;
 }
 
-type LatencyKey = 'ttftMs' | 'tpotMs' | 'itlMs' | 'e2eMs';
-/** A name's metric: its pattern, which of ours it is, its label, and its unit when the name does not say (ms = 1, s = 1000). */
-type MetricName = readonly [RegExp, LatencyKey, string, number | undefined];
+/** A name's metric: its pattern, which of ours it is (its label from the metric catalogue), and its unit when the name does not say (ms = 1, s = 1000). */
+type MetricName = readonly [RegExp, LatencyKey, number | undefined];
 
 /**
  * Which of ours each tool's names are. vLLM's definitions are ours (TPOT = (e2e − ttft)/(output − 1),
@@ -75,9 +73,9 @@ type MetricName = readonly [RegExp, LatencyKey, string, number | undefined];
  * (latency over all tokens, the first included) is none of ours. Unknown names get no figure of ours.
  */
 const METRIC_NAMES: Readonly<Record<ImportTool, readonly MetricName[]>> = {
-  vllm: [[/ttft/, 'ttftMs', 'TTFT', undefined], [/tpot/, 'tpotMs', 'TPOT', undefined], [/(^|[_.])itl/, 'itlMs', 'ITL', undefined], [/e2el/, 'e2eMs', 'E2E', undefined]],
-  guidellm: [[/time_to_first_token/, 'ttftMs', 'TTFT', undefined], [/inter_token_latency/, 'tpotMs', 'TPOT', undefined], [/request_latency/, 'e2eMs', 'E2E', 1000]],
-  aiperf: [[/time_to_first_token|ttft/, 'ttftMs', 'TTFT', 1], [/inter_token_latency/, 'tpotMs', 'TPOT', 1], [/inter_chunk_latency/, 'itlMs', 'ITL', 1], [/request_latency/, 'e2eMs', 'E2E', 1]],
+  vllm: [[/ttft/, 'ttftMs', undefined], [/tpot/, 'tpotMs', undefined], [/(^|[_.])itl/, 'itlMs', undefined], [/e2el/, 'e2eMs', undefined]],
+  guidellm: [[/time_to_first_token/, 'ttftMs', undefined], [/inter_token_latency/, 'tpotMs', undefined], [/request_latency/, 'e2eMs', 1000]],
+  aiperf: [[/time_to_first_token|ttft/, 'ttftMs', 1], [/inter_token_latency/, 'tpotMs', 1], [/inter_chunk_latency/, 'itlMs', 1], [/request_latency/, 'e2eMs', 1]],
 };
 const SEP = '(?:^|[_.\\s-])';
 const END = '(?:$|[_.\\s-])';
@@ -112,16 +110,16 @@ export function reportedRows(from: Pick<ImportedFrom, 'tool' | 'reported'> | und
     let ours: number | undefined;
     let oursLabel: string | undefined;
     // the whole run's rates (vLLM's, AIPerf's single "avg"); GuideLLM's *_per_second are distributions over time, none of ours
-    if (/^request_throughput(\.avg)?$/.test(k)) { ours = summary.requestsPerSecond; oursLabel = 'Requests/s'; }
-    else if (/^output_(token_)?throughput(\.avg)?$/.test(k)) { ours = summary.outputTokensPerSecond; oursLabel = 'Output tokens/s'; }
+    if (/^request_throughput(\.avg)?$/.test(k)) { ours = summary.requestsPerSecond; oursLabel = metricOf('requestsPerSecond').label; }
+    else if (/^output_(token_)?throughput(\.avg)?$/.test(k)) { ours = summary.outputTokensPerSecond; oursLabel = metricOf('outputTokensPerSecond').label; }
     else if (k === 'completed') { ours = summary.completed; oursLabel = 'Completed'; }
     else {
       const metric = names.find(([re]) => re.test(k));
       const stat = metric ? statOf(k) : undefined;
-      const scale = metric ? unitOf(k) ?? metric[3] : undefined;
+      const scale = metric ? unitOf(k) ?? metric[2] : undefined;
       if (metric && stat && scale !== undefined) {
         const v = (summary[metric[1]] as Stats | undefined as unknown as Record<string, number> | undefined)?.[stat];
-        if (typeof v === 'number' && Number.isFinite(v)) { ours = v / scale; oursLabel = `${metric[2]} ${stat === 'p50' ? 'median' : stat}`; }
+        if (typeof v === 'number' && Number.isFinite(v)) { ours = v / scale; oursLabel = `${metricOf(metric[1]).label} ${stat === 'p50' ? 'median' : stat}`; }
       }
     }
     rows.push({ key, value, ...(ours !== undefined ? { ours, oursLabel } : {}) });

@@ -11,6 +11,7 @@ import { measuresProxy, whereTimeLines } from './whereText';
 import { connectionText, endpointText, networkShort } from './endpointText';
 import { sentLine, sentNotes, sentPerPromptLines } from './sentText';
 import { importToolLabel } from './toolLabels';
+import { figureValue, latenciesFor, latencyStats, metricsFor, type FigureMetric } from './metricCatalogue';
 
 function pad(s: string, width: number, right = false): string {
   return right ? s.padStart(width) : s.padEnd(width);
@@ -91,11 +92,10 @@ export function formatStalls(s: Summary): string {
   );
 }
 
-/** The result, as the terminal shows it. */
 /**
  * Who counted the output tokens: the server's usage, our count of the chunks, or, for another tool's
- * result, that tool (vLLM's client, GuideLLM and AIPerf each take usage or their own tokenizer's count,
- * and their files do not say which).
+ * result, that tool (each importable tool takes usage or its own tokenizer's count, and its file
+ * does not say which).
  */
 function tokensCountedBy(run: RunFile): string {
   if (run.importedFrom) return `as ${importToolLabel(run.importedFrom.tool)} counted them`;
@@ -103,43 +103,56 @@ function tokensCountedBy(run: RunFile): string {
   return `counted from ${source === 'usage' ? 'server usage' : source === 'chunks' ? 'chunks' : 'usage and chunks'}`;
 }
 
-export function formatRunTable(run: RunFile): string {
+/** A single figure's value in the CLI's table (vLLM prints counts as they are, the rest `.2f`). */
+function figureText(m: FigureMetric, run: RunFile): string {
+  const v = figureValue(m, run.summary);
+  switch (m.key) {
+    case 'completed': case 'failed': case 'totalInputTokens': case 'stalls': return String(v);
+    case 'totalOutputTokens': return `${v} (${tokensCountedBy(run)})`;
+    case 'goodput': return `${num(v)}  (SLO ${formatSlo(run.workload.slo ?? {})})`;
+    default: return num(v);
+  }
+}
+
+/** The figures' lines, in the catalogue's order (src/present/metricCatalogue.ts), each under vLLM's name. */
+function figureLines(run: RunFile): string[] {
+  return metricsFor('cli', [run.summary])
+    .filter((m): m is FigureMetric => m.kind === 'figure' && m.cliLine !== undefined)
+    .map((m) => line(`${m.cliLine}:`, figureText(m, run)));
+}
+
+/** The latency table: a row per catalogue latency, a column per percentile, and the notes under it. */
+function latencyTable(run: RunFile): string[] {
   const s = run.summary;
-  const w = run.workload;
-  const pcts = w.percentiles;
-  const mode = w.mode.kind === 'closed' ? `closed loop, concurrency ${w.mode.concurrency}` : `open loop, ${formatQuantity(w.mode.rate)} req/s, burstiness ${formatQuantity(w.mode.burstiness)}`;
-  const out: string[] = [];
-  out.push(`============ LLM Profiler result ============`);
-  out.push(line('Endpoint:', endpointText(run.endpoint)));
-  out.push(line('Workload:', mode));
-  out.push(line('Sent with:', sentLine(run)));
-  for (const p of sentPerPromptLines(run)) out.push(`  ${p}`);
-  const connections = connectionText(run.connection);
-  if (connections !== undefined) out.push(line('Connections:', connections));
-  out.push(line('Successful requests:', String(s.completed)));
-  out.push(line('Failed requests:', String(s.failed)));
-  out.push(line('Benchmark duration (s):', num(s.durationS)));
-  out.push(line('Total input tokens:', String(s.totalInputTokens)));
-  out.push(line('Total generated tokens:', `${s.totalOutputTokens} (${tokensCountedBy(run)})`));
-  out.push(line('Request throughput (req/s):', num(s.requestsPerSecond)));
-  out.push(line('Output token throughput (tok/s):', num(s.outputTokensPerSecond)));
-  out.push(line('Total token throughput (tok/s):', num(s.totalTokensPerSecond)));
-  if (s.goodput !== undefined) out.push(line('Request goodput (req/s):', `${num(s.goodput)}  (SLO ${formatSlo(w.slo ?? {})})`));
-  out.push('');
+  const pcts = run.workload.percentiles;
+  const proxy = measuresProxy(s);
   const rows: string[][] = [['Metric (ms)', 'mean', ...pcts.map((p) => `p${p}`), 'n']];
-  rows.push(statRow('TTFT', s.ttftMs, pcts));
-  if (s.ttfoMs) rows.push(statRow('TTFO', s.ttfoMs, pcts));
-  const proxy = measuresProxy(s) ? ' *' : '';
-  rows.push(statRow(`TPOT${proxy}`, s.tpotMs, pcts));
-  rows.push(statRow(`ITL${proxy}`, s.itlMs, pcts));
-  rows.push(statRow('E2E', s.e2eMs, pcts));
-  out.push(grid(rows));
+  for (const m of latenciesFor('cli', [s])) rows.push(statRow(`${m.label}${proxy && m.proxy ? ' *' : ''}`, latencyStats(m, s)!, pcts));
+  const out = [grid(rows)];
   if (proxy) out.push('* measures the buffer between the server and you, not the server (see below)');
   const bursts = itlBurstNote(s);
   if (bursts) out.push(bursts);
-  out.push('');
+  return out;
+}
+
+/** The run's endpoint, workload and what it sent: the table's head. */
+function headLines(run: RunFile): string[] {
+  const w = run.workload;
+  const mode = w.mode.kind === 'closed' ? `closed loop, concurrency ${w.mode.concurrency}` : `open loop, ${formatQuantity(w.mode.rate)} req/s, burstiness ${formatQuantity(w.mode.burstiness)}`;
+  const out = [line('Endpoint:', endpointText(run.endpoint)), line('Workload:', mode), line('Sent with:', sentLine(run))];
+  for (const p of sentPerPromptLines(run)) out.push(`  ${p}`);
+  const connections = connectionText(run.connection);
+  if (connections !== undefined) out.push(line('Connections:', connections));
+  return out;
+}
+
+/** The SLO verdict, stalls, cache split and errors, with the first error's words. */
+function verdictLines(run: RunFile): string[] {
+  const s = run.summary;
+  const slo = formatSlo(run.workload.slo ?? {});
+  const out: string[] = [];
   if (s.sloMissed !== undefined) {
-    out.push(s.sloMissed.length === 0 ? `SLO: met at p99 (${formatSlo(w.slo ?? {})})` : `SLO: MISSED at p99: ${s.sloMissed.map((k) => k.replace(/Ms$/, '')).join(', ')} (${formatSlo(w.slo ?? {})})`);
+    out.push(s.sloMissed.length === 0 ? `SLO: met at p99 (${slo})` : `SLO: MISSED at p99: ${s.sloMissed.map((k) => k.replace(/Ms$/, '')).join(', ')} (${slo})`);
   }
   out.push(formatStalls(s));
   const cache = prefixCacheSplitLine(s.prefixCache);
@@ -150,6 +163,13 @@ export function formatRunTable(run: RunFile): string {
     const body = firstError.error.body?.replace(/\s+/g, ' ').trim().slice(0, 120);
     out.push(`  first: request ${firstError.index}: ${firstError.error.message}${retryAfterNote(firstError.error)}${body ? ` (${body})` : ''}`);
   }
+  return out;
+}
+
+/** What else the reader should know: rate limits, resends, overlong replies, odd streams, cancellation. */
+function noteLines(run: RunFile): string[] {
+  const s = run.summary;
+  const out: string[] = [];
   const rateLimited = rateLimitLine(run);
   if (rateLimited) out.push(rateLimited);
   const resent = connectionRetriesLine(run);
@@ -160,6 +180,13 @@ export function formatRunTable(run: RunFile): string {
   if (s.malformedEvents > 0) out.push(`Malformed stream events skipped: ${s.malformedEvents}`);
   if (s.multiTokenChunks > 0) out.push(`Chunks carrying more than one token: ${s.multiTokenChunks}`);
   if (run.cancelled) out.push('Cancelled: the figures cover what finished.');
+  return out;
+}
+
+/** The result, as the terminal shows it. */
+export function formatRunTable(run: RunFile): string {
+  const out = ['============ LLM Profiler result ============', ...headLines(run), ...figureLines(run), '', ...latencyTable(run), ''];
+  out.push(...verdictLines(run), ...noteLines(run));
   const where = whereTimeLines(run);
   if (where.length > 0) out.push('', ...where);
   if (run.serverMetrics) out.push('', ...serverMetricsLines(run.serverMetrics));
@@ -202,18 +229,6 @@ function sloMisses(r: SloFigures, slo: SloSpec | undefined): readonly SloMiss[] 
     if (value > limit) misses.push({ name, value, limit });
   }
   return misses;
-}
-
-/**
- * A run's p99s against an SLO, judged as the engine's summary judges `sloMissed` (p99 ≤ limit):
- * "SLO ✓", or "SLO ✗ tpot p99 63 ms > 50 ms" naming each miss. A metric the run has no sample of
- * (ITL of one-token replies) is not held against it, unless nothing completed. Undefined without an SLO.
- */
-export function sloVerdict(r: SloFigures, slo: SloSpec | undefined): string | undefined {
-  const misses = sloMisses(r, slo);
-  if (misses === undefined) return undefined;
-  if (misses === 'none completed') return 'SLO ✗ none completed';
-  return misses.length ? `SLO ✗ ${misses.map((m) => `${m.name} p99 ${formatMs(m.value)} > ${formatMs(m.limit)}`).join(', ')}` : 'SLO ✓';
 }
 
 /**

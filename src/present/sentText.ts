@@ -10,7 +10,7 @@ import type { ParamSource, Prompt, PromptRecord, ResponseFormat, RunFile, Sampli
 export const FROM_TEXT: Readonly<Record<ParamSource, string>> = { workload: 'set by you', file: 'from the file', default: 'default' };
 
 /** Each setting's name as the report's rows show it. */
-export const SETTING_LABELS: Readonly<Record<SamplingKey, string>> = {
+const SETTING_LABELS: Readonly<Record<SamplingKey, string>> = {
   maxTokens: 'max tokens',
   temperature: 'temperature',
   topP: 'top_p',

@@ -3,7 +3,8 @@
 // the same facts and rows. Pure.
 import { dialFigures } from '../engine/analysis/fit';
 import type { DialFigures } from '../engine/analysis/fit';
-import type { RunFile, SloSpec, SweepPoint } from '../engine/core/types';
+import type { RunFile, SloSpec, Summary, SweepPoint } from '../engine/core/types';
+import { figureValue, latencyStats, metricsFor, type FigureMetric, type Metric } from './metricCatalogue';
 import { DASH, fixed, formatMs, formatQuantity } from './units';
 
 export interface SweepFact {
@@ -63,32 +64,54 @@ export function pointMarks(run: RunFile, index: number): string[] {
   ].filter(Boolean);
 }
 
-export const SWEEP_COLUMNS = ['point', 'req/s', 'tok/s', 'TTFT p50', 'TTFT p99', 'TPOT p50', 'TPOT p99', 'ITL p99', 'goodput', 'B', 'residual', 'errors', ''] as const;
+/** A column of the sweep's points table: a catalogue metric's figure (and the percentile of a latency), or one of the sweep's own. */
+export interface SweepColumn {
+  readonly header: string;
+  /** The catalogue row it shows; absent for the sweep's own columns (point, B, residual, marks). */
+  readonly metric?: Metric;
+  readonly cell: (p: SweepPoint, index: number) => string;
+}
 
-/** One row per point, in the columns of SWEEP_COLUMNS. */
-export function sweepRows(run: RunFile): string[][] {
-  const sw = run.sweep;
-  if (!sw) return [];
-  const resid = new Map((sw.residuals ?? []).map((r) => [r.label, r]));
-  return sw.points.map((p: SweepPoint, i) => {
-    const s = p.summary;
-    const r = resid.get(p.label);
-    return [
-      p.label,
-      num(s.requestsPerSecond, 2),
-      num(s.outputTokensPerSecond),
-      formatMs(s.ttftMs.count ? s.ttftMs.p50 : undefined),
-      formatMs(s.ttftMs.count ? s.ttftMs.p99 : undefined),
-      formatMs(s.tpotMs.count ? s.tpotMs.p50 : undefined),
-      formatMs(s.tpotMs.count ? s.tpotMs.p99 : undefined),
-      formatMs(s.itlMs.count ? s.itlMs.p99 : undefined),
-      s.goodput === undefined ? DASH : num(s.goodput, 2),
-      num(p.meanBatch, 2),
-      r ? `${r.residualMs >= 0.005 ? '+' : ''}${num(Math.abs(r.residualMs) < 0.005 ? 0 : r.residualMs, 2)} ms` : DASH,
-      String(s.failed),
-      pointMarks(run, i).join(', '),
-    ];
+/** A figure of a point, as the points table shows it: counts as they are, rates to two decimals, tokens/s to one. */
+function figureCell(m: FigureMetric, s: Summary): string {
+  const v = figureValue(m, s);
+  if (v === undefined) return DASH;
+  if (m.key === 'failed' || m.key === 'stalls') return String(v);
+  return num(v, m.key === 'outputTokensPerSecond' ? 1 : 2);
+}
+
+/** The metric columns of the points table, from the catalogue: each figure, each latency at its headline percentiles. */
+function metricColumns(run: RunFile): SweepColumn[] {
+  const points = run.sweep?.points ?? [];
+  return metricsFor('sweep', points.map((p) => p.summary)).flatMap((m): SweepColumn[] => {
+    if (m.kind === 'figure') return [{ header: m.column ?? m.label, metric: m, cell: (p) => figureCell(m, p.summary) }];
+    return m.headline.map((stat) => ({ header: `${m.label} ${stat}`, metric: m, cell: (p: SweepPoint) => {
+      const st = latencyStats(m, p.summary);
+      return formatMs(st?.count ? st[stat] : undefined);
+    } }));
   });
+}
+
+/** The columns of the sweep's points table: the point, the catalogue's figures, then the fit's B and residual and the analysis' marks. */
+export function sweepColumns(run: RunFile): SweepColumn[] {
+  const resid = new Map((run.sweep?.residuals ?? []).map((r) => [r.label, r]));
+  return [
+    { header: 'point', cell: (p) => p.label },
+    ...metricColumns(run),
+    { header: 'B', cell: (p) => num(p.meanBatch, 2) },
+    { header: 'residual', cell: (p) => {
+      const r = resid.get(p.label);
+      return r ? `${r.residualMs >= 0.005 ? '+' : ''}${num(Math.abs(r.residualMs) < 0.005 ? 0 : r.residualMs, 2)} ms` : DASH;
+    } },
+    { header: '', cell: (_p, i) => pointMarks(run, i).join(', ') },
+  ];
+}
+
+/** The points table: its header, and one row per point, in the columns of sweepColumns. */
+export function sweepTable(run: RunFile): { readonly header: string[]; readonly rows: string[][] } {
+  const columns = sweepColumns(run);
+  const rows = (run.sweep?.points ?? []).map((p, i) => columns.map((c) => c.cell(p, i)));
+  return { header: columns.map((c) => c.header), rows };
 }
 
 /** The dial's figures by chunk size, as rows of [name, one cell per configuration]. */
@@ -155,7 +178,8 @@ function table(header: readonly string[], rows: readonly string[][]): string {
 /** The sweep as the CLI prints it: a row per point, then the facts. */
 export function formatSweep(run: RunFile): string {
   if (!run.sweep) return 'not a sweep run\n';
-  return [sweepWorkload(run), '', table(SWEEP_COLUMNS, sweepRows(run)), '', ...sweepFacts(run).map((f) => f.text)].join('\n') + '\n';
+  const { header, rows } = sweepTable(run);
+  return [sweepWorkload(run), '', table(header, rows), '', ...sweepFacts(run).map((f) => f.text)].join('\n') + '\n';
 }
 
 /** The dial as the CLI prints it: a column per prefill chunk size. */

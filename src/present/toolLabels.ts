@@ -1,9 +1,9 @@
-// The benchmark tools a run can be imported from, as their makers spell them (its own module so that
-// runText.ts can name them without importing importText.ts, which imports runText.ts).
-import type { ImportTool } from '../engine/core/types';
+// The name of a tool a run was imported from, as its makers spell it (from the one list of importable
+// tools, IMPORT_TOOL_ROWS in engine/core/types.ts); its own module so that runText.ts can name a tool
+// without importing importText.ts, which imports runText.ts.
+import { IMPORT_TOOL_ROWS } from '../engine/core/types';
 
-export const IMPORT_TOOL_LABELS: Readonly<Record<ImportTool, string>> = { vllm: 'vLLM', guidellm: 'GuideLLM', aiperf: 'AIPerf' };
-
+/** "GuideLLM" for "guidellm"; an id no row has (a newer file's) as it is. */
 export function importToolLabel(tool: string): string {
-  return (IMPORT_TOOL_LABELS as Record<string, string>)[tool] ?? tool;
+  return IMPORT_TOOL_ROWS.find((t) => t.id === tool)?.label ?? tool;
 }

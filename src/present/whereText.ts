@@ -63,7 +63,7 @@ export function verdictLines(s: Summary): string[] {
 }
 
 /** One request's phases as "queue 3 ms → prefill 40 ms → transport 2 ms → decode 310 ms". */
-export function phasesLine(ph: RequestPhases): string {
+function phasesLine(ph: RequestPhases): string {
   return ph.segments.map((seg) => `${seg.short} ${formatMs(seg.ms)}`).join(' → ');
 }
 

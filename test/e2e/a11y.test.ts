@@ -100,33 +100,50 @@ const VIEWS: readonly View[] = [
 const THEME_NAMES = Object.keys(THEMES) as ThemeName[];
 const WIDTHS = [1100, 420] as const;
 
+/** Runs `fn` on every item, `n` at a time; the results in the items' order. */
+async function eachAtMost<T, R>(items: readonly T[], n: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < items.length; i = next++) results[i] = await fn(items[i]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(n, items.length) }, worker));
+  return results;
+}
+
+/** One theme and width of a view, in its own browser context: what axe found, and the page's own problems. */
+async function checkView(view: View, theme: ThemeName, width: number): Promise<{ found: string[]; problems: string[] }> {
+  const found: string[] = [];
+  let context: Awaited<ReturnType<typeof openReport>>['context'] | undefined;
+  let seen: readonly string[] = [];
+  try {
+    const page = await view.show(async (state) => {
+      const opened = await openReport(session.browser, session.server.page(state), { theme, width });
+      context = opened.context;
+      seen = opened.problems;
+      return opened.page;
+    });
+    // nothing runs off the side of the page: wide tables scroll in their own region
+    const [scrollW, innerW] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+    if (scrollW! > innerW!) found.push(`${theme} @ ${width}px: the page scrolls sideways (${scrollW} px wide)`);
+    const vs: AxeViolation[] = await axeViolations(page);
+    const nodes = vs.reduce((a, v) => a + v.nodes.length, 0);
+    if (vs.length) found.push(`${theme} @ ${width}px (${nodes} node(s)):\n  ${describeViolations(vs, 100)}`);
+    return { found, problems: seen.map((p) => `${theme} @ ${width}px: ${p}`) };
+  } finally {
+    await context?.close();
+  }
+}
+
+// Each theme and width is a page of its own: two are checked at once (Chromium's renderer and the
+// page's script take turns with axe on the other), in the same order of results.
+const CASES = THEME_NAMES.flatMap((theme) => WIDTHS.map((width) => [theme, width] as const));
+
 for (const view of VIEWS) {
   test(`axe: the ${view.name} view has no serious or critical violation in any theme, wide or narrow`, { timeout: 180_000 }, async () => {
-    const found: string[] = [];
-    const problems: string[] = [];
-    for (const theme of THEME_NAMES) {
-      for (const width of WIDTHS) {
-        let context: Awaited<ReturnType<typeof openReport>>['context'] | undefined;
-        let seen: readonly string[] = [];
-        try {
-          const page = await view.show(async (state) => {
-            const opened = await openReport(session.browser, session.server.page(state), { theme, width });
-            context = opened.context;
-            seen = opened.problems;
-            return opened.page;
-          });
-          // nothing runs off the side of the page: wide tables scroll in their own region
-          const [scrollW, innerW] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
-          if (scrollW! > innerW!) found.push(`${theme} @ ${width}px: the page scrolls sideways (${scrollW} px wide)`);
-          const vs: AxeViolation[] = await axeViolations(page);
-          const nodes = vs.reduce((a, v) => a + v.nodes.length, 0);
-          if (vs.length) found.push(`${theme} @ ${width}px (${nodes} node(s)):\n  ${describeViolations(vs, 100)}`);
-          problems.push(...seen.map((p) => `${theme} @ ${width}px: ${p}`));
-        } finally {
-          await context?.close();
-        }
-      }
-    }
+    const results = await eachAtMost(CASES, 2, ([theme, width]) => checkView(view, theme, width));
+    const found = results.flatMap((r) => r.found);
+    const problems = results.flatMap((r) => r.problems);
     assert.equal(found.length, 0, `axe violations in the ${view.name} view:\n${found.join('\n')}`);
     assert.deepEqual(problems, [], 'no console error, page error or CSP violation');
   });

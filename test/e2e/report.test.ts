@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import type { RunFile } from '../../src/engine/core/types';
 import { formatMs } from '../../src/present/units';
-import { fixtureRun, fixtureSweepRun, truncatedRunText, unknownVersionRun } from '../support/fixtureRuns';
+import { fixtureRun, fixtureSweepRun, statsOf, truncatedRunText, unknownVersionRun } from '../support/fixtureRuns';
+import { latenciesFor, metricsFor } from '../../src/present/metricCatalogue';
 import { openReport, reportSession, rendered, sendToPage, switchTheme, THEMES, type ThemeName } from '../support/reportHarness';
 
 const artifacts = join(__dirname, '..', '..', 'test-artifacts');
@@ -42,8 +43,20 @@ function viewOf(page: Page): Promise<{ start: number; end: number; laneStart: nu
   }));
 }
 
+/** A fixture run as the engine summarizes one whose replies streamed no reasoning: without TTFO (the fixtures give every run TTFO = TTFT). */
+function withoutTtfo(run: RunFile): RunFile {
+  return { ...run, summary: { ...run.summary, ttfoMs: undefined } };
+}
+
+/** A fixture run whose replies reasoned first: each request's answer 40 ms after its first token, and the summary's TTFO over them. */
+function withReasoning(run: RunFile): RunFile {
+  const requests = run.requests.map((r) => (r.ttftMs === undefined ? r : { ...r, ttfoMs: r.ttftMs + 40, reasoningTokens: 4 }));
+  const ttfos = requests.filter((r) => !r.warmup && !r.error && r.ttfoMs !== undefined).map((r) => r.ttfoMs!);
+  return { ...run, requests, summary: { ...run.summary, ttfoMs: statsOf(ttfos, run.workload.percentiles) } };
+}
+
 test('the table and the headline show exactly the summary values of the run file', async () => {
-  const run = fixtureRun({ seed: 11, requests: 50 });
+  const run = withoutTtfo(fixtureRun({ seed: 11, requests: 50 }));
   const { context, page, problems } = await openReport(session.browser, session.server.page({ kind: 'run', run }));
   try {
     await rendered(page);
@@ -235,6 +248,49 @@ test('an unknown version, a truncated file and a non-run get a clear message, no
     assert.deepEqual(problems, []);
   } finally {
     await context.close();
+  }
+});
+
+test('TTFO is shown wherever TTFT is, as the metric catalogue says: tiles, percentile row, CDF, compare', async () => {
+  const run = withReasoning(fixtureRun({ seed: 13, requests: 30, id: 'thinking' }));
+  const plain = withoutTtfo(fixtureRun({ seed: 14, requests: 30, id: 'plain' }));
+  const one = await openReport(session.browser, session.server.page({ kind: 'run', run }));
+  try {
+    const { page } = one;
+    await rendered(page);
+    assert.deepEqual(await page.$$eval('table.percentiles tbody tr', (rows) => rows.map((r) => (r as HTMLElement).dataset.metric)), latenciesFor('percentiles', [run.summary]).map((m) => m.key));
+    assert.equal(await page.textContent('tr[data-metric="ttfoMs"] td[data-stat="p99"]'), formatMs(run.summary.ttfoMs!.p99));
+    assert.equal(Number(await page.getAttribute('[data-figure="ttfo-p50"]', 'data-value')), run.summary.ttfoMs!.p50);
+    // every tile is a catalogue metric's, and every catalogue tile metric has one
+    const tiles = await page.$$eval('.headline [data-figure]', (els) => els.map((e) => (e as HTMLElement).dataset.figure!));
+    const tileOf = (id: string) => metricsFor('tiles').find((m) => (m.kind === 'figure' ? id === m.id : id.startsWith(`${m.id}-`)))?.key;
+    assert.deepEqual([...new Set(tiles.map(tileOf))].sort(), metricsFor('tiles', [run.summary]).map((m) => m.key).sort());
+    const charts = await page.$$eval('figure[data-chart]', (els) => els.map((e) => (e as HTMLElement).dataset.chart!));
+    for (const m of latenciesFor('distributions', [run.summary])) assert.ok(charts.includes(m.id), `a ${m.label} CDF`);
+    const bg = THEMES.dark.vars['--vscode-editor-background']!;
+    assert.ok(await inkPixels(page, 'figure[data-chart="ttfo"] canvas', bg) > 500, 'the TTFO CDF is drawn');
+    assert.deepEqual(one.problems, []);
+  } finally {
+    await one.context.close();
+  }
+  // without reasoning, no TTFO anywhere
+  const none = await openReport(session.browser, session.server.page({ kind: 'run', run: plain }));
+  try {
+    await rendered(none.page);
+    assert.equal(await none.page.$('[data-metric="ttfoMs"], [data-figure^="ttfo-"], figure[data-chart="ttfo"]'), null);
+  } finally {
+    await none.context.close();
+  }
+  // a compare shows it when one side has it; the other side's is a dash
+  const cmp = await openReport(session.browser, session.server.page({ kind: 'run', run, compareWith: plain }));
+  try {
+    await rendered(cmp.page);
+    assert.equal(await cmp.page.textContent('table.compare tr[data-metric="ttfoMs"] td[data-stat="a-p50"]'), formatMs(run.summary.ttfoMs!.p50));
+    assert.equal(await cmp.page.textContent('table.compare tr[data-metric="ttfoMs"] td[data-stat="b-p50"]'), '–');
+    assert.ok(await cmp.page.$('figure[data-chart="ttfo"] canvas'), 'the TTFO CDFs overlaid');
+    assert.deepEqual(cmp.problems, []);
+  } finally {
+    await cmp.context.close();
   }
 });
 

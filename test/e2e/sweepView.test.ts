@@ -128,7 +128,10 @@ test('renderSweep draws the trade-off, names the points and emits sweep-point-se
     assert.match(out.text!, /a test verdict/);
     assert.match(out.text!, /Knee: c=64: the next doubling buys 13.5% throughput \(under 15%\)/);
 
-    // click the dot of c=8 in the TPOT chart
+    // a trade-off chart per catalogue latency the points have: TTFT and TPOT here (no TTFO without reasoning), then the fit
+    assert.deepEqual(await page.$$eval('#c .sweep-chart', (els) => els.map((e) => (e as HTMLElement).dataset.chart)), ['ttftMs', 'tpotMs', 'fit']);
+
+    // click the dot of c=8 in the first trade-off chart (TTFT)
     const box = await page.evaluate(() => {
       const canvas = document.querySelector('canvas')!;
       const chart = (window as unknown as PageWindow).Chart.getChart(canvas)!;
@@ -144,6 +147,23 @@ test('renderSweep draws the trade-off, names the points and emits sweep-point-se
       { index: 5, label: 'c=32', requestIndexes: [10, 11] },
     ]);
     assert.match((await page.locator('.sweep-point-details').textContent())!, /Point c=32.*met at p99/);
+
+    // points whose replies reasoned: a TTFO trade-off chart beside TTFT's, TTFO columns in the points table and in a point's figures
+    const thinking = sweepRun();
+    const points = thinking.sweep!.points.map((p) => ({ ...p, summary: { ...p.summary, ttfoMs: stats(p.summary.ttftMs.mean + 40) } }));
+    const ttfo = await page.evaluate((r) => {
+      const c = document.getElementById('c')!;
+      (window as unknown as PageWindow).renderSweep(c, r);
+      (c.querySelector('tbody tr[data-index="2"]') as HTMLElement).click();
+      return {
+        charts: Array.from(c.querySelectorAll('.sweep-chart'), (e) => (e as HTMLElement).dataset.chart),
+        header: Array.from(c.querySelectorAll('thead th'), (e) => e.textContent),
+        details: c.querySelector('.sweep-point-details')!.textContent,
+      };
+    }, { ...thinking, sweep: { ...thinking.sweep!, points } } as unknown as Record<string, unknown>);
+    assert.deepEqual(ttfo.charts, ['ttftMs', 'ttfoMs', 'tpotMs', 'fit']);
+    assert.ok(ttfo.header.includes('TTFO p50') && ttfo.header.includes('TTFO p99'), ttfo.header.join(' | '));
+    assert.match(ttfo.details!, /TTFO p50 \/ p99/);
 
     // the dial's compact view
     const dial = await page.evaluate((r) => {

@@ -8,8 +8,11 @@ export const ROOT = join(__dirname, '..', '..');
 export const SUITE_JS = join(ROOT, 'out', 'host', 'suite.js');
 
 export async function buildForHost(): Promise<void> {
-  const r = spawnSync(process.execPath, ['esbuild.mjs'], { cwd: ROOT, stdio: 'inherit' });
-  if (r.status !== 0) throw new Error(`npm run build failed (exit ${r.status})`);
+  // scripts/test.mjs has just built dist/ (LLMP_DIST_BUILT): only the suite is left to build
+  if (process.env.LLMP_DIST_BUILT !== '1') {
+    const r = spawnSync(process.execPath, ['esbuild.mjs'], { cwd: ROOT, stdio: 'inherit' });
+    if (r.status !== 0) throw new Error(`npm run build failed (exit ${r.status})`);
+  }
   await build({
     entryPoints: [join(ROOT, 'test', 'host', 'suite', 'index.ts')],
     outfile: SUITE_JS,

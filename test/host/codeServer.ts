@@ -1,7 +1,7 @@
 // code-server 4.100.3 (VS Code 1.100.3 on plain node) in its own process group, bound to
 // 127.0.0.1, with its own HOME/XDG folders. Stopping kills the whole group: its extension hosts
 // outlive the parent otherwise.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync, closeSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -39,12 +39,21 @@ function layout(base: string) {
   return { userDataDir, dirs, env };
 }
 
-/** `code-server --install-extension` into the run's extensions folder (before start). */
-export function installExtension(installDir: string, base: string, vsix: string): void {
+/** `code-server --install-extension` into the run's extensions folder (before start); several may run at once. */
+export function installExtension(installDir: string, base: string, vsix: string): Promise<void> {
   const { userDataDir, dirs, env } = layout(base);
-  const r = spawnSync(process.execPath, [codeServerEntry(installDir), '--install-extension', vsix, '--user-data-dir', userDataDir, '--extensions-dir', dirs.ext],
-    { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000 });
-  if (r.status !== 0) throw new Error(`code-server --install-extension failed (exit ${r.status}):\n${r.stdout}\n${r.stderr}`);
+  const child = spawn(process.execPath, [codeServerEntry(installDir), '--install-extension', vsix, '--user-data-dir', userDataDir, '--extensions-dir', dirs.ext],
+    { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
+  let out = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (out += b.toString()));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      if (code === 0) resolve();
+      else reject(new Error(`code-server --install-extension failed (exit ${code ?? signal}):\n${out}`));
+    });
+  });
 }
 
 export async function startCodeServer(installDir: string, base: string, env: Record<string, string> = {}, options: { workspaceTrust?: boolean } = {}): Promise<CodeServer> {

@@ -177,6 +177,7 @@ export async function runUntrustedUiTests(c: UiContext): Promise<{ passed: numbe
 }
 
 export function runUiTests(c: UiContext): Promise<{ passed: number; failed: number }> {
-  return runSteps([...steps, ...endpointSteps, ...reportSteps, ...a11ySteps], c);
+  const from = (file: string, list: readonly Step[]) => list.map((step) => ({ ...step, file: `test/host/${file}` }));
+  return runSteps([...steps, ...from('uiEndpoints.ts', endpointSteps), ...from('uiReports.ts', reportSteps), ...from('uiA11y.ts', a11ySteps)], c);
 }
 

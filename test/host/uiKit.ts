@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Frame, FrameLocator, Page } from 'playwright-core';
 import type { ScriptedServer } from '../support/scriptedServer';
 import { ROOT } from './build';
+import { recordDuration } from './durations';
 
 export const ARTIFACTS = join(ROOT, 'test-artifacts');
 
@@ -15,10 +16,11 @@ export interface UiContext {
   readonly endpointName: string;
 }
 
-export type Step<C = UiContext> = { name: string; fn: (c: C) => Promise<void> };
+/** A UI test; `file` is where it is written, for its duration's record (default: runSteps's). */
+export type Step<C = UiContext> = { name: string; fn: (c: C) => Promise<void>; file?: string };
 
-/** Runs the steps in order, each on its own: a failure is printed with a screenshot and the next step runs. */
-export async function runSteps<C extends { readonly page: Page }>(steps: readonly Step<C>[], c: C): Promise<{ passed: number; failed: number }> {
+/** Runs the steps in order, each on its own: a failure is printed with a screenshot and the next step runs. `file`: where they are written. */
+export async function runSteps<C extends { readonly page: Page }>(steps: readonly Step<C>[], c: C, file = 'test/host/ui.ts'): Promise<{ passed: number; failed: number }> {
   let passed = 0;
   let failed = 0;
   for (const s of steps) {
@@ -26,9 +28,11 @@ export async function runSteps<C extends { readonly page: Page }>(steps: readonl
     try {
       await s.fn(c);
       passed++;
+      recordDuration(s.file ?? file, s.name, Date.now() - started, true);
       console.log(`  ok   [ui] ${s.name} (${Date.now() - started} ms)`);
     } catch (err) {
       failed++;
+      recordDuration(s.file ?? file, s.name, Date.now() - started, false);
       console.log(`  FAIL [ui] ${s.name} (${Date.now() - started} ms)\n       ${String((err as Error).message).split('\n').join('\n       ')}`);
       await shot(c.page, `host-fail-${s.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`).catch(() => undefined);
     }

@@ -84,5 +84,5 @@ const steps: Step<LocalServerUiContext>[] = [
 ];
 
 export function runLocalServerUiTests(c: LocalServerUiContext): Promise<{ passed: number; failed: number }> {
-  return runSteps(steps, c);
+  return runSteps(steps, c, 'test/host/uiLocalServer.ts');
 }

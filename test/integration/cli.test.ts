@@ -8,8 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseRunFile } from '../../src/engine/files/runFile';
 import { buildCli, runCliProcess } from '../support/cli';
-import { startScriptedServer } from '../support/scriptedServer';
-import type { ScriptedServer, ScriptedServerOptions } from '../support/scriptedServer';
+import { withServer } from '../support/withServer';
 
 const root = join(__dirname, '../..');
 const cli = join(root, 'dist/cli.js');
@@ -18,19 +17,8 @@ before(buildCli);
 
 const runCli = runCliProcess;
 
-async function withServer(options: ScriptedServerOptions, fn: (s: ScriptedServer, dir: string) => Promise<void>): Promise<void> {
-  const s = await startScriptedServer(options);
-  const dir = mkdtempSync(join(tmpdir(), 'cli-'));
-  try {
-    await fn(s, dir);
-  } finally {
-    await s.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 test('a run prints the table, writes --out, detects the API and the model, exit 0; no progress line when not a TTY', async () => {
-  await withServer({ ttftMs: 10, itlMs: 2 }, async (s, dir) => {
+  await withServer({ ttftMs: 10, itlMs: 2 }, async (s, { dir }) => {
     const out = join(dir, 'run.json');
     const r = await runCli(['run', '--url', s.url, '--requests', '5', '--concurrency', '2', '--max-tokens', '8', '--out', out]);
     assert.equal(r.code, 0, r.stderr);
@@ -50,7 +38,7 @@ test('a run prints the table, writes --out, detects the API and the model, exit 
 });
 
 test('--json prints the summary as JSON; without --out nothing is written', async () => {
-  await withServer({ ttftMs: 5, itlMs: 1 }, async (s, dir) => {
+  await withServer({ ttftMs: 5, itlMs: 1 }, async (s, { dir }) => {
     const r = await runCli(['run', '--url', s.url, '--api', 'openai-completions', '--requests', '3', '--max-tokens', '4', '--percentiles', '50,99', '--json'], { env: { TMPDIR: dir } });
     assert.equal(r.code, 0, r.stderr);
     const summary = JSON.parse(r.stdout);
@@ -74,7 +62,7 @@ test('--slo with --fail-on-slo exits 3 when missed and 0 when met', async () => 
 });
 
 test('an SLO in the prompt file counts for --fail-on-slo', async () => {
-  await withServer({ ttftMs: 40, itlMs: 2 }, async (s, dir) => {
+  await withServer({ ttftMs: 40, itlMs: 2 }, async (s, { dir }) => {
     const f = join(dir, 'ask.prompt.md');
     writeFileSync(f, '---\ndescription: ask\nllmProfiler:\n  slo: { ttft: 5 }\n---\nWhat is TTFT?\n');
     const r = await runCli(['run', '--url', s.url, '--requests', '2', '--max-tokens', '4', '--prompt-file', f, '--fail-on-slo']);
@@ -142,7 +130,7 @@ test('a down endpoint: one line and exit 1, within about a second', async () => 
 
 test('the key from --api-key-env is sent but never printed nor written', async () => {
   const key = 'sk-cli-secret-5a4b3c2d1e';
-  await withServer({ apiKey: key, ttftMs: 2, itlMs: 1 }, async (s, dir) => {
+  await withServer({ apiKey: key, ttftMs: 2, itlMs: 1 }, async (s, { dir }) => {
     const out = join(dir, 'run.json');
     const r = await runCli(['run', '--url', s.url, '--requests', '2', '--max-tokens', '3', '--api-key-env', 'TEST_LLM_KEY', '--out', out], { env: { TEST_LLM_KEY: key } });
     assert.equal(r.code, 0, r.stderr);
@@ -158,7 +146,7 @@ test('the key from --api-key-env is sent but never printed nor written', async (
 
 test('Ctrl+C stops the run quickly, prints what finished and writes the run file', async () => {
   // concurrency 2 over [short, long, short…]: one worker streams the long one, the other finishes short ones.
-  await withServer({ ttftMs: 5, itlMs: 20 }, async (s, dir) => {
+  await withServer({ ttftMs: 5, itlMs: 20 }, async (s, { dir }) => {
     const data = join(dir, 'mix.jsonl');
     const short = '{"prompt": "short", "max_tokens": 2}\n';
     writeFileSync(data, short + '{"prompt": "long", "max_tokens": 2000}\n' + short.repeat(30));
@@ -241,7 +229,7 @@ test('run without --url on a synthetic model of a custom shape (Q8_0)', async ()
 
 test('--api-key-header sends the key in the header the endpoint wants (Azure api-key style), never printed nor written', async () => {
   const key = 'azure-secret-9f8e7d6c';
-  await withServer({ apiKey: key, apiKeyHeader: 'api-key', ttftMs: 2, itlMs: 1 }, async (s, dir) => {
+  await withServer({ apiKey: key, apiKeyHeader: 'api-key', ttftMs: 2, itlMs: 1 }, async (s, { dir }) => {
     const out = join(dir, 'run.json');
     const r = await runCli(['run', '--url', s.url, '--api', 'openai-chat', '--requests', '2', '--max-tokens', '3', '--api-key-env', 'AZ_KEY', '--api-key-header', 'api-key', '--out', out], { env: { AZ_KEY: key } });
     assert.equal(r.code, 0, r.stderr);

@@ -6,10 +6,11 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { createEndpointClient } from '../../src/engine/transport/client';
 import { PreflightError } from '../../src/engine/transport/detect';
-import type { ApiKind, ClientOptions, EndpointClient, RequestRecord, RequestSpec } from '../../src/engine/core/types';
-import { startScriptedServer } from '../support/scriptedServer';
+import type { RequestRecord, RequestSpec } from '../../src/engine/core/types';
+import type { ApiKind } from '../../src/engine/core/apis';
+import { withServer } from '../support/withServer';
 import { assertNoUnhandledRejections } from '../support/unhandled';
-import type { ScriptedServer, ScriptedServerOptions, ScriptedRequestLog } from '../support/scriptedServer';
+import type { ScriptedRequestLog } from '../support/scriptedServer';
 
 assertNoUnhandledRejections();
 
@@ -29,17 +30,6 @@ function spec(over: Partial<RequestSpec> = {}): RequestSpec {
   };
 }
 
-async function withServer(options: ScriptedServerOptions, api: ApiKind, clientOptions: Partial<ClientOptions>, fn: (server: ScriptedServer, client: EndpointClient) => Promise<void>): Promise<void> {
-  const server = await startScriptedServer(options);
-  const client = createEndpointClient({ url: server.url, api, model: 'scripted-model' }, { connections: 1, timeoutMs: 10_000, idleTimeoutMs: 5_000, ...clientOptions });
-  try {
-    await fn(server, client);
-  } finally {
-    await client.close();
-    await server.close();
-  }
-}
-
 const signal = () => new AbortController().signal;
 
 /** Client arrival (ms after sentAt) minus the server's write time (ms after sentAt), per token chunk. */
@@ -56,7 +46,7 @@ function median(values: readonly number[]): number {
 
 for (const api of APIS) {
   test(`${api}: end to end, timings agree with the server's write log`, async () => {
-    await withServer({ ttftMs: 40, itlMs: 8 }, api, {}, async (server, client) => {
+    await withServer({ ttftMs: 40, itlMs: 8 }, { api }, async (server, { client }) => {
       await client.warm();
       const sent = spec({ maxTokens: 12 });
       const r = await client.send(sent, signal());
@@ -98,7 +88,7 @@ for (const api of APIS) {
 
 test('E2E ends at the last token chunk, not at a late usage chunk or [DONE]: the last byte is kept apart, TPOT uses E2E', async () => {
   for (const api of APIS) {
-    await withServer({ ttftMs: 20, itlMs: 10, tailDelayMs: 120 }, api, {}, async (server, client) => {
+    await withServer({ ttftMs: 20, itlMs: 10, tailDelayMs: 120 }, { api }, async (server, { client }) => {
       await client.warm();
       const r = await client.send(spec({ maxTokens: 6 }), signal());
       assert.equal(r.error, undefined, `${api}: ${JSON.stringify(r.error)}`);
@@ -125,7 +115,7 @@ test('E2E ends at the last token chunk, not at a late usage chunk or [DONE]: the
 });
 
 test('a failed request ends when it failed; its last byte is the last body piece that came', async () => {
-  await withServer({ ttftMs: 5, itlMs: 10, fault: { kind: 'reset', afterTokens: 3 } }, 'openai-chat', {}, async (_server, client) => {
+  await withServer({ ttftMs: 5, itlMs: 10, fault: { kind: 'reset', afterTokens: 3 } }, async (_server, { client }) => {
     const r = await client.send(spec({ maxTokens: 10 }), signal());
     assert.equal(r.error?.kind, 'reset');
     const lastChunk = r.chunkTimesMs[r.chunkTimesMs.length - 1]!;
@@ -145,7 +135,7 @@ test('a failed request ends when it failed; its last byte is the last body piece
 });
 
 test('a role-only first chunk counts as the first chunk, not as the first token', async () => {
-  await withServer({ ttftMs: 60, itlMs: 5, roleChunk: true }, 'openai-chat', {}, async (_server, client) => {
+  await withServer({ ttftMs: 60, itlMs: 5, roleChunk: true }, async (_server, { client }) => {
     const r = await client.send(spec({ maxTokens: 3 }), signal());
     assert.equal(r.error, undefined);
     assert.ok(r.firstChunkMs! < 30, `first chunk ${r.firstChunkMs}`);
@@ -156,7 +146,7 @@ test('a role-only first chunk counts as the first chunk, not as the first token'
 
 test('reasoning chunks: TTFT at the first reasoning text, TTFO at the first answer text', async () => {
   for (const api of ['openai-chat', 'ollama'] as const) {
-    await withServer({ ttftMs: 20, itlMs: 15, reasoningTokens: 3, reasoningField: 'reasoning' }, api, {}, async (_server, client) => {
+    await withServer({ ttftMs: 20, itlMs: 15, reasoningTokens: 3, reasoningField: 'reasoning' }, { api }, async (_server, { client }) => {
       const r = await client.send(spec({ maxTokens: 6 }), signal());
       assert.equal(r.error, undefined);
       assert.equal(r.chunkTimesMs.length, 6, 'reasoning chunks are timed too');
@@ -168,13 +158,13 @@ test('reasoning chunks: TTFT at the first reasoning text, TTFO at the first answ
 });
 
 test('token counts: chunks when the server gives no usage; several tokens per chunk are recorded', async () => {
-  await withServer({ ttftMs: 5, itlMs: 2, usage: false }, 'openai-chat', {}, async (_server, client) => {
+  await withServer({ ttftMs: 5, itlMs: 2, usage: false }, async (_server, { client }) => {
     const r = await client.send(spec({ maxTokens: 7 }), signal());
     assert.equal(r.tokenSource, 'chunks');
     assert.equal(r.outputTokens, 7);
     assert.equal(r.promptTokens, undefined);
   });
-  await withServer({ ttftMs: 5, itlMs: 2, tokensPerChunk: 3 }, 'llamacpp', {}, async (_server, client) => {
+  await withServer({ ttftMs: 5, itlMs: 2, tokensPerChunk: 3 }, { api: 'llamacpp' }, async (_server, { client }) => {
     const r = await client.send(spec({ maxTokens: 10 }), signal());
     assert.equal(r.error, undefined);
     assert.equal(r.outputTokens, 10);
@@ -185,7 +175,7 @@ test('token counts: chunks when the server gives no usage; several tokens per ch
 });
 
 test('multibyte text split across network chunks is decoded whole', async () => {
-  await withServer({ ttftMs: 5, itlMs: 1, tokenText: (i) => (i % 2 ? '🙂' : 'é日') }, 'ollama', {}, async (_server, client) => {
+  await withServer({ ttftMs: 5, itlMs: 1, tokenText: (i) => (i % 2 ? '🙂' : 'é日') }, { api: 'ollama' }, async (_server, { client }) => {
     const r = await client.send(spec({ maxTokens: 20 }), signal());
     assert.equal(r.error, undefined);
     assert.equal(r.malformedEvents, undefined);
@@ -195,7 +185,7 @@ test('multibyte text split across network chunks is decoded whole', async () => 
 
 test('a slow observer does not delay the arrival stamps of other streams (parsing is outside the data callback)', async () => {
   const streams = 8;
-  await withServer({ ttftMs: 30, itlMs: 30 }, 'openai-chat', { connections: streams }, async (server, client) => {
+  await withServer({ ttftMs: 30, itlMs: 30 }, { client: { connections: streams } }, async (server, { client }) => {
     await client.warm();
     const busy = (ms: number) => {
       const end = performance.now() + ms;
@@ -275,7 +265,7 @@ test('a burst that comes in over several polls is stamped whole before any of it
 });
 
 test('warm() opens one connection per slot; requests then reuse them (connect time never in TTFT)', async () => {
-  await withServer({ ttftMs: 10, itlMs: 2 }, 'openai-chat', { connections: 6 }, async (server, client) => {
+  await withServer({ ttftMs: 10, itlMs: 2 }, { client: { connections: 6 } }, async (server, { client }) => {
     const info = await client.warm();
     assert.equal(info.connections, 6);
     assert.equal(info.connectMs.length, 6);
@@ -315,7 +305,7 @@ test('fault: connection refused is a connect error', async () => {
 
 test('fault: HTTP 500 and 429 are recorded with status and the start of the body; the connection is kept', async () => {
   const longBody = JSON.stringify({ error: { message: 'rate limited, slow down', code: 429 }, pad: 'x'.repeat(2000) });
-  await withServer({ fault: (i) => (i.seq === 1 ? { kind: 'http', status: 500, body: 'engine exploded\nstack...' } : i.seq === 2 ? { kind: 'http', status: 429, body: longBody } : undefined) }, 'openai-chat', {}, async (server, client) => {
+  await withServer({ fault: (i) => (i.seq === 1 ? { kind: 'http', status: 500, body: 'engine exploded\nstack...' } : i.seq === 2 ? { kind: 'http', status: 429, body: longBody } : undefined) }, async (server, { client }) => {
     await client.warm();
     const a = await client.send(spec(), signal());
     assert.equal(a.error?.kind, 'http');
@@ -335,7 +325,7 @@ test('fault: HTTP 500 and 429 are recorded with status and the start of the body
 
 test('fault: a reset mid-stream is an error and the tokens so far are kept', async () => {
   for (const api of APIS) {
-    await withServer({ ttftMs: 5, itlMs: 3, fault: { kind: 'reset', afterTokens: 3 } }, api, {}, async (_server, client) => {
+    await withServer({ ttftMs: 5, itlMs: 3, fault: { kind: 'reset', afterTokens: 3 } }, { api }, async (_server, { client }) => {
       const r = await client.send(spec({ maxTokens: 10 }), signal());
       assert.equal(r.error?.kind, 'reset', `${api}: ${JSON.stringify(r.error)}`);
       assert.equal(r.chunkTimesMs.length, 3);
@@ -349,14 +339,14 @@ test('fault: a reset mid-stream is an error and the tokens so far are kept', asy
 
 test('fault: malformed JSON and malformed SSE events are counted, the stream goes on', async () => {
   for (const api of APIS) {
-    await withServer({ ttftMs: 5, itlMs: 2, fault: { kind: 'malformed-json', atToken: 2 } }, api, {}, async (_server, client) => {
+    await withServer({ ttftMs: 5, itlMs: 2, fault: { kind: 'malformed-json', atToken: 2 } }, { api }, async (_server, { client }) => {
       const r = await client.send(spec({ maxTokens: 5 }), signal());
       assert.equal(r.error, undefined, `${api}: ${JSON.stringify(r.error)}`);
       assert.equal(r.malformedEvents, 1);
       assert.equal(r.chunkTimesMs.length, 5);
     });
   }
-  await withServer({ ttftMs: 5, itlMs: 2, fault: { kind: 'malformed-sse', atToken: 1 } }, 'openai-chat', {}, async (_server, client) => {
+  await withServer({ ttftMs: 5, itlMs: 2, fault: { kind: 'malformed-sse', atToken: 1 } }, async (_server, { client }) => {
     const r = await client.send(spec({ maxTokens: 4 }), signal());
     assert.equal(r.error, undefined);
     assert.equal(r.malformedEvents, 1);
@@ -366,7 +356,7 @@ test('fault: malformed JSON and malformed SSE events are counted, the stream goe
 
 test('fault: an error object inside the stream is a server error; tokens so far kept', async () => {
   for (const api of APIS) {
-    await withServer({ ttftMs: 5, itlMs: 2, fault: { kind: 'stream-error', afterTokens: 2, message: 'CUDA out of memory' } }, api, {}, async (server, client) => {
+    await withServer({ ttftMs: 5, itlMs: 2, fault: { kind: 'stream-error', afterTokens: 2, message: 'CUDA out of memory' } }, { api }, async (server, { client }) => {
       const r = await client.send(spec({ maxTokens: 6 }), signal());
       assert.equal(r.error?.kind, 'server', api);
       assert.match(r.error!.message, /CUDA out of memory/);
@@ -379,7 +369,7 @@ test('fault: an error object inside the stream is a server error; tokens so far 
 });
 
 test('fault: a stall longer than the idle timeout is an idle-timeout; a shorter one is a visible gap', async () => {
-  await withServer({ ttftMs: 5, itlMs: 5, fault: { kind: 'stall', afterTokens: 2, ms: 600 } }, 'openai-chat', { idleTimeoutMs: 200 }, async (_server, client) => {
+  await withServer({ ttftMs: 5, itlMs: 5, fault: { kind: 'stall', afterTokens: 2, ms: 600 } }, { client: { idleTimeoutMs: 200 } }, async (_server, { client }) => {
     const t0 = performance.now();
     const r = await client.send(spec({ maxTokens: 6 }), signal());
     const took = performance.now() - t0;
@@ -387,7 +377,7 @@ test('fault: a stall longer than the idle timeout is an idle-timeout; a shorter 
     assert.equal(r.chunkTimesMs.length, 2);
     assert.ok(took >= 190 && took < 550, `gave up after ${took} ms`);
   });
-  await withServer({ ttftMs: 5, itlMs: 5, fault: { kind: 'stall', afterTokens: 2, ms: 150 } }, 'ollama', { idleTimeoutMs: 1000 }, async (_server, client) => {
+  await withServer({ ttftMs: 5, itlMs: 5, fault: { kind: 'stall', afterTokens: 2, ms: 150 } }, { api: 'ollama', client: { idleTimeoutMs: 1000 } }, async (_server, { client }) => {
     const r = await client.send(spec({ maxTokens: 5 }), signal());
     assert.equal(r.error, undefined);
     const gap = r.chunkTimesMs[2]! - r.chunkTimesMs[1]!;
@@ -396,7 +386,7 @@ test('fault: a stall longer than the idle timeout is an idle-timeout; a shorter 
 });
 
 test('fault: the whole-request timeout', async () => {
-  await withServer({ ttftMs: 5, itlMs: 50 }, 'llamacpp', { timeoutMs: 300, idleTimeoutMs: 5000 }, async (_server, client) => {
+  await withServer({ ttftMs: 5, itlMs: 50 }, { api: 'llamacpp', client: { timeoutMs: 300, idleTimeoutMs: 5000 } }, async (_server, { client }) => {
     const t0 = performance.now();
     const r = await client.send(spec({ maxTokens: 100 }), signal());
     const took = performance.now() - t0;
@@ -407,7 +397,7 @@ test('fault: the whole-request timeout', async () => {
 });
 
 test('abort: stops within a few ms, keeps what arrived; an already-aborted signal never sends', async () => {
-  await withServer({ ttftMs: 5, itlMs: 20 }, 'openai-chat', {}, async (server, client) => {
+  await withServer({ ttftMs: 5, itlMs: 20 }, async (server, { client }) => {
     const ac = new AbortController();
     let abortedAt = 0;
     const p = client.send(spec({ maxTokens: 100 }), ac.signal, {
@@ -440,14 +430,14 @@ test('abort: stops within a few ms, keeps what arrived; an already-aborted signa
 
 test('the API key travels as a bearer token and is never in the record', async () => {
   const key = 'sk-test-secret-123';
-  await withServer({ apiKey: key, ttftMs: 2, itlMs: 1 }, 'openai-chat', { apiKey: key }, async (server, client) => {
+  await withServer({ apiKey: key, ttftMs: 2, itlMs: 1 }, { client: { apiKey: key } }, async (server, { client }) => {
     await client.warm();
     const r = await client.send(spec({ maxTokens: 2 }), signal());
     assert.equal(r.error, undefined);
     assert.equal(server.log[0]!.authorization, `Bearer ${key}`);
     assert.ok(!JSON.stringify(r).includes(key));
   });
-  await withServer({ apiKey: key, ttftMs: 2, itlMs: 1 }, 'openai-chat', { apiKey: 'sk-bad-key-987' }, async (_server, client) => {
+  await withServer({ apiKey: key, ttftMs: 2, itlMs: 1 }, { client: { apiKey: 'sk-bad-key-987' } }, async (_server, { client }) => {
     const r = await client.send(spec({ maxTokens: 2 }), signal());
     assert.equal(r.error?.kind, 'http');
     assert.equal(r.error?.status, 401);
@@ -456,7 +446,7 @@ test('the API key travels as a bearer token and is never in the record', async (
 });
 
 test('many concurrent streams: every record complete, in-order chunk times', async () => {
-  await withServer({ ttftMs: 20, itlMs: 4 }, 'openai-chat', { connections: 32 }, async (server, client) => {
+  await withServer({ ttftMs: 20, itlMs: 4 }, { client: { connections: 32 } }, async (server, { client }) => {
     await client.warm();
     const records = await Promise.all(Array.from({ length: 32 }, (_, i) => client.send(spec({ index: i, maxTokens: 16 }), signal())));
     for (const r of records) {
@@ -478,7 +468,7 @@ async function closedPort(): Promise<number> {
 }
 
 test('sentAt is when the request was written, after waiting for a free connection', async () => {
-  await withServer({ ttftMs: 5, itlMs: 20 }, 'openai-chat', { connections: 1 }, async (_server, client) => {
+  await withServer({ ttftMs: 5, itlMs: 20 }, { client: { connections: 1 } }, async (_server, { client }) => {
     await client.warm();
     const [a, b] = await Promise.all([client.send(spec({ index: 0, maxTokens: 5 }), signal()), client.send(spec({ index: 1, maxTokens: 5 }), signal())]);
     assert.equal(a.error, undefined);
@@ -490,7 +480,7 @@ test('sentAt is when the request was written, after waiting for a free connectio
 });
 
 test('an observer that throws does not break the measurement', async () => {
-  await withServer({ ttftMs: 5, itlMs: 2 }, 'openai-chat', {}, async (_server, client) => {
+  await withServer({ ttftMs: 5, itlMs: 2 }, async (_server, { client }) => {
     const r = await client.send(spec({ maxTokens: 4 }), signal(), {
       onFirstToken: () => {
         throw new Error('observer bug');
@@ -509,7 +499,7 @@ test('one signal shared by many streams: no listener warning, and aborting it st
   const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
   process.on('warning', onWarning);
   try {
-    await withServer({ ttftMs: 5, itlMs: 10 }, 'openai-chat', { connections: 24 }, async (_server, client) => {
+    await withServer({ ttftMs: 5, itlMs: 10 }, { client: { connections: 24 } }, async (_server, { client }) => {
       await client.warm();
       const ac = new AbortController();
       const t = setTimeout(() => ac.abort(), 120);
@@ -560,7 +550,7 @@ test('a 2xx reply without a single token is a failed request (kind "empty"), as 
 
 test('the idle timeout does not run while a request waits for a free connection', async () => {
   // One connection, two requests: the second waits ~300 ms for the first, longer than the idle timeout.
-  await withServer({ ttftMs: 5, itlMs: 30 }, 'openai-chat', { connections: 1, idleTimeoutMs: 200 }, async (server, client) => {
+  await withServer({ ttftMs: 5, itlMs: 30 }, { client: { connections: 1, idleTimeoutMs: 200 } }, async (server, { client }) => {
     await client.warm();
     const [a, b] = await Promise.all([client.send(spec({ maxTokens: 10 }), signal()), client.send(spec({ maxTokens: 10 }), signal())]);
     assert.equal(a.error, undefined, JSON.stringify(a.error));
@@ -571,7 +561,7 @@ test('the idle timeout does not run while a request waits for a free connection'
 });
 
 test('maxConnections null: requests beyond the warmed connections open new ones instead of queueing', async () => {
-  await withServer({ ttftMs: 5, itlMs: 30 }, 'openai-chat', { connections: 1, maxConnections: null }, async (_server, client) => {
+  await withServer({ ttftMs: 5, itlMs: 30 }, { client: { connections: 1, maxConnections: null } }, async (_server, { client }) => {
     const info = await client.warm();
     assert.equal(info.connections, 1);
     const rs = await Promise.all([0, 1, 2].map((i) => client.send(spec({ index: i, maxTokens: 5 }), signal())));

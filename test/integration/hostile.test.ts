@@ -5,16 +5,17 @@
 // key given to the tool appears in no output (stdout, stderr, the run file).
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, lstatSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, lstatSync, readFileSync, readlinkSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { parseRunFile } from '../../src/engine/files/runFile';
-import type { ApiKind, RunFile } from '../../src/engine/core/types';
+import type { RunFile } from '../../src/engine/core/types';
+import type { ApiKind } from '../../src/engine/core/apis';
 import { buildCli, runCliProcess } from '../support/cli';
 import type { CliProcessResult } from '../support/cli';
 import { ALL_APIS, answerGet, answerStream, endEvents, errorEvent, ROUTES, sendJson, startStream, startTruthServer, tokenEvent } from '../support/hostileServer';
 import type { Handler, TruthServer } from '../support/hostileServer';
+import { withServer } from '../support/withServer';
 
 const KEY = 'sk-hostile-5f0c9e1d2b7a4c3e';
 
@@ -25,16 +26,14 @@ function runCli(args: readonly string[], killMs = 60_000): Promise<CliProcessRes
   return runCliProcess(args, { env: { LLMP_TEST_KEY: KEY }, killMs });
 }
 
-async function withServers(fn: (dir: string, ...servers: TruthServer[]) => Promise<void>, ...handlers: Handler[]): Promise<void> {
-  const servers: TruthServer[] = [];
-  const dir = mkdtempSync(join(tmpdir(), 'hostile-'));
-  try {
-    for (const h of handlers) servers.push(await startTruthServer(h));
-    await fn(dir, ...servers);
-  } finally {
-    await Promise.all(servers.map((s) => s.close()));
-    rmSync(dir, { recursive: true, force: true });
-  }
+/** A truth server per handler, in order, and a temporary folder: each one withServer's, undone after `fn`. */
+function withTruthServers(fn: (dir: string, ...servers: TruthServer[]) => Promise<void>, ...handlers: Handler[]): Promise<void> {
+  const next = (servers: TruthServer[], dir: () => string): Promise<void> => {
+    const h = handlers[servers.length];
+    if (!h) return fn(dir(), ...servers);
+    return withServer(() => startTruthServer(h), (s, scope) => next([...servers, s], servers.length ? dir : () => scope.dir));
+  };
+  return next([], () => '');
 }
 
 const pathOf = (url: string) => url.split('?')[0]!;
@@ -54,7 +53,7 @@ test('1. a redirect to another origin is never followed: the key and headers sta
   for (const api of ALL_APIS) {
     // The model lookup (no --model), the preflight, then the measured request: every step redirects.
     let elsewhereUrl = '';
-    await withServers(async (_dir, endpoint, elsewhere) => {
+    await withTruthServers(async (_dir, endpoint, elsewhere) => {
       elsewhereUrl = elsewhere.url;
       const r = await runCli([...base(api), '--url', endpoint.url, '--api-key-env', 'LLMP_TEST_KEY', '--api-key-header', 'x-api-key', '--header', 'X-Team: perf']);
       assert.equal(r.code, 1, `${api}: ${r.stderr}`);
@@ -71,7 +70,7 @@ test('1. a redirect to another origin is never followed: the key and headers sta
 test('1b. a measured request redirected to another origin fails as such, naming where; nothing goes there', async () => {
   for (const api of ALL_APIS) {
     let elsewhereUrl = '';
-    await withServers(async (dir, elsewhere, endpoint) => {
+    await withTruthServers(async (dir, elsewhere, endpoint) => {
       elsewhereUrl = elsewhere.url;
       const out = join(dir, 'run.json');
       const r = await runCli([...base(api), '--url', endpoint.url, '--model', 'm', '--api-key-env', 'LLMP_TEST_KEY', '--api-key-header', 'x-api-key', '--out', out]);
@@ -91,7 +90,7 @@ test('1b. a measured request redirected to another origin fails as such, naming 
 test('2. a server that never answers the connection-warming request: the run ends within --timeout, exit 1, saying so', async () => {
   for (const api of ALL_APIS) {
     let probes = 0;
-    await withServers(async (_dir, endpoint) => {
+    await withTruthServers(async (_dir, endpoint) => {
       const r = await runCli([...base(api), '--url', endpoint.url, '--model', 'm', '--timeout', '2'], 30_000);
       assert.equal(r.code, 1, `${api}: exit ${r.code} after ${r.ms.toFixed(0)} ms: ${r.stderr}`);
       assert.match(r.stderr, /no answer from .* to the connection-warming request \(GET \S+\) within 2000 ms/, api);
@@ -122,7 +121,7 @@ const endless = (api: ApiKind, closed: { n: number }): Handler => (req, res) => 
 test('3. a server that ignores max_tokens and streams without end: reading stops, the request is flagged, the run file is written', async () => {
   for (const api of ALL_APIS) {
     const closed = { n: 0 };
-    await withServers(async (dir, endpoint) => {
+    await withTruthServers(async (dir, endpoint) => {
       const out = join(dir, 'run.json');
       const r = await runCli([...base(api, 2), '--url', endpoint.url, '--model', 'm', '--out', out]);
       assert.equal(r.code, 1, `${api}: ${r.stderr}`);
@@ -140,7 +139,7 @@ test('3. a server that ignores max_tokens and streams without end: reading stops
 
 test('3b. a reply far longer than --max-tokens that does end counts, flagged, and the result says so', async () => {
   for (const api of ALL_APIS) {
-    await withServers(async (dir, endpoint) => {
+    await withTruthServers(async (dir, endpoint) => {
       const out = join(dir, 'run.json');
       const r = await runCli([...base(api), '--url', endpoint.url, '--model', 'm', '--out', out]);
       assert.equal(r.code, 0, `${api}: ${r.stderr}`);
@@ -157,7 +156,7 @@ test('3b. a reply far longer than --max-tokens that does end counts, flagged, an
 test('4. a key in the URL query is sent with every request, and redacted wherever the URL is written', async () => {
   const secret = 'q-secret-7e1f00aa55';
   for (const api of ALL_APIS) {
-    await withServers(async (dir, endpoint) => {
+    await withTruthServers(async (dir, endpoint) => {
       const out = join(dir, 'run.json');
       const url = `${endpoint.url}${api.startsWith('openai') ? '/v1' : ''}?api_key=${secret}&team=perf`;
       const r = await runCli([...base(api), '--url', url, '--out', out]);
@@ -178,7 +177,7 @@ test('4. a key in the URL query is sent with every request, and redacted whereve
 test('5. a server that echoes the key (response id, x-request-id, an error message, a failing preflight) gets it scrubbed from every output', async () => {
   for (const api of ALL_APIS) {
     let posts = 0;
-    await withServers(async (dir, endpoint) => {
+    await withTruthServers(async (dir, endpoint) => {
       const out = join(dir, 'run.json');
       const r = await runCli([...base(api, 2), '--url', endpoint.url, '--api-key-env', 'LLMP_TEST_KEY', '--out', out]);
       assert.equal(r.code, 1, `${api}: ${r.stderr}`);
@@ -197,7 +196,7 @@ test('5. a server that echoes the key (response id, x-request-id, an error messa
       res.end(tokenEvent(api, 'a') + errorEvent(api, `invalid api key ${key} for this model`));
     });
     // A preflight that fails with the key in its body.
-    await withServers(async (_dir, endpoint) => {
+    await withTruthServers(async (_dir, endpoint) => {
       const r = await runCli([...base(api), '--url', endpoint.url, '--model', 'm', '--api-key-env', 'LLMP_TEST_KEY']);
       assert.equal(r.code, 1, api);
       assert.match(r.stderr, /HTTP 500/, api);
@@ -208,7 +207,7 @@ test('5. a server that echoes the key (response id, x-request-id, an error messa
 });
 
 test('6. secret-looking --header names are refused (pointing to --api-key-env), CR/LF is a usage error; nothing is sent and no value printed', async () => {
-  await withServers(async (_dir, endpoint) => {
+  await withTruthServers(async (_dir, endpoint) => {
     for (const header of ['X-Api-Key: hv-7788aa', 'Api-Key: hv-7788aa', 'x-auth-token: hv-7788aa', 'Cookie: session=hv-7788aa', 'Proxy-Authorization: Basic hv-7788aa']) {
       const r = await runCli([...base('openai-chat'), '--url', endpoint.url, '--header', header]);
       assert.equal(r.code, 2, `${header}: ${r.stderr}`);
@@ -232,7 +231,7 @@ test('7. terminal escapes from a server (model name, ids, error messages) never 
   const evil = 'evil\u001b]0;pwned\u0007\u001b[2J\u009b31m\u202emodel';
   for (const api of ALL_APIS) {
     let posts = 0;
-    await withServers(async (dir, endpoint) => {
+    await withTruthServers(async (dir, endpoint) => {
       const out = join(dir, 'run.json');
       const r = await runCli([...base(api, 2), '--url', endpoint.url, '--out', out]);
       assert.equal(r.code, 1, `${api}: ${r.stderr}`);
@@ -252,7 +251,7 @@ test('7. terminal escapes from a server (model name, ids, error messages) never 
 
 test('8. a 5 MB error message is capped in the output and the run file', async () => {
   for (const api of ALL_APIS) {
-    await withServers(async (dir, endpoint) => {
+    await withTruthServers(async (dir, endpoint) => {
       const out = join(dir, 'run.json');
       const r = await runCli([...base(api), '--url', endpoint.url, '--model', 'm', '--out', out]);
       assert.equal(r.code, 1, `${api}: ${r.stderr}`);
@@ -273,7 +272,7 @@ test('8. a 5 MB error message is capped in the output and the run file', async (
 test('8. an HTML page or a gzip-compressed reply is named as such, not only "malformed"', async () => {
   for (const api of ALL_APIS) {
     let mode: 'html' | 'gzip' = 'html';
-    await withServers(async (_dir, endpoint) => {
+    await withTruthServers(async (_dir, endpoint) => {
       const html = await runCli([...base(api), '--url', endpoint.url, '--model', 'm']);
       assert.equal(html.code, 1, api);
       assert.match(html.stdout, /HTML page \(content-type: text\/html\)/, `${api}: ${html.stdout}`);
@@ -295,7 +294,7 @@ test('8. an HTML page or a gzip-compressed reply is named as such, not only "mal
 });
 
 test('8. --out is checked before the run: a missing folder or a symlink is refused (exit 2) and nothing is sent', async () => {
-  await withServers(async (dir, endpoint) => {
+  await withTruthServers(async (dir, endpoint) => {
     const missing = await runCli([...base('openai-chat'), '--url', endpoint.url, '--out', join(dir, 'no-such-folder', 'run.json')]);
     assert.equal(missing.code, 2, missing.stderr);
     assert.match(missing.stderr, /--out: the folder .*no-such-folder does not exist/);

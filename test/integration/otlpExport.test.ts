@@ -13,13 +13,14 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import protobuf from 'protobufjs';
-import { parseRunFile, TOOL_VERSION } from '../../src/engine/files/runFile';
+import { parseRunFile } from '../../src/engine/files/runFile';
+import { TOOL_VERSION } from '../../src/engine/core/runFormat';
 import { GENAI_METRICS } from '../../src/engine/files/otlp';
 import type { RunFile } from '../../src/engine/core/types';
 import { buildCli, runCliProcess } from '../support/cli';
 import { answerGet, answerStream, startTruthServer } from '../support/hostileServer';
-import { startScriptedServer } from '../support/scriptedServer';
-import type { ScriptedServerOptions } from '../support/scriptedServer';
+import { readBody } from '../support/requestBody';
+import { withServer } from '../support/withServer';
 
 const PROTO_ROOT = join(__dirname, '../fixtures/otlp-proto');
 const protoRoot = new protobuf.Root();
@@ -50,10 +51,7 @@ interface Received { path: string; headers: IncomingHttpHeaders; body: ExportMet
 async function startReceiver(status = 200): Promise<{ url: string; received: Received[]; close(): Promise<void> }> {
   const received: Received[] = [];
   const server: Server = createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (b: Buffer) => parts.push(b));
-    req.on('end', () => {
-      const raw = Buffer.concat(parts);
+    void readBody(req).then((raw) => {
       const message = ExportRequest.decode(raw);
       const body = ExportRequest.toObject(message, { longs: Number, enums: Number, defaults: false, arrays: true }) as ExportMetrics;
       received.push({ path: req.url ?? '', headers: req.headers, body, raw });
@@ -85,15 +83,6 @@ const dir = mkdtempSync(join(tmpdir(), 'otlp-'));
 before(buildCli);
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-async function withServer<T>(options: ScriptedServerOptions, fn: (url: string, port: number) => Promise<T>): Promise<T> {
-  const s = await startScriptedServer(options);
-  try {
-    return await fn(s.url, s.port);
-  } finally {
-    await s.close();
-  }
-}
-
 const close = (a: number, b: number, what: string) => assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b)), `${what}: ${a} vs ${b}`);
 
 test('a run sends its metrics under the GenAI names, units, bounds and attributes; counts and sums are the run file\'s', async () => {
@@ -102,7 +91,7 @@ test('a run sends its metrics under the GenAI names, units, bounds and attribute
     const out = join(dir, 'run.json');
     const trace = join(dir, 'run.trace.json');
     const csv = join(dir, 'chunks.csv');
-    const { r, port } = await withServer({ ttftMs: 15, itlMs: 3, tokens: 8 }, async (url, port) => ({
+    const { r, port } = await withServer({ ttftMs: 15, itlMs: 3, tokens: 8 }, async ({ url, port }) => ({
       port,
       r: await runCliProcess(
         ['run', '--url', url, '--api', 'openai-chat', '--requests', '6', '--warmup', '1', '--concurrency', '2', '--max-tokens', '8', '--out', out, '--trace-out', trace, '--chunks-csv', csv, '--otlp-endpoint', receiver.url],
@@ -192,7 +181,7 @@ test('failed requests carry error.type on the operation duration, and no TTFT or
   const receiver = await startReceiver();
   try {
     const out = join(dir, 'failing.json');
-    const r = await withServer({ ttftMs: 5, itlMs: 1, tokens: 4, model: 'm1', fault: (info) => (info.seq % 3 === 1 ? { kind: 'http', status: 503, body: 'busy' } : undefined) }, (url) =>
+    const r = await withServer({ ttftMs: 5, itlMs: 1, tokens: 4, model: 'm1', fault: (info) => (info.seq % 3 === 1 ? { kind: 'http', status: 503, body: 'busy' } : undefined) }, ({ url }) =>
       runCliProcess(['run', '--url', url, '--api', 'openai-chat', '--model', 'm1', '--requests', '9', '--warmup', '0', '--concurrency', '1', '--max-tokens', '4', '--out', out, '--otlp-endpoint', `${receiver.url}/v1/metrics`]),
     );
     assert.equal(r.code, 1, 'some requests failed: exit 1, as without OTLP');
@@ -219,7 +208,7 @@ test('failed requests carry error.type on the operation duration, and no TTFT or
 test('an OTLP endpoint that is down or refuses: the run is still printed and written, the reason said, exit 1', async () => {
   const port = await deadPort();
   const out = join(dir, 'down.json');
-  const down = await withServer({ ttftMs: 5, itlMs: 1, tokens: 4 }, (url) =>
+  const down = await withServer({ ttftMs: 5, itlMs: 1, tokens: 4 }, ({ url }) =>
     runCliProcess(['run', '--url', url, '--requests', '3', '--max-tokens', '4', '--out', out, '--otlp-endpoint', `http://127.0.0.1:${port}`], { env: { OTEL_EXPORTER_OTLP_TIMEOUT: '1500' } }),
   );
   assert.equal(down.code, 1, down.stderr);
@@ -231,7 +220,7 @@ test('an OTLP endpoint that is down or refuses: the run is still printed and wri
   const refusing = await startReceiver(400);
   try {
     const out2 = join(dir, 'refused.json');
-    const r = await withServer({ ttftMs: 5, itlMs: 1, tokens: 4 }, (url) =>
+    const r = await withServer({ ttftMs: 5, itlMs: 1, tokens: 4 }, ({ url }) =>
       runCliProcess(['run', '--url', url, '--requests', '2', '--max-tokens', '4', '--out', out2, '--otlp-endpoint', refusing.url]),
     );
     assert.equal(r.code, 1, r.stderr);

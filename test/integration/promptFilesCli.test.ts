@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runJobCommand } from '../support/cli';
-import { startScriptedServer } from '../support/scriptedServer';
 import type { ScriptedServer } from '../support/scriptedServer';
+import { withServer } from '../support/withServer';
 
 const dir = mkdtempSync(join(tmpdir(), 'prompt-files-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -19,14 +19,7 @@ function file(name: string, text: string | Buffer): string {
   return p;
 }
 
-async function withServer(fn: (s: ScriptedServer) => Promise<void>): Promise<void> {
-  const s = await startScriptedServer({ ttftMs: 2, itlMs: 1, apis: ['openai-chat'] });
-  try {
-    await fn(s);
-  } finally {
-    await s.close();
-  }
-}
+const SERVER = { ttftMs: 2, itlMs: 1, apis: ['openai-chat' as const] };
 
 const run = (command: 'run' | 'sweep', args: readonly string[], env: NodeJS.ProcessEnv = {}) => runJobCommand(command, args, { env, cwd: dir });
 const common = (s: ScriptedServer, f: string) => ['--url', s.url, '--api', 'openai-chat', '--requests', '1', '--warmup', '0', '--max-tokens', '2', '--prefix-cache', 'warm', '--prompt-file', f];
@@ -61,7 +54,7 @@ test('a .prompty is rendered as Prompty renders it, with ${file:}, ${env:}-free 
   file('customer.json', JSON.stringify({ firstName: 'Sally', orders: [1, 2, 3] }));
   const f = file('chat.prompty', CHAT);
   const vars = file('vars.json', JSON.stringify({ history: [{ role: 'user', content: 'earlier' }, { role: 'assistant', content: 'reply' }], region: 'EU' }));
-  await withServer(async (s) => {
+  await withServer(SERVER, async (s) => {
     const r = await run('run', [...common(s, f), '--vars', vars, '--var', 'question=Which tent?', '--var', 'region=Nordics']);
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(sentMessages(s)[0], [
@@ -82,7 +75,7 @@ test('a .prompty is rendered as Prompty renders it, with ${file:}, ${env:}-free 
 
 test('a .prompt.md gets ${input:…} and ${selection} from --var; unfilled ones are sent as written and listed', async () => {
   const f = file('review.prompt.md', '---\nagent: agent\n---\nReview for ${input:focus:what to look for}:\n\n${selection}\n');
-  await withServer(async (s) => {
+  await withServer(SERVER, async (s) => {
     const r = await run('run', [...common(s, f), '--var', 'focus=races', '--var', 'selection=let x = 1;']);
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(sentMessages(s)[0], [{ role: 'user', content: 'Review for races:\n\nlet x = 1;' }]);
@@ -98,7 +91,7 @@ test('run and sweep read prompt files alike: the same warnings, the same refusal
   const broken = file('broken.prompty', '---\nname: x\nmodel: [a\n---\nuser:\nHi\n');
   const brokenYml = file('broken.prompt.yml', 'messages:\n  - role: user\n    content: "open\n');
   const binary = file('photo.prompt.md', Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 131) % 256)));
-  await withServer(async (s) => {
+  await withServer(SERVER, async (s) => {
     const warnings = (stderr: string) => stderr.split('\n').filter((l) => l.includes('warning:'));
     const a = await run('run', common(s, warned));
     const b = await run('sweep', [...common(s, warned), '--concurrency', '1']);
@@ -124,7 +117,7 @@ test('run and sweep read prompt files alike: the same warnings, the same refusal
 });
 
 test('--var needs --prompt-file and NAME=VALUE; --vars must be a JSON object', async () => {
-  await withServer(async (s) => {
+  await withServer(SERVER, async (s) => {
     const noFile = await run('run', ['--url', s.url, '--var', 'a=b']);
     assert.equal(noFile.code, 2);
     assert.match(noFile.stderr, /--var .*--prompt-file/);

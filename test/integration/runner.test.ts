@@ -9,18 +9,8 @@ import { runWorkload } from '../../src/engine/run/runner';
 import { PreflightError } from '../../src/engine/transport/detect';
 import { defaultWorkload } from '../../src/engine/core/workload';
 import { serializeRunFile } from '../../src/engine/files/runFile';
-import type { EndpointSpec, Progress, Prompt, RequestRecord } from '../../src/engine/core/types';
-import { startScriptedServer } from '../support/scriptedServer';
-import type { ScriptedServerOptions, ScriptedServer } from '../support/scriptedServer';
-
-async function withServer(options: ScriptedServerOptions, fn: (s: ScriptedServer, endpoint: EndpointSpec) => Promise<void>): Promise<void> {
-  const s = await startScriptedServer(options);
-  try {
-    await fn(s, { url: s.url, api: 'openai-chat', model: 'scripted-model' });
-  } finally {
-    await s.close();
-  }
-}
+import type { Progress, Prompt, RequestRecord } from '../../src/engine/core/types';
+import { withServer } from '../support/withServer';
 
 /** The most requests the server had open at once, from its own record. */
 function maxOverlap(intervals: { start: number; end: number }[]): number {
@@ -34,7 +24,7 @@ function maxOverlap(intervals: { start: number; end: number }[]): number {
 const prompt = (maxTokens: number, text = 'hello'): Prompt => ({ messages: [{ role: 'user', content: text }], maxTokens, source: 'test' });
 
 test('closed loop: the server never sees more than N at once, and does see N', async () => {
-  await withServer({ ttftMs: 10, itlMs: 3 }, async (s, endpoint) => {
+  await withServer({ ttftMs: 10, itlMs: 3 }, async (s, { endpoint }) => {
     const run = await runWorkload(endpoint, defaultWorkload({ mode: { kind: 'closed', concurrency: 3 }, requests: 12, warmup: 0, maxTokens: 10 }));
     assert.equal(run.summary.completed, 12);
     assert.equal(run.connection?.connections, 3);
@@ -47,7 +37,7 @@ test('closed loop: the server never sees more than N at once, and does see N', a
 });
 
 test('warmup requests go first, are marked, and are excluded from the statistics; seeds are seed + index', async () => {
-  await withServer({ ttftMs: 5, itlMs: 2 }, async (s, endpoint) => {
+  await withServer({ ttftMs: 5, itlMs: 2 }, async (s, { endpoint }) => {
     const seen: RequestRecord[] = [];
     const run = await runWorkload(endpoint, defaultWorkload({ requests: 3, warmup: 2, maxTokens: 4, seed: 100 }), { onRecord: (r) => seen.push(r) });
     assert.deepEqual(run.requests.map((r) => [r.index, r.warmup]), [[0, true], [1, true], [2, false], [3, false], [4, false]]);
@@ -67,7 +57,7 @@ test('warmup requests go first, are marked, and are excluded from the statistics
 });
 
 test('open loop: seeded gamma arrivals with mean 1/rate, burstiness sets the spread, sends follow the schedule', async () => {
-  await withServer({ ttftMs: 5, itlMs: 1 }, async (_s, endpoint) => {
+  await withServer({ ttftMs: 5, itlMs: 1 }, async (_s, { endpoint }) => {
     const gapsOf = (rs: readonly RequestRecord[]) => {
       const m = rs.filter((r) => !r.warmup).sort((a, b) => a.index - b.index);
       return m.slice(1).map((r, i) => r.scheduledAt - m[i]!.scheduledAt);
@@ -102,7 +92,7 @@ test('open loop: seeded gamma arrivals with mean 1/rate, burstiness sets the spr
 });
 
 test('open loop with maxConcurrency holds later arrivals back', async () => {
-  await withServer({ ttftMs: 30, itlMs: 5 }, async (s, endpoint) => {
+  await withServer({ ttftMs: 30, itlMs: 5 }, async (s, { endpoint }) => {
     const run = await runWorkload(endpoint, defaultWorkload({ mode: { kind: 'open', rate: 200, burstiness: 1, maxConcurrency: 2 }, requests: 8, warmup: 0, maxTokens: 4 }));
     assert.equal(run.summary.completed, 8);
     const posts = s.log.filter((l) => l.path === '/v1/chat/completions');
@@ -111,7 +101,7 @@ test('open loop with maxConcurrency holds later arrivals back', async () => {
 });
 
 test('duration: requests are started until the time is up', async () => {
-  await withServer({ ttftMs: 5, itlMs: 5 }, async (_s, endpoint) => {
+  await withServer({ ttftMs: 5, itlMs: 5 }, async (_s, { endpoint }) => {
     const t0 = performance.now();
     const run = await runWorkload(endpoint, defaultWorkload({ durationS: 0.6, warmup: 0, maxTokens: 4 }));
     const took = performance.now() - t0;
@@ -123,7 +113,7 @@ test('duration: requests are started until the time is up', async () => {
 });
 
 test('given prompts are cycled, with their own max tokens', async () => {
-  await withServer({ ttftMs: 2, itlMs: 1 }, async (s, endpoint) => {
+  await withServer({ ttftMs: 2, itlMs: 1 }, async (s, { endpoint }) => {
     const run = await runWorkload(endpoint, defaultWorkload({ requests: 5, warmup: 0, prefixCache: 'warm' }), { prompts: [prompt(3, 'alpha'), prompt(5, 'beta')] });
     assert.deepEqual(run.requests.map((r) => r.outputTokens), [3, 5, 3, 5, 3]);
     const texts = s.log.filter((l) => l.path === '/v1/chat/completions').map((l) => (l.body.messages as { content: string }[])[0]!.content);
@@ -146,7 +136,7 @@ test('500s, 429s and resets are counted by kind; a reset keeps the tokens that a
     '2': { kind: 'reset', afterTokens: 3 },
     '4': { kind: 'http', status: 429, body: 'slow down' },
   } as const;
-  await withServer({ ttftMs: 5, itlMs: 2, faultsBySeed }, async (_s, endpoint) => {
+  await withServer({ ttftMs: 5, itlMs: 2, faultsBySeed }, async (_s, { endpoint }) => {
     const run = await runWorkload(endpoint, defaultWorkload({ requests: 6, warmup: 0, maxTokens: 8 }));
     assert.equal(run.summary.completed, 3);
     assert.equal(run.summary.failed, 3);
@@ -162,7 +152,7 @@ test('500s, 429s and resets are counted by kind; a reset keeps the tokens that a
 });
 
 test('cancellation: stops within 100 ms (generous bound here), keeps every finished request, marks the rest aborted', async () => {
-  await withServer({ ttftMs: 5, itlMs: 20 }, async (s, endpoint) => {
+  await withServer({ ttftMs: 5, itlMs: 20 }, async (s, { endpoint }) => {
     const ac = new AbortController();
     const seen: RequestRecord[] = [];
     const running = runWorkload(endpoint, defaultWorkload({ mode: { kind: 'closed', concurrency: 2 }, requests: 50, warmup: 0 }), {
@@ -194,7 +184,7 @@ test('cancellation: stops within 100 ms (generous bound here), keeps every finis
 });
 
 test('a signal already aborted returns an empty cancelled run without sending', async () => {
-  await withServer({}, async (s, endpoint) => {
+  await withServer({}, async (s, { endpoint }) => {
     const run = await runWorkload(endpoint, defaultWorkload(), { signal: AbortSignal.abort() });
     assert.equal(run.cancelled, true);
     assert.equal(run.requests.length, 0);
@@ -219,7 +209,7 @@ test('a down endpoint fails the preflight within about a second, with a Prefligh
 });
 
 test('progress: the first at once, then at most every 100 ms, the last one complete', async () => {
-  await withServer({ ttftMs: 20, itlMs: 10 }, async (_s, endpoint) => {
+  await withServer({ ttftMs: 20, itlMs: 10 }, async (_s, { endpoint }) => {
     const calls: { at: number; p: Progress }[] = [];
     const t0 = performance.now();
     const run = await runWorkload(endpoint, defaultWorkload({ requests: 6, warmup: 1, maxTokens: 8, mode: { kind: 'closed', concurrency: 2 } }), {
@@ -242,7 +232,7 @@ test('progress: the first at once, then at most every 100 ms, the last one compl
 
 test('an API key is sent but never written, even when the server echoes it', async () => {
   const key = 'sk-test-9f8e7d6c5b4a';
-  await withServer({ apiKey: key, ttftMs: 2, itlMs: 1, faultsBySeed: { '1': { kind: 'http', status: 400, body: `bad request for key ${key}` } } }, async (s, endpoint) => {
+  await withServer({ apiKey: key, ttftMs: 2, itlMs: 1, faultsBySeed: { '1': { kind: 'http', status: 400, body: `bad request for key ${key}` } } }, async (s, { endpoint }) => {
     const run = await runWorkload({ ...endpoint, headers: { 'X-Trace': 'yes', 'X-Api-Key': key } }, defaultWorkload({ requests: 3, warmup: 0, maxTokens: 3 }), { apiKey: key });
     assert.equal(run.summary.completed, 2);
     assert.ok(s.log.filter((l) => l.path === '/v1/chat/completions').every((l) => l.authorization === `Bearer ${key}`));
@@ -261,7 +251,7 @@ test('the runner reads a prompt file or a dataset named by the workload itself, 
     writeFileSync(yml, 'messages:\n  - role: user\n    content: "Q: {{q}}"\ntestData:\n  - q: one\n  - q: two\n');
     const jsonl = join(dir, 'd.jsonl');
     writeFileSync(jsonl, '{"prompt": "from the dataset", "max_tokens": 2}\n');
-    await withServer({ ttftMs: 2, itlMs: 1 }, async (s, endpoint) => {
+    await withServer({ ttftMs: 2, itlMs: 1 }, async (s, { endpoint }) => {
       await runWorkload(endpoint, defaultWorkload({ requests: 3, warmup: 0, maxTokens: 2, prompt: { kind: 'file', path: yml }, prefixCache: 'warm' }));
       await runWorkload(endpoint, defaultWorkload({ requests: 1, warmup: 0, prompt: { kind: 'dataset', path: jsonl }, prefixCache: 'warm' }));
       const texts = s.log.map((l) => (l.body.messages as { content: string }[] | undefined)?.[0]?.content ?? String(l.body.prompt));
@@ -279,7 +269,7 @@ test('the runner reads a prompt file or a dataset named by the workload itself, 
 
 test('input tokens: the server usage when it reports it, else the prompt estimate, marked as such', async () => {
   const workload = defaultWorkload({ requests: 2, warmup: 0, maxTokens: 4, prompt: { kind: 'synthetic', tokens: 40, sharedPrefix: false } });
-  await withServer({ ttftMs: 2, itlMs: 1 }, async (_s, endpoint) => {
+  await withServer({ ttftMs: 2, itlMs: 1 }, async (_s, { endpoint }) => {
     const run = await runWorkload(endpoint, workload);
     for (const r of run.requests) {
       assert.equal(r.promptTokens, 8, 'the scripted server reports 8 prompt tokens in its usage chunk');
@@ -287,7 +277,7 @@ test('input tokens: the server usage when it reports it, else the prompt estimat
     }
     assert.equal(run.summary.totalInputTokens, 16);
   });
-  await withServer({ ttftMs: 2, itlMs: 1, usage: false }, async (_s, endpoint) => {
+  await withServer({ ttftMs: 2, itlMs: 1, usage: false }, async (_s, { endpoint }) => {
     const run = await runWorkload(endpoint, workload);
     for (const r of run.requests) {
       assert.equal(r.promptTokensEstimated, true);

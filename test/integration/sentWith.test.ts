@@ -4,16 +4,15 @@
 // sent (prompts[], promptRef) and the CLI's table shows it, not the workload's default.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseRunFile } from '../../src/engine/files/runFile';
 import { runSweep } from '../../src/engine/run/sweep';
 import { defaultWorkload } from '../../src/engine/core/workload';
 import type { Prompt, RunFile } from '../../src/engine/core/types';
 import { runJobCommand } from '../support/cli';
-import { startScriptedServer } from '../support/scriptedServer';
 import type { ScriptedServer } from '../support/scriptedServer';
+import { withServer } from '../support/withServer';
 
 const SCHEMA = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] };
 
@@ -38,17 +37,8 @@ const PROMPT_YML = [
 /** The same without settings: the workload's defaults apply. */
 const PLAIN_YML = ['name: plain', 'messages:', '  - role: user', '    content: Say hi.', ''].join('\n');
 
-async function withServer(fn: (s: ScriptedServer, dir: string) => Promise<void>): Promise<void> {
-  // a few tokens whatever max_tokens says: the bodies are what this test reads
-  const s = await startScriptedServer({ tokens: 3, ttftMs: 1, itlMs: 1 });
-  const dir = mkdtempSync(join(tmpdir(), 'sent-with-'));
-  try {
-    await fn(s, dir);
-  } finally {
-    await s.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+// a few tokens whatever max_tokens says: the bodies are what this test reads
+const SERVER = { tokens: 3, ttftMs: 1, itlMs: 1 };
 
 async function run(s: ScriptedServer, dir: string, file: string, extra: readonly string[]): Promise<{ run: RunFile; stdout: string; bodies: Record<string, unknown>[] }> {
   s.clearLog();
@@ -61,7 +51,7 @@ async function run(s: ScriptedServer, dir: string, file: string, extra: readonly
 }
 
 test("without flags the prompt file's max tokens, temperature, top_p and response format are sent, recorded and shown", async () => {
-  await withServer(async (s, dir) => {
+  await withServer(SERVER, async (s, { dir }) => {
     const file = join(dir, 'answer.prompt.yml');
     writeFileSync(file, PROMPT_YML);
     const { run: r, stdout, bodies } = await run(s, dir, file, []);
@@ -86,7 +76,7 @@ test("without flags the prompt file's max tokens, temperature, top_p and respons
 });
 
 test('--max-tokens, --temperature and --top-p beat the file; the run file says so', async () => {
-  await withServer(async (s, dir) => {
+  await withServer(SERVER, async (s, { dir }) => {
     const file = join(dir, 'answer.prompt.yml');
     writeFileSync(file, PROMPT_YML);
     const { run: r, stdout, bodies } = await run(s, dir, file, ['--max-tokens', '16', '--temperature', '0.7', '--top-p', '0.5']);
@@ -105,7 +95,7 @@ test('--max-tokens, --temperature and --top-p beat the file; the run file says s
 });
 
 test('one flag beats its own setting only: --temperature alone leaves the file its max tokens', async () => {
-  await withServer(async (s, dir) => {
+  await withServer(SERVER, async (s, { dir }) => {
     const file = join(dir, 'answer.prompt.yml');
     writeFileSync(file, PROMPT_YML);
     const { run: r, bodies } = await run(s, dir, file, ['--temperature', '1']);
@@ -118,7 +108,7 @@ test('one flag beats its own setting only: --temperature alone leaves the file i
 });
 
 test('a file without settings gets the defaults: max tokens from the workload, no temperature, no top_p', async () => {
-  await withServer(async (s, dir) => {
+  await withServer(SERVER, async (s, { dir }) => {
     const file = join(dir, 'plain.prompt.yml');
     writeFileSync(file, PLAIN_YML);
     const { run: r, stdout, bodies } = await run(s, dir, file, []);
@@ -134,7 +124,7 @@ test('a file without settings gets the defaults: max tokens from the workload, n
 });
 
 test('a sweep records one prompts list for the run, every point pointing into it', async () => {
-  await withServer(async (s) => {
+  await withServer(SERVER, async (s) => {
     const prompts: Prompt[] = [
       { messages: [{ role: 'user', content: 'first' }], source: 'a.prompt.yml', name: 'first', maxTokens: 7 },
       { messages: [{ role: 'user', content: 'second' }], source: 'a.prompt.yml', name: 'second', temperature: 0.3 },

@@ -16,6 +16,7 @@ import { executeJob } from '../../src/jobs/execute';
 import type { RunJob } from '../../src/jobs/job';
 import type { EndpointSpec } from '../../src/engine/core/types';
 import { startCostModelServer } from '../support/costModelServer';
+import { readJsonBody } from '../support/requestBody';
 
 const ROOT = join(__dirname, '..', '..');
 const TTFT_BUCKETS = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0];
@@ -100,10 +101,9 @@ async function startMiniServer(opts: { ttftMs?: number; itlMs?: number; metrics?
       return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [{ id: 'm', object: 'model' }] }));
     }
     if (req.method !== 'POST' || path !== '/v1/chat/completions') return void res.writeHead(404).end();
-    const parts: Buffer[] = [];
-    req.on('data', (b: Buffer) => parts.push(b));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(parts).toString('utf8')) as { messages: { content: string }[]; max_tokens?: number; stream_options?: { include_usage?: boolean } };
+    void readJsonBody(req).then((json) => {
+      if (!json) return void res.writeHead(400).end();
+      const body = json as { messages: { content: string }[]; max_tokens?: number; stream_options?: { include_usage?: boolean } };
       const promptTokens = body.messages.map((m) => m.content).join(' ').split(/\s+/).filter(Boolean).length;
       const tokens = body.max_tokens ?? 8;
       const t0 = performance.now();

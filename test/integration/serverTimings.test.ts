@@ -8,7 +8,8 @@ import { createEndpointClient } from '../../src/engine/transport/client';
 import { annotateRequests, analyzeTiming } from '../../src/engine/analysis/attribution';
 import { defaultWorkload } from '../../src/engine/core/workload';
 import { startFixtureServer } from '../support/fixtureServer';
-import type { ApiKind, RequestRecord } from '../../src/engine/core/types';
+import type { RequestRecord } from '../../src/engine/core/types';
+import type { ApiKind } from '../../src/engine/core/apis';
 
 async function sendOne(fixture: string, api: ApiKind): Promise<{ record: RequestRecord; last: Record<string, unknown>; headers: Record<string, string> }> {
   const server = await startFixtureServer({ fixture, delayMs: 3 });

@@ -12,6 +12,7 @@ import { startCostModelServer, truthCulprits } from '../support/costModelServer'
 import type { CostModelOptions, CostModelServer } from '../support/costModelServer';
 import { startBufferingProxy } from '../support/bufferingProxy';
 import type { BufferingProxyOptions } from '../support/bufferingProxy';
+import { withServer } from '../support/withServer';
 import type { Prompt, RequestRecord, RunFile, WorkloadSpec } from '../../src/engine/core/types';
 
 const words = (n: number, tag: string): string => Array.from({ length: n }, (_, i) => `${tag}${i}`).join(' ');
@@ -26,14 +27,8 @@ function mixedPrompts(longWords: number, every: number): Prompt[] {
   return out;
 }
 
-async function withServer<T>(options: CostModelOptions, fn: (s: CostModelServer) => Promise<T>): Promise<T> {
-  const server = await startCostModelServer(options);
-  try {
-    return await fn(server);
-  } finally {
-    await server.close();
-  }
-}
+/** The cost-model server, for withServer. */
+const costModel = (options: CostModelOptions) => (): Promise<CostModelServer> => startCostModelServer(options);
 
 async function withProxy<T>(options: BufferingProxyOptions, fn: (url: string) => Promise<T>): Promise<T> {
   const proxy = await startBufferingProxy(options);
@@ -104,7 +99,7 @@ function score(run: RunFile, server: CostModelServer): Score {
 const MODEL: CostModelOptions = { baseMs: 12, kMs: 0.5, prefillMsPerToken: 0.5 };
 
 test('prefill stalls: ≥ 95% found with the right culprit, ≤ 5% of reported ones wrong (server truth)', { timeout: 120_000 }, async () => {
-  await withServer(MODEL, async (server) => {
+  await withServer(costModel(MODEL), async (server) => {
     const run = await runWorkload(
       { url: server.url, api: 'openai-chat', model: server.model },
       workload({ requests: 60, mode: { kind: 'closed', concurrency: 6 } }),
@@ -130,7 +125,7 @@ test('prefill stalls: ≥ 95% found with the right culprit, ≤ 5% of reported o
 test("chunked prefill with llama.cpp timings: stalls inside a long prompt's prefill are blamed on it (server truth)", { timeout: 120_000 }, async () => {
   // 100-token chunks: a 500-word prompt spreads over five steps of ~62 ms, each a stall of every decoding
   // stream; only the last carries its first token, so the earlier ones need its reported prefill time.
-  await withServer({ ...MODEL, prefillChunk: 100, timings: 'llamacpp' }, async (server) => {
+  await withServer(costModel({ ...MODEL, prefillChunk: 100, timings: 'llamacpp' }), async (server) => {
     const run = await runWorkload(
       { url: server.url, api: 'openai-chat', model: server.model },
       workload({ requests: 36, mode: { kind: 'closed', concurrency: 6 } }),
@@ -146,7 +141,7 @@ test("chunked prefill with llama.cpp timings: stalls inside a long prompt's pref
 
 test('server timings are kept to the millisecond the server gave (vLLM metrics, llama.cpp timings), transport is client − server', { timeout: 60_000 }, async () => {
   for (const timings of ['vllm', 'llamacpp'] as const) {
-    await withServer({ ...MODEL, timings, parallel: 2, prefixCache: true }, async (server) => {
+    await withServer(costModel({ ...MODEL, timings, parallel: 2, prefixCache: true }), async (server) => {
       const run = await runWorkload(
         { url: server.url, api: 'openai-chat', model: server.model },
         workload({ requests: 12, mode: { kind: 'closed', concurrency: 4 }, prefixCache: 'warm' }),
@@ -190,7 +185,7 @@ test('server timings are kept to the millisecond the server gave (vLLM metrics, 
 });
 
 test('a proxy that flushes every 200 ms is detected, yields no prefill stalls, and its TTFT inflation is told', { timeout: 60_000 }, async () => {
-  await withServer({ baseMs: 4, kMs: 0.2, timings: 'vllm' }, async (server) => {
+  await withServer(costModel({ baseMs: 4, kMs: 0.2, timings: 'vllm' }), async (server) => {
     await withProxy({ mode: 'time', flushMs: 200, target: server.url, headers: { via: '1.1 nginx' } }, async (url) => {
       const run = await runWorkload({ url, api: 'openai-chat', model: server.model }, workload({ requests: 8, maxTokens: 96, mode: { kind: 'closed', concurrency: 4 } }));
       const s = run.summary;
@@ -213,7 +208,7 @@ test('a proxy that flushes every 200 ms is detected, yields no prefill stalls, a
 });
 
 test('a proxy that flushes every 8 events is detected from the clock alone (no server timings)', { timeout: 60_000 }, async () => {
-  await withServer({ baseMs: 6, kMs: 0.2 }, async (server) => {
+  await withServer(costModel({ baseMs: 6, kMs: 0.2 }), async (server) => {
     await withProxy({ mode: 'count', events: 8, target: server.url }, async (url) => {
       const run = await runWorkload({ url, api: 'openai-chat', model: server.model }, workload({ requests: 6, maxTokens: 64, mode: { kind: 'closed', concurrency: 3 } }));
       const b = run.summary.buffering!;
@@ -226,7 +221,7 @@ test('a proxy that flushes every 8 events is detected from the clock alone (no s
 });
 
 test('a pass-through proxy is never flagged, and prefill stalls are still attributed through it', { timeout: 60_000 }, async () => {
-  await withServer(MODEL, async (server) => {
+  await withServer(costModel(MODEL), async (server) => {
     await withProxy({ mode: 'pass', target: server.url }, async (url) => {
       const run = await runWorkload({ url, api: 'openai-chat', model: server.model }, workload({ requests: 24, mode: { kind: 'closed', concurrency: 6 } }), { prompts: mixedPrompts(500, 6) });
       const b = run.summary.buffering!;

@@ -10,19 +10,11 @@ import { runWorkload } from '../../src/engine/run/runner';
 import { parseRunFile } from '../../src/engine/files/runFile';
 import { arrivalGapsMs } from '../../src/engine/run/scheduler';
 import { defaultWorkload } from '../../src/engine/core/workload';
-import type { EndpointSpec, Progress, Prompt, RequestRecord, RunFile } from '../../src/engine/core/types';
+import type { Progress, Prompt, RequestRecord, RunFile } from '../../src/engine/core/types';
 import { buildCli, runCliProcess } from '../support/cli';
+import { withServer } from '../support/withServer';
 import { startScriptedServer } from '../support/scriptedServer';
-import type { ScriptedRequestLog, ScriptedServer, ScriptedServerOptions } from '../support/scriptedServer';
-
-async function withServer(options: ScriptedServerOptions, fn: (s: ScriptedServer, endpoint: EndpointSpec) => Promise<void>): Promise<void> {
-  const s = await startScriptedServer(options);
-  try {
-    await fn(s, { url: s.url, api: 'openai-chat', model: 'scripted-model' });
-  } finally {
-    await s.close();
-  }
-}
+import type { ScriptedRequestLog, ScriptedServer } from '../support/scriptedServer';
 
 const posts = (s: ScriptedServer): ScriptedRequestLog[] => s.log.filter((l) => l.path === '/v1/chat/completions');
 
@@ -75,7 +67,7 @@ const prompt = (maxTokens: number, text: string): Prompt => ({ messages: [{ role
 before(buildCli);
 
 test('closed loop on 2 threads: exactly the requests asked for, never more than C in flight, one index order, one time base', async () => {
-  await withServer({ ttftMs: 8, itlMs: 3 }, async (s, endpoint) => {
+  await withServer({ ttftMs: 8, itlMs: 3 }, async (s, { endpoint }) => {
     const progress: Progress[] = [];
     const seen: RequestRecord[] = [];
     const seed = 50;
@@ -110,7 +102,7 @@ test('closed loop on 2 threads: exactly the requests asked for, never more than 
 });
 
 test('a live view on 2 threads: the streams in flight arrive with their chunk times, as the records have them', async () => {
-  await withServer({ ttftMs: 5, itlMs: 15 }, async (_s, endpoint) => {
+  await withServer({ ttftMs: 5, itlMs: 15 }, async (_s, { endpoint }) => {
     const deltas: NonNullable<Progress['streams']>[number][] = [];
     const run = await runWorkload(endpoint, defaultWorkload({ mode: { kind: 'closed', concurrency: 4 }, requests: 8, warmup: 0, maxTokens: 12, workers: 2 }), {
       onProgress: (p) => deltas.push(...(p.streams ?? [])),
@@ -128,7 +120,7 @@ test('a live view on 2 threads: the streams in flight arrive with their chunk ti
 });
 
 test('closed loop with --duration: every thread stops claiming at the same instant', async () => {
-  await withServer({ ttftMs: 5, itlMs: 5 }, async (s, endpoint) => {
+  await withServer({ ttftMs: 5, itlMs: 5 }, async (s, { endpoint }) => {
     const run = await runWorkload(endpoint, defaultWorkload({ mode: { kind: 'closed', concurrency: 4 }, durationS: 0.5, warmup: 0, maxTokens: 4, workers: 2 }));
     const measured = run.requests.filter((r) => !r.warmup);
     assert.ok(measured.length >= 8, `sent ${measured.length}`);
@@ -142,7 +134,7 @@ test('closed loop with --duration: every thread stops claiming at the same insta
 });
 
 test('open loop on 2 threads: the same seeded schedule as one loop, sends on time, --max-concurrency held across threads', async () => {
-  await withServer({ ttftMs: 20, itlMs: 4 }, async (s, endpoint) => {
+  await withServer({ ttftMs: 20, itlMs: 4 }, async (s, { endpoint }) => {
     const seed = 7;
     const w = defaultWorkload({ mode: { kind: 'open', rate: 150, burstiness: 1 }, requests: 40, warmup: 0, maxTokens: 4, seed, workers: 2 });
     const run = await runWorkload(endpoint, w);
@@ -182,7 +174,7 @@ test('open loop on 2 threads: the same seeded schedule as one loop, sends on tim
 });
 
 test('prompts on 2 threads: the same texts, references and repeats as one loop gives', async () => {
-  await withServer({ ttftMs: 2, itlMs: 1 }, async (s, endpoint) => {
+  await withServer({ ttftMs: 2, itlMs: 1 }, async (s, { endpoint }) => {
     const prompts = [prompt(3, 'alpha'), prompt(5, 'beta'), prompt(3, 'alpha'), prompt(4, 'gamma')];
     const w = defaultWorkload({ mode: { kind: 'closed', concurrency: 3 }, requests: 11, warmup: 2, prefixCache: 'warm' });
     const one = await runWorkload(endpoint, { ...w, workers: 1 }, { prompts });
@@ -201,7 +193,7 @@ test('prompts on 2 threads: the same texts, references and repeats as one loop g
 });
 
 test('cancel on 2 threads: returns at once, keeps what finished, marks what was in flight aborted', async () => {
-  await withServer({ ttftMs: 5, itlMs: 20 }, async (s, endpoint) => {
+  await withServer({ ttftMs: 5, itlMs: 20 }, async (s, { endpoint }) => {
     const ac = new AbortController();
     let abortedAt = 0;
     let finished = 0;

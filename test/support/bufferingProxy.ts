@@ -12,6 +12,7 @@
 // path, headers, body) is forwarded as it came, the response headers (bar hop-by-hop ones) as they
 // came plus `headers`.
 import { listenOnLoopback } from './listen';
+import { readBody } from './requestBody';
 import { Agent, createServer, request as httpRequest } from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { constants as zlibConstants, createGzip } from 'node:zlib';
@@ -265,9 +266,7 @@ export async function startBufferingProxy(options: BufferingProxyOptions): Promi
     const settled = new Promise<void>((resolve) => res.once('close', resolve));
     live.add(settled);
     void settled.then(() => live.delete(settled));
-    const parts: Buffer[] = [];
-    req.on('data', (b: Buffer) => parts.push(b));
-    req.on('end', () => handle(req, res, Buffer.concat(parts), entry));
+    void readBody(req).then((raw) => handle(req, res, raw, entry));
   });
   const { url, sockets } = await listenOnLoopback(server);
   // a second server.close() would wait for a 'close' event that has already gone

@@ -11,8 +11,12 @@ import type { JobCommandName } from '../../src/cli/jobCommand';
 export const ROOT = join(__dirname, '../..');
 export const CLI = join(ROOT, 'dist/cli.js');
 
-/** Builds dist/ (the CLI among it), for a test file's `before`. */
+/**
+ * Builds dist/ (the CLI among it), for a test file's `before`; not when scripts/test.mjs has just
+ * built it (LLMP_DIST_BUILT), where another test file may be running dist/ while this one starts.
+ */
 export function buildCli(): void {
+  if (process.env.LLMP_DIST_BUILT === '1' && existsSync(CLI)) return;
   const r = spawnSync(process.execPath, ['esbuild.mjs'], { cwd: ROOT, encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   assert.ok(existsSync(CLI));

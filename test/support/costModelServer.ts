@@ -29,6 +29,7 @@ import type { WriteStream } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readJsonBody } from './requestBody';
 
 export interface CostModelOptions {
   readonly baseMs: number;
@@ -442,12 +443,8 @@ export async function startCostModelServer(options: CostModelOptions): Promise<C
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
       return;
     }
-    const parts: Buffer[] = [];
-    for await (const c of req) parts.push(c as Buffer);
-    let body: Record<string, unknown>;
-    try {
-      body = JSON.parse(Buffer.concat(parts).toString('utf8')) as Record<string, unknown>;
-    } catch {
+    const body = await readJsonBody(req);
+    if (!body) {
       res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"bad JSON"}}');
       return;
     }

@@ -4,6 +4,7 @@
 // a client probes first (/health, /v1/models, /api/tags) get a plausible answer. See the folder's
 // README.md for where each fixture's shape comes from.
 import { closerOf, listenOnLoopback, Timers } from './listen';
+import { readBody } from './requestBody';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
@@ -98,10 +99,8 @@ export async function startFixtureServer(options: FixtureServerOptions): Promise
       if (!body) return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
       return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     }
-    const parts: Buffer[] = [];
-    req.on('data', (b: Buffer) => parts.push(b));
-    req.on('end', () => {
-      seen.push({ method: req.method ?? '', path: req.url ?? '/', headers: req.headers, body: Buffer.concat(parts).toString('utf8') });
+    void readBody(req).then((raw) => {
+      seen.push({ method: req.method ?? '', path: req.url ?? '/', headers: req.headers, body: raw.toString('utf8') });
       const headers: OutgoingHttpHeaders = {};
       for (const [k, v] of Object.entries(fixture.headers)) {
         const name = k.toLowerCase();

@@ -8,7 +8,7 @@
 import { listenOnLoopback } from './listen';
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import type { ApiKind } from '../../src/engine/core/types';
+import type { ApiKind } from '../../src/engine/core/apis';
 
 export interface Seen {
   readonly method: string;

@@ -9,6 +9,7 @@
 // answered and when it wrote each token event, on the same clock as the client (performance.now).
 import { closerOf, listenOnLoopback, Timers } from './listen';
 import { loadFixture, FIXTURE_DIR } from './fixtureServer';
+import { readBody } from './requestBody';
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { join } from 'node:path';
@@ -293,9 +294,7 @@ export async function startProviderFake(options: ProviderFakeOptions): Promise<P
   };
 
   const server = createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (b: Buffer) => parts.push(b));
-    req.on('end', () => {
+    void readBody(req).then((raw) => {
       const u = new URL(req.url ?? '/', 'http://fake');
       const entry: FakeLogEntry = {
         method: req.method ?? '',
@@ -304,7 +303,7 @@ export async function startProviderFake(options: ProviderFakeOptions): Promise<P
         query: Object.fromEntries(u.searchParams),
         headerNames: Object.keys(req.headers).sort(),
         headers: req.headers,
-        body: Buffer.concat(parts).toString('utf8'),
+        body: raw.toString('utf8'),
         receivedAt: performance.now(),
         tokenWrites: [],
       };

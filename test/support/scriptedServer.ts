@@ -65,8 +65,9 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import type { ApiKind } from '../../src/engine/core/types';
+import type { ApiKind } from '../../src/engine/core/apis';
 import { isObject } from '../../src/engine/core/json';
+import { readJsonBody } from './requestBody';
 
 export type ScriptedFault =
   | { readonly kind: 'http'; readonly status: number; readonly body?: string; readonly headers?: Readonly<Record<string, string>> }
@@ -206,17 +207,9 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
       return;
     }
     const receivedAt = now();
-    const parts: Buffer[] = [];
-    req.on('data', (b: Buffer) => parts.push(b));
-    req.on('end', () => {
-      let body: Record<string, unknown>;
-      try {
-        body = JSON.parse(Buffer.concat(parts).toString('utf8')) as Record<string, unknown>;
-      } catch {
-        sendJson(res, 400, { error: 'request body is not JSON' });
-        return;
-      }
-      stream(api, path, body, req, res, receivedAt);
+    void readJsonBody(req).then((body) => {
+      if (!body) sendJson(res, 400, { error: 'request body is not JSON' });
+      else stream(api, path, body, req, res, receivedAt);
     });
   };
   const serverOptions = { keepAliveTimeout: options.keepAliveTimeoutMs ?? 120_000 };

@@ -28,6 +28,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
 import { isObject } from '../../src/engine/core/json';
+import { readJsonBody } from './requestBody';
 import { startServerProcess } from './scriptedServer';
 import type { ScriptedRequestLog, ScriptedServerProcess, ScriptedWriteKind } from './scriptedServer';
 
@@ -161,13 +162,8 @@ export async function startStepServer(options: StepServerOptions = {}): Promise<
       return;
     }
     const receivedAt = now();
-    const parts: Buffer[] = [];
-    req.on('data', (b: Buffer) => parts.push(b));
-    req.on('end', () => {
-      let body: Record<string, unknown>;
-      try {
-        body = JSON.parse(Buffer.concat(parts).toString('utf8')) as Record<string, unknown>;
-      } catch {
+    void readJsonBody(req).then((body) => {
+      if (!body) {
         sendJson(res, 400, { error: 'request body is not JSON' });
         return;
       }

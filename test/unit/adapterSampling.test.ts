@@ -5,7 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { adapterFor } from '../../src/engine/transport/adapters/registry';
-import type { ApiKind, ChatMessage, EndpointSpec, Prompt, RequestSpec } from '../../src/engine/core/types';
+import type { ChatMessage, EndpointSpec, Prompt, RequestSpec } from '../../src/engine/core/types';
+import type { ApiKind } from '../../src/engine/core/apis';
 
 const SCHEMA = { type: 'object', properties: { answer: { type: 'string' } } };
 const PNG = 'iVBORw0KGgo=';

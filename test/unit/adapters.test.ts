@@ -1,11 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { splitBaseUrl, endsWithV1 } from '../../src/engine/transport/adapters/adapter';
-import { adapterFor } from '../../src/engine/transport/adapters/registry';
+import { adapterFor, keyHeaderFor } from '../../src/engine/transport/adapters/registry';
+import { cacheBustFor } from '../../src/engine/transport/adapters/cacheBust';
+import { API_TABLE, apiFacts, apiTableMarkdown, isApiKind, probeOrder, probeTells, API_KINDS } from '../../src/engine/core/apis';
 import type { EventInfo } from '../../src/engine/transport/adapters/adapter';
 import { createJsonStreamParser } from '../../src/engine/transport/streamParsers';
-import { API_KINDS } from '../../src/engine/core/types';
-import type { ApiKind, EndpointSpec, RequestSpec } from '../../src/engine/core/types';
+import type { EndpointSpec, RequestSpec } from '../../src/engine/core/types';
+import type { ApiKind } from '../../src/engine/core/apis';
 
 const spec = (over: Partial<RequestSpec> = {}): RequestSpec => ({
   index: 3,
@@ -223,4 +225,50 @@ test('the registry has an adapter for every API kind, each naming its own kind; 
   for (const api of API_KINDS) assert.equal(adapterFor(api).api, api);
   assert.throws(() => adapterFor('grpc' as ApiKind), /unknown API "grpc"/);
   assert.throws(() => adapterFor('toString' as ApiKind), /unknown API "toString"/);
+});
+
+test('the API table: its ids are API_KINDS, and each row\'s framing, key header and cold way are what the adapters and the client use', () => {
+  assert.deepEqual([...API_KINDS], API_TABLE.map((r) => r.id));
+  assert.equal(new Set(API_KINDS).size, API_KINDS.length, 'ids unique');
+  for (const row of API_TABLE) {
+    assert.equal(apiFacts(row.id), row);
+    assert.ok(isApiKind(row.id));
+    assert.equal(adapterFor(row.id).framing, row.framing, `${row.id} framing`);
+    assert.equal(keyHeaderFor({ api: row.id }), row.keyHeader, `${row.id} key header`);
+    assert.equal(cacheBustFor(row.id), row.cold, `${row.id} cold`);
+  }
+  assert.equal(adapterFor('ollama').framing, 'ndjson');
+  assert.equal(cacheBustFor('llamacpp'), 'cache_prompt');
+  assert.deepEqual(API_TABLE.filter((r) => r.hosted).map((r) => r.id), ['anthropic', 'gemini', 'azure-openai']);
+  assert.equal(apiFacts('toString'), undefined);
+  assert.equal(isApiKind('grpc'), false);
+  assert.equal(isApiKind(7), false);
+});
+
+test('detection\'s order from the table: the probes that look into the answer first, then any 2xx; each probe read as its row says', () => {
+  assert.deepEqual(probeOrder().map((r) => r.id), ['ollama', 'llamacpp', 'openai-chat']);
+  const [ollama, llamacpp, openai] = probeOrder().map((r) => r.detect.probe);
+  assert.equal(probeTells(ollama!, 200, { models: [] }), true);
+  assert.equal(probeTells(ollama!, 200, { data: [] }), false);
+  assert.equal(probeTells(ollama!, 404, { models: [] }), false);
+  assert.equal(probeTells(llamacpp!, 200, { total_slots: 4 }), true);
+  assert.equal(probeTells(llamacpp!, 200, ['total_slots']), false);
+  assert.equal(probeTells(openai!, 204, undefined), true);
+  assert.equal(probeTells(openai!, 301, {}), false);
+});
+
+test('the docs\' table of APIs is made from the rows: one line each, with its label, key header and provider name', () => {
+  const md = apiTableMarkdown();
+  const lines = md.trim().split('\n');
+  assert.equal(lines.length, 2 + API_TABLE.length);
+  for (const row of API_TABLE) {
+    const line = lines.find((l) => l.startsWith(`| \`${row.id}\` |`));
+    assert.ok(line, row.id);
+    assert.ok(line.includes(row.label) && line.includes(`\`${row.otel.provider}\``), line);
+    assert.ok(line.includes(row.keyHeader !== undefined ? `\`${row.keyHeader}\`` : 'Authorization: Bearer'), line);
+  }
+  assert.match(md, /\| `anthropic` \| .* \| by its URL: host `\*\.anthropic\.com` \|/);
+  assert.match(md, /\| `azure-openai` \| .* and a path matching `\/openai\/deployments\/\[\^\/\]\+` \|/);
+  assert.match(md, /\| `llamacpp` \| .* \| GET \/props answers with `default_generation_settings` or `total_slots` \|/);
+  assert.match(md, /\| `openai-completions` \| .* \| chosen with --api only \|/);
 });

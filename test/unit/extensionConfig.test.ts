@@ -2,12 +2,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseSlo } from '../../src/engine/core/slo';
-import { buildConfig, keyOrigin, validateEndpoint, DEFAULT_WORKLOAD } from '../../src/extension/configModel';
+import { buildConfig, keyOrigin, validateEndpoint } from '../../src/extension/configModel';
 import { inputProblem } from '../../src/jobs/options';
 import { presetWorkload } from '../../src/jobs/presets';
 import { lensResult, progressLine } from '../../src/present/runText';
 import { formatMs } from '../../src/present/units';
 import { parserFileName, isBuiltInPromptFile } from '../../src/extension/promptFileKinds';
+
+
+/** The workload settings as the snapshot reads them when none is set: the manifest's defaults. */
+const DEFAULT_WORKLOAD = buildConfig({ values: {}, endpoints: { workspace: [], user: [] } }, parseSlo).config.workload;
 
 test('a good endpoint is accepted with its origin, and api defaults to auto', () => {
   const r = validateEndpoint({ name: ' vllm ', url: 'http://127.0.0.1:8000/v1', model: 'm', headers: { 'X-Team': 'a' } }, 'workspace');

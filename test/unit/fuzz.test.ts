@@ -10,7 +10,7 @@ import type { Framing, JsonStreamParser } from '../../src/engine/transport/strea
 import { maxTokensOf, promptText, splitSystem } from '../../src/engine/transport/adapters/adapter';
 import type { EventInfo } from '../../src/engine/transport/adapters/adapter';
 import { adapterFor } from '../../src/engine/transport/adapters/registry';
-import { API_KINDS } from '../../src/engine/core/types';
+import { API_KINDS } from '../../src/engine/core/apis';
 import type { ChatMessage, EndpointSpec, RequestSpec } from '../../src/engine/core/types';
 
 const SEED = process.env.FUZZ_SEED === undefined ? 0x16f022 : Number(process.env.FUZZ_SEED);

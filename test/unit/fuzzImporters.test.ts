@@ -14,8 +14,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as fc from 'fast-check';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { UNWRITABLE } from '../../src/engine/files/importers/common';
-import { importBenchmarkFile, ImportError } from '../../src/engine/files/importers/index';
+import { UNWRITABLE, ImportError } from '../../src/engine/files/importers/common';
+import { importBenchmarkFile } from '../../src/engine/files/importers/index';
 import { parseRunFile, serializeRunFile } from '../../src/engine/files/runFile';
 
 const SEED = process.env.FUZZ_SEED === undefined ? 0x1f027 : Number(process.env.FUZZ_SEED);

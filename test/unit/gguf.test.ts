@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GgmlType, GgufError, GgufType, readGgufHeader, tensorBytes, writeGguf } from '../../src/localServer/gguf';
 import type { GgufEntry } from '../../src/localServer/gguf';
-import { buildVocabulary, ensureSyntheticModel, fileBytes, parameterCount, PRESETS, shapeKey, validateShape, writeSyntheticModel } from '../../src/localServer/synthetic';
+import { buildVocabulary, ensureSyntheticModel, PRESETS, shapeKey, validateShape, writeSyntheticModel } from '../../src/localServer/synthetic';
 import type { ModelShape } from '../../src/localServer/types';
 import { checkMemory, estimateMemory } from '../../src/localServer/model';
 
@@ -128,7 +128,8 @@ test('synthetic model: written in the expected shape, cached by shape, shapes va
   assert.ok(path.endsWith(`${shapeKey(MINI)}.gguf`));
   const h = await readGgufHeader(path);
   assert.equal(h.tensors.length, 3 + 9 * MINI.layers);
-  assert.equal(h.fileSize, h.dataOffset + fileBytes(MINI));
+  // every tensor's bytes, each padded to GGUF's 32-byte alignment, and nothing after them
+  assert.equal(h.fileSize, h.dataOffset + h.tensors.reduce((a, x) => a + Math.ceil(x.size! / 32) * 32, 0));
   assert.equal(h.metadata.get('llama.block_count'), 2);
   assert.equal(h.metadata.get('llama.attention.head_count_kv'), 2);
   assert.equal(h.metadata.get('tokenizer.ggml.model'), 'llama');
@@ -149,6 +150,14 @@ test('synthetic model: written in the expected shape, cached by shape, shapes va
   assert.throws(() => validateShape({ ...MINI, layers: 0 }), /layers must be a positive integer/);
   assert.throws(() => validateShape({ ...MINI, type: 'q4' as 'f16' }), /f16 or q8_0/);
 });
+
+/** A llama model's parameters: embeddings and output, per layer attention (q, o; k, v), the gated FFN and two norms, the final norm. */
+function parameterCount(s: ModelShape): number {
+  const headDim = s.width / s.heads;
+  const kv = headDim * s.kvHeads;
+  const perLayer = 2 * s.width * s.width + 2 * s.width * kv + 3 * s.width * s.ffn + 2 * s.width;
+  return 2 * s.vocab * s.width + s.layers * perLayer + s.width;
+}
 
 test('presets have the advertised sizes', () => {
   assert.ok(parameterCount(PRESETS.tiny) < 10e6);

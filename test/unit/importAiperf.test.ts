@@ -4,7 +4,8 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { aiperfAggregateAlone, fromAiperf, isAiperfAggregate, isAiperfRecord } from '../../src/engine/files/importers/aiperf';
-import { ImportError, importBenchmarkFile } from '../../src/engine/files/importers/index';
+import { importBenchmarkFile } from '../../src/engine/files/importers/index';
+import { ImportError } from '../../src/engine/files/importers/common';
 import { parseRunFile, serializeRunFile } from '../../src/engine/files/runFile';
 import type { RunFile, Stats } from '../../src/engine/core/types';
 

@@ -7,8 +7,13 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { importCommand } from '../../src/cli/importCommand';
-import { IMPORT_MAX_BYTES, importBenchmarkFile, ImportError } from '../../src/engine/files/importers/index';
+import { IMPORT_MAX_BYTES, importBenchmarkFile } from '../../src/engine/files/importers/index';
+import { ImportError } from '../../src/engine/files/importers/common';
 import { readRunFile } from '../../src/engine/files/runFile';
+import { IMPORT_TOOL_NAMES, IMPORT_TOOL_ROWS, type ImportTool } from '../../src/engine/core/types';
+import { importToolLabel } from '../../src/present/toolLabels';
+import { MAIN_USAGE, usage } from '../../src/cli/usage';
+import { DROP_HINT } from '../../webview/report/drop';
 
 const FIXTURES = join(__dirname, '../fixtures/vllm');
 let dir: string;
@@ -177,5 +182,47 @@ describe('llm-profiler import (in process)', () => {
     assert.match(unknown.stderr, /unknown flag --concurrency/);
     rmSync(join(dir, 'runs'), { recursive: true });
     for (const n of ['burst', 'rate4']) rmSync(join(dir, `${n}.json`));
+  });
+});
+
+describe('the one list of importable tools (IMPORT_TOOL_ROWS) names them everywhere', () => {
+  /** A result of each tool, from the fixtures its makers' code wrote. */
+  const SAMPLES: Readonly<Record<ImportTool, string>> = {
+    vllm: join(FIXTURES, 'burst.json'),
+    guidellm: join(__dirname, '../fixtures/guidellm/concurrent-v1.yaml'),
+    aiperf: join(__dirname, '../fixtures/aiperf/run-2026/profile_export.jsonl'),
+  };
+
+  it('each row has an importer that reads a file of its own extensions', async () => {
+    for (const t of IMPORT_TOOL_ROWS) {
+      const path = SAMPLES[t.id];
+      assert.ok((t.extensions as readonly string[]).includes(path.split('.').pop()!), `${t.id}: ${path}`);
+      const run = await importBenchmarkFile(path);
+      assert.equal(run.importedFrom?.tool, t.id);
+      assert.equal(importToolLabel(t.id), t.label);
+    }
+  });
+
+  it("the refusal, the CLI's help and the report's drop hint name every tool from the list", () => {
+    assert.equal(IMPORT_TOOL_NAMES, 'vLLM, GuideLLM or AIPerf');
+    for (const t of IMPORT_TOOL_ROWS) {
+      assert.ok(usage('import').includes(`${t.label}'s`), `import's help names ${t.label}`);
+      assert.ok(MAIN_USAGE.includes(t.label), `the main help names ${t.label}`);
+    }
+    assert.equal(DROP_HINT, 'Drop a vLLM, GuideLLM or AIPerf result here (hold Shift) to open it.');
+  });
+
+  it("the manifest's menus offer the command on exactly the tools' extensions", () => {
+    const manifest = JSON.parse(readFileSync(join(__dirname, '../../package.json'), 'utf8')) as { contributes: { menus: Record<string, { command: string; when?: string }[]> } };
+    const whens = Object.values(manifest.contributes.menus).flat().filter((m) => m.command === 'llmProfiler.openBenchmarkResult' && m.when?.includes('resourceExtname'));
+    assert.ok(whens.length >= 2, 'the Explorer and the editor title offer it');
+    const extensions = new Set(IMPORT_TOOL_ROWS.flatMap((t) => t.extensions));
+    for (const m of whens) {
+      const re = /resourceExtname =~ \/(.+)\/(\w*)/.exec(m.when!);
+      assert.ok(re, m.when);
+      const accepts = new RegExp(re[1]!, re[2]);
+      for (const ext of extensions) assert.ok(accepts.test(`.${ext}`), `${m.when} offers .${ext}`);
+      for (const ext of ['txt', 'csv', 'md', 'prompt']) assert.ok(!accepts.test(`.${ext}`), `${m.when} does not offer .${ext}`);
+    }
   });
 });

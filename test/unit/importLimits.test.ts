@@ -8,9 +8,9 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { importedRun, UNWRITABLE } from '../../src/engine/files/importers/common';
+import { importedRun, UNWRITABLE, ImportError } from '../../src/engine/files/importers/common';
 import { fromGuidellm } from '../../src/engine/files/importers/guidellm';
-import { importBenchmarkFile, ImportError } from '../../src/engine/files/importers/index';
+import { importBenchmarkFile } from '../../src/engine/files/importers/index';
 import { fromVllm } from '../../src/engine/files/importers/vllm';
 import { parseRunFile, serializeRunFile } from '../../src/engine/files/runFile';
 import type { RunFile } from '../../src/engine/core/types';

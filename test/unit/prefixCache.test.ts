@@ -8,8 +8,9 @@ import { cacheCheckPlan, judgeCacheCheck, variantOf } from '../../src/engine/run
 import { servedWarm, summarizePrefixCache } from '../../src/engine/analysis/prefixCache';
 import { createPlanner } from '../../src/engine/run/plan';
 import type { Planned } from '../../src/engine/run/plan';
-import { API_KINDS } from '../../src/engine/core/types';
-import type { ApiKind, Prompt, RequestRecord, RequestSpec, WorkloadSpec } from '../../src/engine/core/types';
+import { API_KINDS } from '../../src/engine/core/apis';
+import type { Prompt, RequestRecord, RequestSpec, WorkloadSpec } from '../../src/engine/core/types';
+import type { ApiKind } from '../../src/engine/core/apis';
 import { defaultWorkload, workloadProblems } from '../../src/engine/core/workload';
 import { buildCacheCheckJob, buildRunJob, buildSweepJob } from '../../src/jobs/build';
 import { parseCommandLine } from '../../src/cli/parse';

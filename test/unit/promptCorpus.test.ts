@@ -54,7 +54,7 @@ function wire(m: ChatMessage) {
 
 function theirs(o: Oracle) {
   return (o.messages ?? []).map((m) => ({
-    // Prompty v2 sends `developer` as written; the profiler sends it as system (README: prompt files)
+    // Prompty v2 sends `developer` as written; the profiler sends it as system (docs/prompt-files.md)
     role: m.role === 'developer' ? 'system' : m.role,
     content: typeof m.content === 'string' ? m.content.trim() : m.content.map((p) => (p.type === 'text' ? { type: 'text', text: p.text!.trim() } : p)),
     ...(m.name !== undefined ? { name: m.name } : {}),

@@ -3,13 +3,15 @@
 // the real stream parser, fed whole and cut at every byte), and which API a provider's URL names.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { adapterFor, apiFromUrl, keyHeaderFor } from '../../src/engine/transport/adapters/registry';
+import { adapterFor, keyHeaderFor } from '../../src/engine/transport/adapters/registry';
+import { apiFromUrl } from '../../src/engine/core/apis';
 import { deploymentOf } from '../../src/engine/transport/adapters/azureOpenai';
 import { modelPath } from '../../src/engine/transport/adapters/gemini';
 import type { EventInfo } from '../../src/engine/transport/adapters/adapter';
 import { detectApi } from '../../src/engine/transport/detect';
 import { createJsonStreamParser } from '../../src/engine/transport/streamParsers';
-import type { ApiKind, EndpointSpec, RequestSpec } from '../../src/engine/core/types';
+import type { EndpointSpec, RequestSpec } from '../../src/engine/core/types';
+import type { ApiKind } from '../../src/engine/core/apis';
 import { eventData, fixtureEvents, isTokenEvent } from '../support/providerFakes';
 import type { Provider } from '../support/providerFakes';
 

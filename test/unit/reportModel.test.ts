@@ -8,7 +8,13 @@ import { niceTicks } from '../../webview/report/ticks';
 import { formatDelta, formatMs, formatNumber, formatPercent } from '../../src/present/units';
 import { buildLanes, CAUSE_RULE, itlSamples, prefillSpan, stallCulprits, stallRuleOf, stallWindow, STALL_KINDS } from '../../webview/report/lanes';
 import { BAND_THRESHOLD, barText, whereBars } from '../../webview/report/whereView';
-import { runProblem } from '../../webview/report/validate';
+import { asRun } from '../../webview/report/validate';
+
+/** The panel's sentence for a run it cannot draw (what asRun gives it), or undefined. */
+const runProblem = (value: unknown): string | undefined => {
+  const checked = asRun(value);
+  return 'error' in checked ? checked.error : undefined;
+};
 import { applyLive } from '../../webview/report/liveState';
 import { fixtureRun, fixtureWhereRun, prefillSpanOf, unknownVersionRun } from '../support/fixtureRuns';
 import { runFileProblem } from '../../src/engine/core/runSchema';

@@ -3,7 +3,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { assembleRunFile } from '../../src/engine/run/runAssembly';
 import { redactEndpoint } from '../../src/engine/core/redact';
-import { parseRunFile, serializeRunFile, TOOL_VERSION } from '../../src/engine/files/runFile';
+import { parseRunFile, serializeRunFile } from '../../src/engine/files/runFile';
+import { TOOL_VERSION } from '../../src/engine/core/runFormat';
 import { defaultWorkload } from '../../src/engine/core/workload';
 import type { RequestRecord } from '../../src/engine/core/types';
 

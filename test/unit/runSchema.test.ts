@@ -6,7 +6,13 @@ import * as v from 'valibot';
 import { compiledCheck, RunFileSchema, runFileProblem } from '../../src/engine/core/runSchema';
 import { parseRunFile, RunFileError, serializeRunFile } from '../../src/engine/files/runFile';
 import type { RunFile } from '../../src/engine/core/types';
-import { runProblem } from '../../webview/report/validate';
+import { asRun } from '../../webview/report/validate';
+
+/** The panel's sentence for a run it cannot draw (what asRun gives it), or undefined. */
+const runProblem = (value: unknown): string | undefined => {
+  const checked = asRun(value);
+  return 'error' in checked ? checked.error : undefined;
+};
 import { fixtureRun, fixtureSweepRun } from '../support/fixtureRuns';
 
 function dialRun(): RunFile {

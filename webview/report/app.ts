@@ -1,7 +1,7 @@
 // The report: one run, two runs compared, a live run, or an error. Owns the timelines and charts
 // it creates and disposes of them before drawing something else.
 import type { Chart } from 'chart.js';
-import type { RequestRecord, RunFile, Stall } from '../../src/engine/core/types';
+import type { RequestRecord, RunFile, Stall, Stats } from '../../src/engine/core/types';
 import type { ReportHostMessage } from '../../src/shared/protocol';
 import { buildCdf } from './cdf';
 import { applyTheme, cdfChart, cdfSummaryText, gaugeChart, itlChart, itlTimeSummaryText, setChartTheme, throughputChart, throughputSummaryText, zoomByKeyboard, type CdfSeries, type ScatterPoint } from './charts';
@@ -15,7 +15,10 @@ import { Timeline } from './timeline';
 import { SWEEP_POINT_SELECTED, hasSweepView, renderSweep, type SweepPointSelectedDetail } from './sweepView';
 import { asRun } from './validate';
 import { compareRowId, compareTable, errorView, headerView, headlineView, percentileRowId, percentileTable, prefixCacheCheckView, reportedView, runTitle, sentWithView, stallsList } from './views';
-import { importToolLabel, timelineNotes } from '../../src/present/importText';
+import { timelineNotes } from '../../src/present/importText';
+import { importToolLabel } from '../../src/present/toolLabels';
+import { latencyStats, type LatencyMetric } from '../../src/present/metricCatalogue';
+import { distributionMetrics } from './figures';
 import { DROP_HINT } from './drop';
 import { post, setPanelState } from './vscodeApi';
 import { whereSection } from './whereView';
@@ -199,23 +202,18 @@ export class ReportApp {
   #distributions(into: HTMLElement, run: RunFile, model: LaneModel): void {
     const t = this.#theme;
     const slo = run.workload?.slo ?? {};
-    const measured = run.requests.filter((r) => !r.warmup && !r.error);
-    const pick = (f: (r: RequestRecord) => number | undefined) => measured.map(f).filter((v): v is number => typeof v === 'number');
     const itl = itlSamples(model);
-    const cdfs: [string, string, number[] | Float64Array, number | undefined, 'ttftMs' | 'tpotMs' | 'itlMs'][] = [
-      ['ttft', 'TTFT', pick((r) => r.ttftMs), slo.ttftMs, 'ttftMs'],
-      ['tpot', 'TPOT', pick(tpotOf), slo.tpotMs, 'tpotMs'],
-      ['itl', 'ITL', itl.itl, slo.itlMs, 'itlMs'],
-    ];
     // an imported run: what a chart cannot draw from its file, said on the chart
     const lacks = chartNotes(run, model.chunkCount);
-    // each chart's text alternative: its figures in words, and the percentile table's row of its metric
-    for (const [id, label, values, sloV, key] of cdfs) {
-      const { card, canvas } = chartCard(`${label} CDF`, `${run.id}-${id}-cdf`, id, id === 'itl' ? lacks.itl : undefined,
-        { summary: cdfSummaryText(label, [{ stats: run.summary[key] }], sloV), describedBy: percentileRowId(key) });
+    // a CDF per catalogue latency the run has; each one's text alternative: its figures in words, and the percentile table's row of its metric
+    for (const m of distributionMetrics(run)) {
+      const sloV = m.slo ? slo[m.slo] : undefined;
+      const gaps = m.key === 'itlMs';
+      const { card, canvas } = chartCard(`${m.label} CDF`, `${run.id}-${m.id}-cdf`, m.id, gaps ? lacks.itl : undefined,
+        { summary: cdfSummaryText(m.label, [{ stats: statsOrNone(m, run) }], sloV), describedBy: percentileRowId(m.key) });
       into.append(card);
-      const points = buildCdf(values).filter((q) => id !== 'itl' || q.x > 0);
-      this.#charts.push(cdfChart(canvas, t, label, [{ label: run.id, points, slot: 0 }], sloV, id === 'itl'));
+      const points = buildCdf(latencySamples(m, run, () => itl.itl)).filter((q) => !gaps || q.x > 0);
+      this.#charts.push(cdfChart(canvas, t, m.label, [{ label: run.id, points, slot: 0 }], sloV, gaps));
     }
     const { card: itlCard, canvas: itlCanvas } = chartCard('ITL over time', `${run.id}-itl-time`, 'itl-time',
       lacks.itl ?? 'Wheel or + and − to zoom, drag or ← → to pan, double-click or 0 to reset (click or Tab to the chart first).',
@@ -339,21 +337,17 @@ export class ReportApp {
     document.body.dataset.renderedRun = `${a.id}|${b.id}`;
     const t = this.#theme;
     const slo = a.workload?.slo ?? {};
-    const vals = (run: RunFile, m: LaneModel, k: 'ttft' | 'tpot' | 'itl') => {
-      if (k === 'itl') return itlSamples(m).itl;
-      const ok = run.requests.filter((r) => !r.warmup && !r.error);
-      return ok.map((r) => (k === 'ttft' ? r.ttftMs : tpotOf(r))).filter((v): v is number => typeof v === 'number');
-    };
-    for (const [k, label, sloV] of [['ttft', 'TTFT', slo.ttftMs], ['tpot', 'TPOT', slo.tpotMs], ['itl', 'ITL', slo.itlMs]] as const) {
-      const key = `${k}Ms` as const;
-      const { card, canvas } = chartCard(`${label} CDF`, `${a.id}-vs-${b.id}-${k}-cdf`, k, undefined,
-        { summary: cdfSummaryText(label, [{ name: 'A', stats: a.summary[key] }, { name: 'B', stats: b.summary[key] }], sloV), describedBy: compareRowId(key) });
+    for (const m of distributionMetrics(a, b)) {
+      const sloV = m.slo ? slo[m.slo] : undefined;
+      const gaps = m.key === 'itlMs';
+      const { card, canvas } = chartCard(`${m.label} CDF`, `${a.id}-vs-${b.id}-${m.id}-cdf`, m.id, undefined,
+        { summary: cdfSummaryText(m.label, [{ name: 'A', stats: statsOrNone(m, a) }, { name: 'B', stats: statsOrNone(m, b) }], sloV), describedBy: compareRowId(m.key) });
       charts.append(card);
       const series: CdfSeries[] = [
-        { label: `A ${a.id}`, points: buildCdf(vals(a, ma, k)).filter((q) => k !== 'itl' || q.x > 0), slot: 0 },
-        { label: `B ${b.id}`, points: buildCdf(vals(b, mb, k)).filter((q) => k !== 'itl' || q.x > 0), slot: 1, dashed: true },
+        { label: `A ${a.id}`, points: buildCdf(latencySamples(m, a, () => itlSamples(ma).itl)).filter((q) => !gaps || q.x > 0), slot: 0 },
+        { label: `B ${b.id}`, points: buildCdf(latencySamples(m, b, () => itlSamples(mb).itl)).filter((q) => !gaps || q.x > 0), slot: 1, dashed: true },
       ];
-      this.#charts.push(cdfChart(canvas, t, label, series, sloV, k === 'itl'));
+      this.#charts.push(cdfChart(canvas, t, m.label, series, sloV, gaps));
     }
     for (const c of charts.querySelectorAll<HTMLButtonElement>('button.png')) c.addEventListener('click', () => exportCanvasPng(c));
     document.body.dataset.rendered = String(performance.now() - started);
@@ -461,6 +455,19 @@ export class ReportApp {
     parts.tput.update('none');
     document.body.dataset.liveRecords = String(state.records.size);
   }
+}
+
+/** A latency's distribution in a run, or none ("no samples") where the run has not got it (one side of a compare without TTFO). */
+function statsOrNone(m: LatencyMetric, run: RunFile): Stats | { readonly count: 0; readonly max: number } {
+  return latencyStats(m, run.summary) ?? { count: 0, max: Number.NaN };
+}
+
+/** A latency's samples over the measured, successful requests, as its CDF draws them; ITL's are every gap between chunks (`itl`). */
+function latencySamples(m: LatencyMetric, run: RunFile, itl: () => Float64Array): number[] | Float64Array {
+  if (m.key === 'itlMs') return itl();
+  const key = m.key;
+  const of = key === 'tpotMs' ? tpotOf : (r: RequestRecord) => r[key];
+  return run.requests.filter((r) => !r.warmup && !r.error).map(of).filter((v): v is number => typeof v === 'number');
 }
 
 /** A request's TPOT as the engine defines it (metrics.ts tpotOf): an imported record may not carry its own. */

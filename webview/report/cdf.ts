@@ -3,7 +3,7 @@
 export interface CdfPoint { readonly x: number; readonly y: number }
 
 /** Sorts a copy ascending (typed array sort: numeric, no comparator cost). */
-export function sortedCopy(values: ArrayLike<number>): Float64Array {
+function sortedCopy(values: ArrayLike<number>): Float64Array {
   const a = Float64Array.from(values as ArrayLike<number>);
   a.sort();
   return a;

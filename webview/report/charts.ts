@@ -2,28 +2,11 @@
 // chartjs-plugin-zoom), and output tokens/s with requests in flight per second. Colours come from the
 // theme; `applyTheme` re-reads them when VS Code switches theme. Animations are off: data this size
 // should appear at once, and a report is not a show.
-import {
-  Chart,
-  Filler,
-  Legend,
-  LinearScale,
-  LogarithmicScale,
-  LineController,
-  LineElement,
-  PointElement,
-  ScatterController,
-  Tooltip,
-  type ChartDataset,
-  type ChartOptions,
-  type Plugin,
-  type TooltipItem,
-} from 'chart.js';
-import zoomPlugin from 'chartjs-plugin-zoom';
+import type { ChartDataset, ChartOptions, Plugin, TooltipItem } from 'chart.js';
+import { Chart } from './chartSetup';
 import type { CdfPoint } from './cdf';
 import { formatAt, formatAxisMs, formatInt, formatMs, formatNumber } from '../../src/present/units';
 import type { Theme } from './theme';
-
-Chart.register(LineController, ScatterController, LineElement, PointElement, LinearScale, LogarithmicScale, Legend, Tooltip, Filler, zoomPlugin);
 
 let currentTheme: Theme | undefined;
 

@@ -6,9 +6,10 @@
 // What a drop carries (VS Code's Explorer and editor tabs): `text/uri-list` (one URI: VS Code cuts
 // it to the first), `resourceurls` (a JSON array of every URI dragged) and `codefiles` (a JSON array
 // of paths); a file from the operating system's file manager: `Files` only, with no path in a page.
+import { IMPORT_TOOL_NAMES } from '../../src/engine/core/types';
 import { post } from './vscodeApi';
 
-export const DROP_HINT = 'Drop a vLLM, GuideLLM or AIPerf result here (hold Shift) to open it.';
+export const DROP_HINT = `Drop a ${IMPORT_TOOL_NAMES} result here (hold Shift) to open it.`;
 const NO_PATH = 'This drop names no file (a page is not given the path of a file from outside VS Code): drop it from VS Code\'s Explorer, or use "LLM Profiler: Open benchmark result…".';
 
 /** The drag carries something that names a file. */
@@ -28,7 +29,7 @@ function jsonList(dt: DataTransfer, type: string): string[] {
 }
 
 /** The files a drop names: every URI VS Code put in it, else the one of text/uri-list, else its paths. */
-export function droppedFiles(dt: DataTransfer): string[] {
+function droppedFiles(dt: DataTransfer): string[] {
   const all = jsonList(dt, 'resourceurls');
   if (all.length) return [...new Set(all)];
   const listed = dt.getData('text/uri-list').split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));

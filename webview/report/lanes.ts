@@ -56,7 +56,6 @@ function median(sorted: Float64Array): number {
 
 /** Stall kinds on a lane: the engine's causes, then one for a stall found by the rule alone. */
 export const STALL_KINDS = ['prefill', 'buffering', 'unknown', 'rule'] as const satisfies readonly (StallCause | 'rule')[];
-export type StallKind = (typeof STALL_KINDS)[number];
 export const CAUSE_RULE = 3;
 const kindOf: Record<StallCause, number> = { prefill: 0, buffering: 1, unknown: 2 };
 const NO_CULPRITS: readonly (readonly number[])[] = Object.freeze([]);
@@ -77,7 +76,7 @@ export function stallRuleOf(run: Pick<RunFile, 'summary' | 'workload'> & { reado
   };
 }
 
-export function buildLane(r: RequestRecord, t0: number, rule: StallRule): Lane {
+function buildLane(r: RequestRecord, t0: number, rule: StallRule): Lane {
   const sent = r.sentAt - t0;
   const c = r.chunkTimesMs ?? [];
   const chunks = new Float64Array(c.length);
@@ -149,7 +148,7 @@ export function runStart(requests: readonly RequestRecord[], fallback?: string):
   return Number.isFinite(f) ? f : 0;
 }
 
-export function compareStart(a: RequestRecord, b: RequestRecord): number {
+function compareStart(a: RequestRecord, b: RequestRecord): number {
   return a.scheduledAt - b.scheduledAt || a.sentAt - b.sentAt || a.index - b.index;
 }
 

@@ -6,7 +6,8 @@
 // the container's content (and destroys the charts it drew there before; `disposeSweep(container)`
 // does only that). No inline styles (the panel's CSP forbids them): the layout is in media/report.css,
 // whose `.sweep-canvas` must give the canvas box a height (charts are drawn with maintainAspectRatio off). It shows throughput
-// against TPOT p50/p99 and against TTFT p50/p99, one dot per point labelled with its concurrency
+// against p50 and p99 of each latency the metric catalogue gives a trade-off chart (TTFT, TTFO where
+// the points have it, TPOT: src/present/metricCatalogue.ts), one dot per point labelled with its concurrency
 // (or rate, or prompt length), the SLO lines, the knee, the operating point and the max-throughput
 // point; the fit TPOT(B) ≈ base + k·B (or TTFT ≈ a + b·tokens) with its residuals and a verdict when
 // the model does not fit. Each chart has a text alternative (a summary, and the points table's
@@ -16,28 +17,14 @@
 //
 // Colours: only the --vscode-charts-* variables (and --vscode-* for text), read at runtime with
 // getComputedStyle. Browser only.
-import {
-  BarController,
-  BarElement,
-  CategoryScale,
-  Chart,
-  Legend,
-  LinearScale,
-  LineController,
-  LineElement,
-  PointElement,
-  ScatterController,
-  Tooltip,
-  type ChartDataset,
-  type Plugin,
-} from 'chart.js';
-import type { RunFile, SloSpec, SweepPoint } from '../../src/engine/core/types';
+import type { ChartDataset, Plugin } from 'chart.js';
+import { Chart } from './chartSetup';
+import type { RunFile, SweepPoint } from '../../src/engine/core/types';
 import { dialFigures } from '../../src/engine/analysis/fit';
-import { dialRows, dialWorkload, pointMarks, sweepFacts, sweepRows, SWEEP_COLUMNS } from '../../src/present/sweepText';
-import { fixed, formatMs as ms } from '../../src/present/units';
+import { dialRows, dialWorkload, pointMarks, sweepColumns, sweepFacts, sweepSlo, sweepTable } from '../../src/present/sweepText';
+import { latenciesFor, latencyStats, type LatencyMetric } from '../../src/present/metricCatalogue';
+import { DASH, fixed, formatMs as ms } from '../../src/present/units';
 import { scrollRegion } from './dom';
-
-Chart.register(ScatterController, LineController, BarController, LineElement, PointElement, BarElement, LinearScale, CategoryScale, Legend, Tooltip);
 
 export const SWEEP_POINT_SELECTED = 'sweep-point-selected';
 
@@ -116,7 +103,7 @@ function shortLabel(run: RunFile, p: SweepPoint): string {
 }
 
 /** Destroys the charts renderSweep drew in `container` and empties it. */
-export function disposeSweep(container: HTMLElement): void {
+function disposeSweep(container: HTMLElement): void {
   for (const c of drawn.get(container) ?? []) c.destroy();
   drawn.delete(container);
   container.replaceChildren();
@@ -186,21 +173,31 @@ const hLines: Plugin<'scatter'> = {
   },
 };
 
+/** What the parts of one sweep's view share: where they draw, the run, its colours and labels, the points table's caption, and how a point is chosen. */
+interface SweepContext {
+  readonly container: HTMLElement;
+  readonly run: RunFile;
+  readonly colours: Colours;
+  /** Each point's short label ("8", "2/s"). */
+  readonly labels: readonly string[];
+  /** The points table's caption: every chart names it as part of its text alternative. */
+  readonly captionId: string;
+  readonly select: (index: number) => void;
+}
+
 function renderSweepRun(container: HTMLElement, run: RunFile): void {
   const sw = run.sweep!;
-  const colours = readColours(container);
   const points = sw.points;
-  const slo: SloSpec | undefined = sw.slo ?? run.workload.slo;
   const dimName = sw.dimension === 'concurrency' ? 'concurrency' : sw.dimension === 'rate' ? 'request rate' : 'prompt length';
-
   container.append(el('h2', {}, `Sweep over ${dimName} · ${points.length} point${points.length === 1 ? '' : 's'}`));
-
   // What the sweep says, in words first
   const facts = el('ul', { class: 'sweep-facts' });
   for (const f of sweepFacts(run)) facts.append(el('li', { class: f.kind.startsWith('verdict-') ? `sweep-verdict sweep-${f.kind}` : `sweep-${f.kind}` }, f.text));
   container.append(facts);
 
   const details = el('div', { class: 'sweep-point-details', role: 'status' });
+  const captionId = nextId('points-caption');
+  const table = el('table', { class: 'sweep-points' });
   const select = (index: number) => {
     const p = points[index];
     if (!p) return;
@@ -213,187 +210,180 @@ function renderSweepRun(container: HTMLElement, run: RunFile): void {
     const detail: SweepPointSelectedDetail = { index, label: p.label, requestIndexes: p.requestIndexes };
     container.dispatchEvent(new CustomEvent<SweepPointSelectedDetail>(SWEEP_POINT_SELECTED, { detail, bubbles: true }));
   };
-
-  const charts = drawn.get(container)!;
-  const labels = points.map((p) => shortLabel(run, p));
-  const mark = (i: number) => pointMarks(run, i);
-
-  const captionId = nextId('points-caption');
-  const tradeOff = (metric: 'tpotMs' | 'ttftMs', title: string, sloValue: number | undefined) => {
-    const summaryId = nextId(`${metric}-summary`);
-    const canvas = chartCanvas(title, `${summaryId} ${captionId}`);
-    const box = el('div', { class: 'sweep-chart', 'data-chart': metric }, el('h3', {}, title), el('div', { class: 'sweep-canvas' }, canvas),
-      summaryText(summaryId, tradeOffSummary(run, metric, labels, sloValue)));
-    container.append(box);
-    const idx: number[] = [];
-    const p50: { x: number; y: number }[] = [];
-    const p99: { x: number; y: number }[] = [];
-    points.forEach((p, i) => {
-      const s = p.summary[metric];
-      if (s.count === 0) return;
-      idx.push(i);
-      p50.push({ x: p.summary.outputTokensPerSecond, y: s.p50 ?? s.mean });
-      p99.push({ x: p.summary.outputTokensPerSecond, y: s.p99 ?? s.max });
-    });
-    const special = idx.map((i) => mark(i));
-    const radius = special.map((m) => (m.length ? 7 : 4));
-    const style = idx.map((i) => (sw.operatingPoint?.index === i ? 'rectRot' : sw.maxThroughputPoint?.index === i ? 'rect' : sw.knee?.index === i ? 'triangle' : 'circle'));
-    const datasets: ChartDataset<'scatter'>[] = [
-      { label: `${metric === 'tpotMs' ? 'TPOT' : 'TTFT'} p50`, data: p50, showLine: true, borderColor: colours.blue, backgroundColor: colours.blue, pointRadius: radius, pointHoverRadius: 9, pointStyle: style },
-      { label: `${metric === 'tpotMs' ? 'TPOT' : 'TTFT'} p99`, data: p99, showLine: true, borderColor: colours.orange, backgroundColor: colours.orange, borderDash: [4, 3], pointRadius: radius, pointHoverRadius: 9, pointStyle: style },
-    ];
-    const dot = idx.map((i, j) => {
-      const m = special[j]!;
-      return m.length ? `${labels[i]} · ${m.join(', ')}` : labels[i];
-    });
-    const chart = new Chart(canvas, {
-      type: 'scatter',
-      data: { datasets },
-      options: {
-        animation: false,
-        maintainAspectRatio: false,
-        responsive: true,
-        scales: {
-          x: { type: 'linear', title: { display: true, text: 'output tokens/s', color: colours.foreground }, ticks: { color: colours.foreground }, grid: { color: colours.lines } },
-          y: {
-            type: 'linear',
-            beginAtZero: true,
-            suggestedMax: sloValue !== undefined ? sloValue * 1.1 : undefined,
-            title: { display: true, text: `${metric === 'tpotMs' ? 'TPOT' : 'TTFT'} (ms)`, color: colours.foreground },
-            ticks: { color: colours.foreground },
-            grid: { color: colours.lines },
-          },
-        },
-        plugins: {
-          legend: { labels: { color: colours.foreground } },
-          tooltip: {
-            callbacks: {
-              label: (item) => `${datasets[item.datasetIndex]!.label} ${ms(item.parsed.y ?? undefined)} at ${num(item.parsed.x ?? undefined)} tok/s (${dot[item.dataIndex]})`,
-            },
-          },
-          ...({
-            sweepDotLabels: { labels: [dot, []], color: colours.foreground },
-            sweepSloLines: { lines: sloValue !== undefined ? [{ y: sloValue, label: `SLO ${sloValue} ms` }] : [], color: colours.red },
-          } as object),
-        },
-        onClick: (_e, elements) => {
-          const hit = elements[0];
-          if (hit) select(idx[hit.index]!);
-        },
-      },
-      plugins: [dotLabels, hLines],
-    });
-    charts.push(chart as unknown as Chart);
-  };
-
-  tradeOff('tpotMs', 'Throughput against TPOT', slo?.tpotMs);
-  tradeOff('ttftMs', 'Throughput against TTFT', slo?.ttftMs);
-
-  // The model against the measurements: TPOT against B, or TTFT against prompt tokens
-  if (sw.residuals?.length || sw.prefillFit) {
-    const fitTitle = sw.prefillFit ? 'TTFT against prompt tokens, with the fit' : 'Mean TPOT against the batch, with the fit';
-    const summaryId = nextId('fit-summary');
-    const fitFact = sweepFacts(run).find((f) => f.kind === (sw.prefillFit ? 'prefill' : 'fit'));
-    const canvas = chartCanvas(fitTitle, `${summaryId} ${captionId}`);
-    const box = el('div', { class: 'sweep-chart', 'data-chart': 'fit' }, el('h3', {}, fitTitle), el('div', { class: 'sweep-canvas' }, canvas),
-      summaryText(summaryId, `${fitTitle}: ${fitFact?.text ?? 'the measured points and the fitted line'} Each point's figures are in the points table.`));
-    container.append(box);
-    let measured: { x: number; y: number }[];
-    let line: { x: number; y: number }[];
-    if (sw.prefillFit) {
-      const pf = sw.prefillFit;
-      const xs = points.map((p) => p.measuredPromptTokens ?? p.promptTokens ?? NaN);
-      measured = points.map((p, i) => ({ x: xs[i]!, y: p.summary.ttftMs.mean })).filter((d) => Number.isFinite(d.x));
-      const maxX = Math.max(...measured.map((d) => d.x), 1);
-      line = [{ x: 0, y: pf.aMs }, { x: maxX, y: pf.aMs + pf.bMsPerToken * maxX }];
-    } else {
-      const rs = sw.residuals!;
-      measured = rs.map((r) => ({ x: r.batch, y: r.tpotMs }));
-      const maxX = Math.max(...rs.map((r) => r.batch), 1);
-      const k = rs.length >= 2 && rs[1]!.batch !== rs[0]!.batch ? (rs[1]!.predictedMs - rs[0]!.predictedMs) / (rs[1]!.batch - rs[0]!.batch) : 0;
-      const base = rs[0]!.predictedMs - k * rs[0]!.batch;
-      line = [{ x: 0, y: base }, { x: maxX, y: base + k * maxX }];
-    }
-    const chart = new Chart(canvas, {
-      type: 'scatter',
-      data: {
-        datasets: [
-          { label: 'measured (mean)', data: measured, backgroundColor: colours.blue, borderColor: colours.blue, pointRadius: 5 },
-          { label: 'fit', data: line, showLine: true, pointRadius: 0, borderColor: colours.green, borderDash: [6, 3] },
-        ],
-      },
-      options: {
-        animation: false,
-        maintainAspectRatio: false,
-        scales: {
-          x: { type: 'linear', beginAtZero: true, title: { display: true, text: sw.prefillFit ? 'prompt tokens' : 'decoding batch B', color: colours.foreground }, ticks: { color: colours.foreground }, grid: { color: colours.lines } },
-          y: { type: 'linear', beginAtZero: true, title: { display: true, text: sw.prefillFit ? 'TTFT mean (ms)' : 'TPOT mean (ms)', color: colours.foreground }, ticks: { color: colours.foreground }, grid: { color: colours.lines } },
-        },
-        plugins: {
-          legend: { labels: { color: colours.foreground } },
-          ...({ sweepSloLines: { lines: !sw.prefillFit && slo?.tpotMs !== undefined ? [{ y: slo.tpotMs, label: `TPOT SLO ${slo.tpotMs} ms` }] : [], color: colours.red } } as object),
-        },
-      },
-      plugins: [hLines],
-    });
-    charts.push(chart as unknown as Chart);
-  }
-
-  // The points, as a table, with the residual of each. Each row is chosen by the button that names
-  // its point (Enter or Space, as any button; a click anywhere on the row too); the chosen row is
-  // marked (aria-pressed on its button, a visible style on the row).
-  const table = el('table', { class: 'sweep-points' });
-  table.append(el('caption', { id: captionId }, `The sweep's ${points.length} points: choose one to see its figures and its requests on the timeline`));
-  table.append(el('thead', {}, el('tr', {}, ...SWEEP_COLUMNS.map((h) => el('th', { scope: 'col' }, h || 'marks')))));
-  const body = el('tbody');
-  sweepRows(run).forEach((cells, i) => {
-    const [name, ...rest] = cells;
-    const button = el('button', { type: 'button', class: 'point-select', 'aria-pressed': 'false' }, name!);
-    const row = el('tr', { 'data-index': String(i) }, el('th', { scope: 'row' }, button), ...rest.map((t) => el('td', {}, t)));
-    row.addEventListener('click', () => select(i));
-    body.append(row);
-  });
-  table.append(body);
+  const ctx: SweepContext = { container, run, colours: readColours(container), labels: points.map((p) => shortLabel(run, p)), captionId, select };
+  // a trade-off chart per catalogue latency the points have (src/present/metricCatalogue.ts)
+  const slo = sweepSlo(run);
+  for (const m of latenciesFor('tradeOff', points.map((p) => p.summary))) tradeOffChart(ctx, m, m.slo ? slo?.[m.slo] : undefined);
+  if (sw.residuals?.length || sw.prefillFit) fitChart(ctx);
+  fillPointsTable(table, ctx);
   container.append(scrollRegion(table, 'Sweep points'), details);
 }
 
-/** A trade-off chart in words: how the metric moved as the throughput rose, and the SLO, for its text alternative. */
-function tradeOffSummary(run: RunFile, metric: 'tpotMs' | 'ttftMs', labels: readonly string[], slo: number | undefined): string {
-  const name = metric === 'tpotMs' ? 'TPOT' : 'TTFT';
-  const pts = run.sweep!.points.map((p, i) => ({ p, i })).filter(({ p }) => p.summary[metric].count > 0);
-  if (pts.length === 0) return `No point has a ${name}.`;
-  const at = ({ p, i }: { p: SweepPoint; i: number }) => `${ms(p.summary[metric].p50)} p50 and ${ms(p.summary[metric].p99)} p99 at ${num(p.summary.outputTokensPerSecond)} tokens/s (${labels[i]})`;
-  const first = pts[0]!, last = pts[pts.length - 1]!;
-  const sloText = slo === undefined ? '' : ` The SLO is ${ms(slo)}.`;
-  return `${name} against output throughput over ${pts.length} points: from ${at(first)} to ${at(last)}.${sloText} Every point's figures are in the points table.`;
+/** A chart's box: its title, its canvas and its text alternative (a summary, and the points table's caption). */
+function chartBox(ctx: SweepContext, chartId: string, title: string, summary: string): HTMLCanvasElement {
+  const summaryId = nextId(`${chartId}-summary`);
+  const canvas = chartCanvas(title, `${summaryId} ${ctx.captionId}`);
+  ctx.container.append(el('div', { class: 'sweep-chart', 'data-chart': chartId }, el('h3', {}, title), el('div', { class: 'sweep-canvas' }, canvas),
+    summaryText(summaryId, summary)));
+  return canvas;
 }
 
+/** The dots of a trade-off chart: the points that have the metric (their indexes), at p50 and at p99 against the throughput. */
+function tradeOffDots(run: RunFile, m: LatencyMetric): { idx: number[]; p50: { x: number; y: number }[]; p99: { x: number; y: number }[] } {
+  const idx: number[] = [];
+  const p50: { x: number; y: number }[] = [];
+  const p99: { x: number; y: number }[] = [];
+  run.sweep!.points.forEach((p, i) => {
+    const s = latencyStats(m, p.summary);
+    if (!s?.count) return;
+    idx.push(i);
+    p50.push({ x: p.summary.outputTokensPerSecond, y: s.p50 ?? s.mean });
+    p99.push({ x: p.summary.outputTokensPerSecond, y: s.p99 ?? s.max });
+  });
+  return { idx, p50, p99 };
+}
+
+/** Throughput against a latency at p50 and p99, a dot per point (the analysis' picks larger, each its own shape), the SLO line. */
+function tradeOffChart(ctx: SweepContext, m: LatencyMetric, sloValue: number | undefined): void {
+  const { run, colours, labels } = ctx;
+  const sw = run.sweep!;
+  const canvas = chartBox(ctx, m.key, `Throughput against ${m.label}`, tradeOffSummary(run, m, labels, sloValue));
+  const { idx, p50, p99 } = tradeOffDots(run, m);
+  const special = idx.map((i) => pointMarks(run, i));
+  const radius = special.map((k) => (k.length ? 7 : 4));
+  const style = idx.map((i) => (sw.operatingPoint?.index === i ? 'rectRot' : sw.maxThroughputPoint?.index === i ? 'rect' : sw.knee?.index === i ? 'triangle' : 'circle'));
+  const datasets: ChartDataset<'scatter'>[] = [
+    { label: `${m.label} p50`, data: p50, showLine: true, borderColor: colours.blue, backgroundColor: colours.blue, pointRadius: radius, pointHoverRadius: 9, pointStyle: style },
+    { label: `${m.label} p99`, data: p99, showLine: true, borderColor: colours.orange, backgroundColor: colours.orange, borderDash: [4, 3], pointRadius: radius, pointHoverRadius: 9, pointStyle: style },
+  ];
+  const dot = idx.map((i, j) => (special[j]!.length ? `${labels[i]} · ${special[j]!.join(', ')}` : labels[i]!));
+  const chart = new Chart(canvas, {
+    type: 'scatter',
+    data: { datasets },
+    options: {
+      animation: false,
+      maintainAspectRatio: false,
+      responsive: true,
+      scales: {
+        x: { type: 'linear', title: { display: true, text: 'output tokens/s', color: colours.foreground }, ticks: { color: colours.foreground }, grid: { color: colours.lines } },
+        y: { type: 'linear', beginAtZero: true, suggestedMax: sloValue !== undefined ? sloValue * 1.1 : undefined,
+          title: { display: true, text: `${m.label} (${m.unit})`, color: colours.foreground }, ticks: { color: colours.foreground }, grid: { color: colours.lines } },
+      },
+      plugins: {
+        legend: { labels: { color: colours.foreground } },
+        tooltip: { callbacks: { label: (item) => `${datasets[item.datasetIndex]!.label} ${ms(item.parsed.y ?? undefined)} at ${num(item.parsed.x ?? undefined)} tok/s (${dot[item.dataIndex]})` } },
+        ...({
+          sweepDotLabels: { labels: [dot, []], color: colours.foreground },
+          sweepSloLines: { lines: sloValue !== undefined ? [{ y: sloValue, label: `SLO ${sloValue} ms` }] : [], color: colours.red },
+        } as object),
+      },
+      onClick: (_e, elements) => {
+        const hit = elements[0];
+        if (hit) ctx.select(idx[hit.index]!);
+      },
+    },
+    plugins: [dotLabels, hLines],
+  });
+  drawn.get(ctx.container)!.push(chart as unknown as Chart);
+}
+
+/** The model's line and what it was fitted to: TTFT against prompt tokens (the prefill fit), or mean TPOT against the batch. */
+function fitLines(sw: NonNullable<RunFile['sweep']>): { measured: { x: number; y: number }[]; line: { x: number; y: number }[] } {
+  if (sw.prefillFit) {
+    const pf = sw.prefillFit;
+    const measured = sw.points.map((p) => ({ x: p.measuredPromptTokens ?? p.promptTokens ?? NaN, y: p.summary.ttftMs.mean })).filter((d) => Number.isFinite(d.x));
+    const maxX = Math.max(...measured.map((d) => d.x), 1);
+    return { measured, line: [{ x: 0, y: pf.aMs }, { x: maxX, y: pf.aMs + pf.bMsPerToken * maxX }] };
+  }
+  const rs = sw.residuals!;
+  const maxX = Math.max(...rs.map((r) => r.batch), 1);
+  const k = rs.length >= 2 && rs[1]!.batch !== rs[0]!.batch ? (rs[1]!.predictedMs - rs[0]!.predictedMs) / (rs[1]!.batch - rs[0]!.batch) : 0;
+  const base = rs[0]!.predictedMs - k * rs[0]!.batch;
+  return { measured: rs.map((r) => ({ x: r.batch, y: r.tpotMs })), line: [{ x: 0, y: base }, { x: maxX, y: base + k * maxX }] };
+}
+
+/** The model against the measurements: TPOT against B, or TTFT against prompt tokens. */
+function fitChart(ctx: SweepContext): void {
+  const { run, colours } = ctx;
+  const sw = run.sweep!;
+  const slo = sweepSlo(run);
+  const fitTitle = sw.prefillFit ? 'TTFT against prompt tokens, with the fit' : 'Mean TPOT against the batch, with the fit';
+  const fitFact = sweepFacts(run).find((f) => f.kind === (sw.prefillFit ? 'prefill' : 'fit'));
+  const canvas = chartBox(ctx, 'fit', fitTitle, `${fitTitle}: ${fitFact?.text ?? 'the measured points and the fitted line'} Each point's figures are in the points table.`);
+  const { measured, line } = fitLines(sw);
+  const axis = (text: string) => ({ type: 'linear' as const, beginAtZero: true, title: { display: true, text, color: colours.foreground }, ticks: { color: colours.foreground }, grid: { color: colours.lines } });
+  const chart = new Chart(canvas, {
+    type: 'scatter',
+    data: {
+      datasets: [
+        { label: 'measured (mean)', data: measured, backgroundColor: colours.blue, borderColor: colours.blue, pointRadius: 5 },
+        { label: 'fit', data: line, showLine: true, pointRadius: 0, borderColor: colours.green, borderDash: [6, 3] },
+      ],
+    },
+    options: {
+      animation: false,
+      maintainAspectRatio: false,
+      scales: { x: axis(sw.prefillFit ? 'prompt tokens' : 'decoding batch B'), y: axis(sw.prefillFit ? 'TTFT mean (ms)' : 'TPOT mean (ms)') },
+      plugins: {
+        legend: { labels: { color: colours.foreground } },
+        ...({ sweepSloLines: { lines: !sw.prefillFit && slo?.tpotMs !== undefined ? [{ y: slo.tpotMs, label: `TPOT SLO ${slo.tpotMs} ms` }] : [], color: colours.red } } as object),
+      },
+    },
+    plugins: [hLines],
+  });
+  drawn.get(ctx.container)!.push(chart as unknown as Chart);
+}
+
+/**
+ * The points, as a table, in the columns of sweepTable (the catalogue's figures, B, the residual, the
+ * marks). Each row is chosen by the button that names its point (Enter or Space, as any button; a
+ * click anywhere on the row too); the chosen row is marked (aria-pressed on its button, a visible style on the row).
+ */
+function fillPointsTable(table: HTMLTableElement, ctx: SweepContext): void {
+  const { header, rows } = sweepTable(ctx.run);
+  table.append(el('caption', { id: ctx.captionId }, `The sweep's ${rows.length} points: choose one to see its figures and its requests on the timeline`));
+  table.append(el('thead', {}, el('tr', {}, ...header.map((h) => el('th', { scope: 'col' }, h || 'marks')))));
+  const body = el('tbody');
+  rows.forEach((cells, i) => {
+    const [name, ...rest] = cells;
+    const button = el('button', { type: 'button', class: 'point-select', 'aria-pressed': 'false' }, name!);
+    const row = el('tr', { 'data-index': String(i) }, el('th', { scope: 'row' }, button), ...rest.map((t) => el('td', {}, t)));
+    row.addEventListener('click', () => ctx.select(i));
+    body.append(row);
+  });
+  table.append(body);
+}
+
+/** A trade-off chart in words: how the metric moved as the throughput rose, and the SLO, for its text alternative. */
+function tradeOffSummary(run: RunFile, m: LatencyMetric, labels: readonly string[], slo: number | undefined): string {
+  const pts = run.sweep!.points.map((p, i) => ({ p, i, s: latencyStats(m, p.summary) })).filter(({ s }) => (s?.count ?? 0) > 0);
+  if (pts.length === 0) return `No point has a ${m.label}.`;
+  const at = ({ p, i, s }: (typeof pts)[number]) => `${ms(s!.p50)} p50 and ${ms(s!.p99)} p99 at ${num(p.summary.outputTokensPerSecond)} tokens/s (${labels[i]})`;
+  const first = pts[0]!, last = pts[pts.length - 1]!;
+  const sloText = slo === undefined ? '' : ` The SLO is ${ms(slo)}.`;
+  return `${m.label} against output throughput over ${pts.length} points: from ${at(first)} to ${at(last)}.${sloText} Every point's figures are in the points table.`;
+}
+
+/** A point's figures: how many requests, each catalogue figure of the sweep (a latency's percentiles on one line), the SLO and the batch. */
 function showPoint(details: HTMLElement, run: RunFile, p: SweepPoint, index: number): void {
   const s = p.summary;
-  const sw = run.sweep!;
-  const slo = sw.slo ?? run.workload.slo;
   const missed = s.sloMissed ?? [];
-  details.replaceChildren(
-    el('h3', {}, `Point ${p.label}`),
-    el(
-      'dl',
-      {},
-      ...(
-        [
-          ['requests', `${s.completed} ok, ${s.failed} failed (${p.requestIndexes.length} in the timeline)`],
-          ['throughput', `${num(s.outputTokensPerSecond)} tokens/s, ${num(s.requestsPerSecond, 2)} req/s`],
-          ['TTFT p50 / p99', `${ms(s.ttftMs.p50)} / ${ms(s.ttftMs.p99)}`],
-          ['TPOT p50 / p99', `${ms(s.tpotMs.p50)} / ${ms(s.tpotMs.p99)}`],
-          ['ITL p99', ms(s.itlMs.p99)],
-          ['E2E p50 / p99', `${ms(s.e2eMs.p50)} / ${ms(s.e2eMs.p99)}`],
-          ['goodput', s.goodput === undefined ? '– (no SLO)' : `${num(s.goodput, 2)} req/s`],
-          ['SLO', slo ? (missed.length ? `missed: ${missed.join(', ')}` : 'met at p99') : 'none given'],
-          ['decoding batch', num(p.meanBatch, 2)],
-          ['stalls', `${s.stalls.count} (${ms(s.stalls.totalMs)})`],
-        ] as const
-      ).flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]),
-    ),
-  );
+  const figures = new Map<string, string[]>();
+  for (const c of sweepColumns(run)) {
+    if (!c.metric) continue;
+    const m = c.metric;
+    const name = m.kind === 'latency' ? `${m.label} ${m.headline.join(' / ')}` : m.title;
+    const v = c.cell(p, index);
+    // a rate with its unit ("512.0 tok/s"); a count as it is
+    figures.set(name, [...(figures.get(name) ?? []), m.kind === 'figure' && m.unit.includes('/') && v !== DASH ? `${v} ${m.unit}` : v]);
+  }
+  const rows: [string, string][] = [
+    ['requests', `${s.completed} ok, ${s.failed} failed (${p.requestIndexes.length} in the timeline)`],
+    ...[...figures].map(([name, cells]): [string, string] => [name, cells.join(' / ')]),
+    ['SLO', sweepSlo(run) ? (missed.length ? `missed: ${missed.join(', ')}` : 'met at p99') : 'none given'],
+    ['decoding batch', num(p.meanBatch, 2)],
+  ];
+  details.replaceChildren(el('h3', {}, `Point ${p.label}`), el('dl', {}, ...rows.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])));
   details.setAttribute('data-index', String(index));
 }
 

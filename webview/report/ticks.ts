@@ -1,6 +1,6 @@
 // "Nice" axis ticks (1, 2, 5 × 10^n) for the hand-drawn timeline axis.
 
-export function niceStep(span: number, targetCount: number): number {
+function niceStep(span: number, targetCount: number): number {
   if (!(span > 0) || !(targetCount > 0)) return 1;
   const raw = span / targetCount;
   const mag = 10 ** Math.floor(Math.log10(raw));

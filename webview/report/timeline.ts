@@ -35,11 +35,25 @@ const MAX_HEIGHT = 420;
 const MIN_SPAN_MS = 0.5;
 let timelineIds = 0;
 
+/** One frame's geometry: the plot's size, the view and its scale, the lanes in view and where a lane's bar sits (lane i at i × laneH + yOff). */
+interface Frame {
+  /** The canvas and the plot in it, CSS pixels. */
+  readonly W: number; readonly H: number; readonly plotW: number; readonly plotH: number;
+  readonly v: TimelineView;
+  /** Pixels per ms; a lane's height, its bar's, and the y of lane 0's bar. */
+  readonly xScale: number; readonly laneH: number; readonly barH: number; readonly yOff: number;
+  /** The lanes the view's rows span, [first, last). */
+  readonly first: number; readonly last: number;
+  /** Those of them whose request overlaps the view in time, and their chunks. */
+  readonly visible: readonly number[]; readonly chunksInView: number;
+  readonly X: (t: number) => number;
+}
+
 /** The theme's colours as the software layer takes them, read once per theme. */
 interface Paints { readonly theme: Theme; readonly bg: Paint; readonly yellow: Paint; readonly purple: Paint; readonly blue: Paint; readonly fg: Paint; readonly red: Paint; readonly stall: readonly Paint[] }
 
 /** What the details line says about a lane's request (also what a screen reader hears). */
-export function requestDetails(lane: Lane): string {
+function requestDetails(lane: Lane): string {
   const r = lane.request;
   const parts = [`Request #${r.index}${r.warmup ? ' (warmup)' : ''}${lane.inFlight ? ' (in flight)' : ''}`, `started ${formatAt(lane.sent)}`];
   if (r.ttftMs !== undefined) parts.push(`TTFT ${formatMs(r.ttftMs)}`);
@@ -61,7 +75,7 @@ export function requestDetails(lane: Lane): string {
 }
 
 /** A short text alternative of the whole timeline: how many requests, over what time, how many stalled or failed, and the keys. */
-export function timelineSummary(model: LaneModel): string {
+function timelineSummary(model: LaneModel): string {
   let stalled = 0;
   let failed = 0;
   let inFlight = 0;
@@ -339,6 +353,39 @@ export class Timeline {
     const ctx = this.#ctx;
     const th = this.#theme;
     const p = this.#paintsFor(th);
+    const f = this.#geometry();
+    ctx.setTransform(this.#dpr, 0, 0, this.#dpr, 0, 0);
+    ctx.globalAlpha = 1;
+    ctx.fillStyle = th.background;
+    ctx.fillRect(0, 0, f.W, f.H);
+    // the lanes, in software, into the plot's pixels (raster.ts)
+    this.#layer.resize(f.plotW, f.plotH, this.#dpr, GUTTER);
+    this.#layer.clear(p.bg);
+    this.#paintBars(f, p);
+    this.#paintCuts(f, p);
+    const stalls = this.#paintStalls(f, p);
+    this.#layer.putOn(ctx, Math.round(GUTTER * this.#dpr), 0);
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(GUTTER, 0, f.plotW, f.plotH);
+    ctx.clip();
+    this.#outlineSelected(f);
+    const prefillDrawn = this.#outlineCulprits(f);
+    ctx.restore();
+    if (this.#model.lanes.length === 0) {
+      // a live run before its first request: say so rather than show an empty plot
+      ctx.font = `${th.fontSize}px ${th.fontFamily}`;
+      ctx.fillStyle = th.muted;
+      ctx.textAlign = 'center';
+      ctx.textBaseline = 'middle';
+      ctx.fillText('Waiting for the first request…', GUTTER + f.plotW / 2, f.plotH / 2);
+    }
+    this.#drawAxes(f.X, f.laneH, f.first, f.last);
+    this.#recordFrame(performance.now() - t0, f, stalls, prefillDrawn);
+  }
+
+  /** This frame's geometry: the plot's size, the view's scale, the lanes in view and where a lane's bar sits. */
+  #geometry(): Frame {
     const { lanes } = this.#model;
     const W = this.#width;
     const H = this.#height;
@@ -348,153 +395,154 @@ export class Timeline {
     const xScale = plotW / (v.xEnd - v.xStart);
     const laneH = plotH / (v.yEnd - v.yStart);
     const xStart = v.xStart;
-    const X = (t: number) => GUTTER + (t - xStart) * xScale;
-    ctx.setTransform(this.#dpr, 0, 0, this.#dpr, 0, 0);
-    ctx.globalAlpha = 1;
-    ctx.fillStyle = th.background;
-    ctx.fillRect(0, 0, W, H);
-
-    // the lanes, in software, into the plot's pixels (raster.ts)
-    const layer = this.#layer;
-    layer.resize(plotW, plotH, this.#dpr, GUTTER);
-    layer.clear(p.bg);
     const first = Math.max(0, Math.floor(v.yStart));
     const last = Math.min(lanes.length, Math.ceil(v.yEnd));
     // bars thinner than a pixel are drawn a pixel tall so that every lane shows
     const barH = Math.max(1, laneH * 0.72);
-    const buckets = Math.max(1, Math.floor(plotW));
-    const msPerPx = 1 / xScale;
-    const ticksVisible = xScale >= 3 && barH >= 4;
     const visible: number[] = [];
     let chunksInView = 0;
     for (let i = first; i < last; i++) {
       const lane = lanes[i]!;
       if (lane.end >= v.xStart && lane.scheduled <= v.xEnd) { visible.push(i); chunksInView += lane.chunks.length; }
     }
-    const yOff = (laneH - barH) / 2 - v.yStart * laneH;
-    const inset = Math.max(0, barH * 0.3);
-    const under = Math.max(1, barH * 0.2);
-    // in layers over all the lanes in view, as the canvas drew them: bars (measured requests, then
-    // warmup ones faded), then the gaps cut out of every bar, ticks, errors, stall tints, underlines
+    return { W, H, plotW, plotH, v, xScale, laneH, barH, yOff: (laneH - barH) / 2 - v.yStart * laneH, first, last, visible, chunksInView,
+      X: (t: number) => GUTTER + (t - xStart) * xScale };
+  }
+
+  /**
+   * The bars of the lanes in view, measured requests then warmup ones faded: the client-side wait,
+   * the wait for the first token, then decode.
+   */
+  #paintBars(f: Frame, p: Paints): void {
+    const { lanes } = this.#model;
+    const { X, W, barH } = f;
     for (const warm of [false, true]) {
       const a = warm ? 0.45 : 1;
-      for (const i of visible) {
+      for (const i of f.visible) {
         const l = lanes[i]!;
         if (l.request.warmup !== warm) continue;
-        const y = i * laneH + yOff;
+        const y = i * f.laneH + f.yOff;
         if (l.sent - l.scheduled > 0) this.#span(X(l.scheduled), X(l.sent), y + barH * 0.25, barH * 0.5, W, p.yellow, a); // client-side wait
         this.#span(X(l.sent), X(l.firstToken ?? l.end), y + barH * 0.2, barH * 0.6, W, p.purple, a); // waiting for the first token
         const c = l.chunks;
         if (c.length > 0) this.#span(X(c[0]!), X(c[c.length - 1]!), y, barH, W, p.blue, a); // decode
-        // an imported run without chunk times (GuideLLM keeps the first and last token): decode from one to the other, no ticks
+        // an imported run without chunk times (the tool kept the first and last token only): decode from one to the other, no ticks
         else if (l.firstToken !== undefined && !l.request.error && l.end > l.firstToken) this.#span(X(l.firstToken), X(l.end), y, barH, W, p.blue, a);
       }
     }
-    // gaps cut out of the decode bars: every gap at least a pixel wide
-    for (const i of visible) {
+  }
+
+  /** Over the bars: the gaps cut out of every decode bar (each at least a pixel wide), a tick per chunk when zoomed in, the errors. */
+  #paintCuts(f: Frame, p: Paints): void {
+    const { lanes } = this.#model;
+    const { X, barH, laneH, yOff } = f;
+    const inset = Math.max(0, barH * 0.3);
+    const buckets = Math.max(1, Math.floor(f.plotW));
+    for (const i of f.visible) {
       const l = lanes[i]!;
-      if (l.chunks.length > 1) this.#drawGaps(l, v, buckets, msPerPx, X, i * laneH + yOff + inset, barH - 2 * inset, p.bg);
+      if (l.chunks.length > 1) this.#drawGaps(l, f.v, buckets, 1 / f.xScale, X, i * laneH + yOff + inset, barH - 2 * inset, p.bg);
     }
-    if (ticksVisible) for (const i of visible) this.#drawTicks(lanes[i]!, v, X, i * laneH + yOff, barH, p.fg);
-    for (const i of visible) {
+    if (f.xScale >= 3 && barH >= 4) for (const i of f.visible) this.#drawTicks(lanes[i]!, f.v, X, i * laneH + yOff, barH, p.fg);
+    for (const i of f.visible) {
       const l = lanes[i]!;
-      if (l.request.error) layer.fill(X(l.end) - 1, i * laneH + yOff - 1, 3, barH + 2, p.red);
+      if (l.request.error) this.#layer.fill(X(l.end) - 1, i * laneH + yOff - 1, 3, barH + 2, p.red);
     }
-    // stalls: over everything, at least 2 px wide so a short one still shows; one colour per cause
-    let stallRects = 0;
-    let kindsDrawn = 0; // a bit per kind
-    if (this.#model.stallKinds.length > 0) {
-      for (const pass of [0, 1]) {
-        for (const i of visible) {
-          const l = lanes[i]!;
-          const st = l.stalls;
-          if (st.length === 0) continue;
-          const y = i * laneH + yOff;
-          for (let k = 0; k < st.length; k += 2) {
-            const s0 = st[k]!;
-            const e0 = s0 + st[k + 1]!;
-            if (e0 < v.xStart || s0 > v.xEnd) continue;
-            const kind = l.stallKinds[k >> 1]!;
-            const x0 = X(s0);
-            const w = Math.max(X(e0), x0 + 2) - x0;
-            if (pass === 0) layer.fill(x0, y - 1, w, barH + 2, p.stall[kind]!, 0.35);
-            else { layer.fill(x0, y + barH - under, w, under, p.stall[kind]!); stallRects++; kindsDrawn |= 1 << kind; }
-          }
+  }
+
+  /** The stalls, over everything: at least 2 px wide so a short one still shows, one colour per cause; a tint, then an underline. */
+  #paintStalls(f: Frame, p: Paints): { rects: number; kinds: number } {
+    const { lanes } = this.#model;
+    const { X, v, barH } = f;
+    const under = Math.max(1, barH * 0.2);
+    let rects = 0;
+    let kinds = 0; // a bit per kind
+    if (this.#model.stallKinds.length === 0) return { rects, kinds };
+    for (const pass of [0, 1]) {
+      for (const i of f.visible) {
+        const l = lanes[i]!;
+        const st = l.stalls;
+        const y = i * f.laneH + f.yOff;
+        for (let k = 0; k < st.length; k += 2) {
+          const s0 = st[k]!;
+          const e0 = s0 + st[k + 1]!;
+          if (e0 < v.xStart || s0 > v.xEnd) continue;
+          const kind = l.stallKinds[k >> 1]!;
+          const x0 = X(s0);
+          const w = Math.max(X(e0), x0 + 2) - x0;
+          if (pass === 0) this.#layer.fill(x0, y - 1, w, barH + 2, p.stall[kind]!, 0.35);
+          else { this.#layer.fill(x0, y + barH - under, w, under, p.stall[kind]!); rects++; kinds |= 1 << kind; }
         }
       }
     }
-    layer.putOn(ctx, Math.round(GUTTER * this.#dpr), 0);
+    return { rects, kinds };
+  }
 
-    ctx.save();
-    ctx.beginPath();
-    ctx.rect(GUTTER, 0, plotW, plotH);
-    ctx.clip();
-    // the request picked with the keyboard or a click: its whole lane outlined
+  /** The request picked with the keyboard or a click (its whole lane), and the selected stall, outlined. */
+  #outlineSelected(f: Frame): void {
+    const ctx = this.#ctx;
+    const { X, v, laneH, first, last } = f;
     const cur = this.#current === undefined ? undefined : this.#model.laneOf.get(this.#current);
     if (cur !== undefined && cur >= first && cur < last) {
-      const l = lanes[cur]!;
+      const l = this.#model.lanes[cur]!;
       const y = (cur - v.yStart) * laneH;
-      ctx.strokeStyle = th.focus;
+      ctx.strokeStyle = this.#theme.focus;
       ctx.lineWidth = 1;
       const x0 = X(l.scheduled);
       ctx.strokeRect(x0 - 3.5, y - 1.5, Math.max(X(l.end) - x0, 2) + 7, laneH + 3);
     }
-    // the selected stall, then its culprits over it
     const sel = this.#selection;
     if (sel && sel.lane >= first && sel.lane < last) {
       const y = (sel.lane - v.yStart) * laneH;
-      ctx.strokeStyle = th.focus;
+      ctx.strokeStyle = this.#theme.focus;
       ctx.lineWidth = 2;
       const x0 = X(sel.start);
       ctx.strokeRect(x0 - 2, y - 2, Math.max(X(sel.end) - x0, 2) + 4, laneH + 4);
     }
-    // the selected stall's culprits: their prefill, filled faintly and outlined dashed on their lanes
-    let prefillDrawn = 0;
-    if (this.#culprits.length) {
-      ctx.strokeStyle = th.red;
-      ctx.fillStyle = th.red;
-      ctx.lineWidth = 2;
-      ctx.setLineDash([5, 3]);
-      for (const c of this.#culprits) {
-        if (c.lane < first || c.lane >= last || c.end < v.xStart || c.start > v.xEnd) continue;
-        const y = (c.lane - v.yStart) * laneH;
-        const x0 = X(c.start);
-        const w = Math.max(X(c.end) - x0, 2);
-        ctx.globalAlpha = 0.3;
-        ctx.fillRect(x0, y + 1, w, laneH - 2);
-        ctx.globalAlpha = 1;
-        ctx.strokeRect(x0 + 1, y + 2, w - 2, laneH - 4);
-        prefillDrawn++;
-      }
-      ctx.setLineDash([]);
-    }
-    ctx.restore();
+  }
 
-    if (lanes.length === 0) {
-      // a live run before its first request: say so rather than show an empty plot
-      ctx.font = `${th.fontSize}px ${th.fontFamily}`;
-      ctx.fillStyle = th.muted;
-      ctx.textAlign = 'center';
-      ctx.textBaseline = 'middle';
-      ctx.fillText('Waiting for the first request…', GUTTER + plotW / 2, plotH / 2);
+  /** The selected stall's culprits: their prefill, filled faintly and outlined dashed on their lanes. Returns how many were drawn. */
+  #outlineCulprits(f: Frame): number {
+    if (!this.#culprits.length) return 0;
+    const ctx = this.#ctx;
+    const { X, v, laneH } = f;
+    let drawn = 0;
+    ctx.strokeStyle = this.#theme.red;
+    ctx.fillStyle = this.#theme.red;
+    ctx.lineWidth = 2;
+    ctx.setLineDash([5, 3]);
+    for (const c of this.#culprits) {
+      if (c.lane < f.first || c.lane >= f.last || c.end < v.xStart || c.start > v.xEnd) continue;
+      const y = (c.lane - v.yStart) * laneH;
+      const x0 = X(c.start);
+      const w = Math.max(X(c.end) - x0, 2);
+      ctx.globalAlpha = 0.3;
+      ctx.fillRect(x0, y + 1, w, laneH - 2);
+      ctx.globalAlpha = 1;
+      ctx.strokeRect(x0 + 1, y + 2, w - 2, laneH - 4);
+      drawn++;
     }
-    this.#drawAxes(X, laneH, first, last);
-    const ms = performance.now() - t0;
+    ctx.setLineDash([]);
+    return drawn;
+  }
+
+  /** What the frame held and how long it took, on the canvas' data attributes, for the tests and the benchmark. */
+  #recordFrame(ms: number, f: Frame, stalls: { rects: number; kinds: number }, prefillDrawn: number): void {
+    const { lanes } = this.#model;
     const d = this.canvas.dataset;
     d.drawMs = ms.toFixed(2);
-    d.viewStart = String(v.xStart);
-    d.viewEnd = String(v.xEnd);
-    d.laneStart = String(v.yStart);
-    d.laneEnd = String(v.yEnd);
+    d.viewStart = String(f.v.xStart);
+    d.viewEnd = String(f.v.xEnd);
+    d.laneStart = String(f.v.yStart);
+    d.laneEnd = String(f.v.yEnd);
     d.frames = String(Number(d.frames ?? 0) + 1);
-    d.stallsDrawn = String(stallRects);
-    d.stallKindsDrawn = STALL_KINDS.filter((_, kind) => kindsDrawn & (1 << kind)).sort().join(',');
+    d.stallsDrawn = String(stalls.rects);
+    d.stallKindsDrawn = STALL_KINDS.filter((_, kind) => stalls.kinds & (1 << kind)).sort().join(',');
     d.prefillDrawn = String(prefillDrawn);
-    // what the frame held, for the tests: lanes and chunks in the model and in view, lanes still in flight
+    // lanes and chunks in the model and in view, lanes still in flight
     d.lanes = String(lanes.length);
     d.chunks = String(this.#model.chunkCount);
-    d.lanesDrawn = String(visible.length);
-    d.chunksDrawn = String(chunksInView);
+    d.lanesDrawn = String(f.visible.length);
+    d.chunksDrawn = String(f.chunksInView);
     let inFlight = 0;
     for (const l of lanes) if (l.inFlight) inFlight++;
     d.inFlight = String(inFlight);

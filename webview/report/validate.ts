@@ -2,7 +2,8 @@
 // blank page: the run file's schema (src/engine/core/runSchema.ts), the same one the host's parseRunFile
 // uses, worded for the panel. It guards the webview's own input (restored state, a message from an
 // older host).
-import { asRunFile, RUN_VERSION, runFileProblem } from '../../src/engine/core/runSchema';
+import { asRunFile } from '../../src/engine/core/runSchema';
+import { RUN_VERSION } from '../../src/engine/core/runFormat';
 import type { RunFileProblem } from '../../src/engine/core/runSchema';
 import type { RunFile } from '../../src/engine/core/types';
 
@@ -18,11 +19,6 @@ function sentence(p: RunFileProblem): string {
       if (p.missing) return p.parent === '' ? `The run file is incomplete: it has no "${p.key}".` : `The run file is incomplete: ${p.path} is missing.`;
       return `The run file is damaged: ${p.path} is not valid (${p.detail}).`;
   }
-}
-
-export function runProblem(value: unknown): string | undefined {
-  const p = runFileProblem(value);
-  return p ? sentence(p) : undefined;
 }
 
 export function asRun(value: unknown): { run: RunFile } | { error: string } {

@@ -1,31 +1,22 @@
 // The report's DOM parts: the header with the headline figures, the percentile table, the compare
-// table and the stalls list. Figures are the engine's summary values, formatted here and nowhere else;
-// sentences about them (buffering, the prefix cache, a stall's cause) come from src/present/whereText.ts.
+// table and the stalls list. Which figures they show, and their values, come from figures.ts (over the
+// metric catalogue, src/present/metricCatalogue.ts); sentences about them (buffering, the prefix cache,
+// a stall's cause) from src/present/whereText.ts.
 import { prefixCacheSplitLine } from '../../src/present/cacheCheckText';
-import type { RunFile, SloSpec, Stall, Stats, Summary } from '../../src/engine/core/types';
+import type { RunFile, Stall, Stats } from '../../src/engine/core/types';
+import type { LatencyKey } from '../../src/present/metricCatalogue';
 import { h, scrollRegion } from './dom';
 import { itlBurstNote, overlongLine, stallSizeText } from '../../src/present/runText';
 import { dialWorkload, sweepWorkload } from '../../src/present/sweepText';
-import { connectionRetriesLine, rateLimitLine, statusCounts } from '../../src/present/retryText';
 import { formatAt, formatDelta, formatInt, formatMs, formatNumber, formatPercent } from '../../src/present/units';
 import { bufferingSentence, measuresProxy, stallPhrase } from '../../src/present/whereText';
 import { networkNotes } from '../../src/present/endpointText';
 import { FROM_TEXT, sentLine, sentNotes, sentWithRows } from '../../src/present/sentText';
-import { importedLine, importToolLabel, reportedRows, type ReportedRow } from '../../src/present/importText';
+import { importedLine, reportedRows, type ReportedRow } from '../../src/present/importText';
+import { importToolLabel } from '../../src/present/toolLabels';
+import { compareRows, headlineFigures, noChunks, percentileRows, PROXY_NOTE, type CompareRow, type PercentileRow } from './figures';
 
-/** The metrics a buffer between the server and the client distorts: with a buffer they time the proxy's flushes. */
-const PROXY_METRICS: ReadonlySet<MetricKey> = new Set(['tpotMs', 'itlMs']);
-const PROXY_NOTE = 'measures the proxy, not the server';
-
-export type MetricKey = 'ttftMs' | 'tpotMs' | 'itlMs' | 'e2eMs';
-export const METRICS: readonly { key: MetricKey; label: string; title: string }[] = [
-  { key: 'ttftMs', label: 'TTFT', title: 'Time to first token' },
-  { key: 'tpotMs', label: 'TPOT', title: 'Time per output token' },
-  { key: 'itlMs', label: 'ITL', title: 'Inter-token latency' },
-  { key: 'e2eMs', label: 'E2E', title: 'End-to-end latency' },
-];
-
-export function percentileKeys(run: RunFile): `p${string}`[] {
+function percentileKeys(run: RunFile): `p${string}`[] {
   const ps = run.workload?.percentiles?.length ? run.workload.percentiles : [50, 90, 95, 99];
   return ps.map((p) => `p${p}` as const);
 }
@@ -157,48 +148,10 @@ function reportedTable(tool: string, rows: readonly ReportedRow[], label: string
   return h('div', {}, region, toggle);
 }
 
-interface Figure { readonly id: string; readonly label: string; readonly value: string; readonly raw?: number; readonly slo?: keyof SloSpec; readonly sloValue?: number; readonly bad?: boolean; readonly note?: string; readonly proxy?: boolean }
-
 /** `side`: "A" or "B" in a compare, so each side's figures have their own name. */
 export function headlineView(run: RunFile, side?: string): HTMLElement {
-  const s = run.summary;
-  const slo = run.workload?.slo ?? {};
-  const missed = new Set(s.sloMissed ?? []);
-  const f: Figure[] = [
-    { id: 'ttft-p50', label: 'TTFT p50', value: formatMs(s.ttftMs.p50), raw: s.ttftMs.p50 },
-    { id: 'ttft-p99', label: 'TTFT p99', value: formatMs(s.ttftMs.p99), raw: s.ttftMs.p99, slo: 'ttftMs', sloValue: slo.ttftMs },
-    { id: 'tpot-p50', label: 'TPOT p50', value: formatMs(s.tpotMs.p50), raw: s.tpotMs.p50 },
-    { id: 'tpot-p99', label: 'TPOT p99', value: formatMs(s.tpotMs.p99), raw: s.tpotMs.p99, slo: 'tpotMs', sloValue: slo.tpotMs },
-    { id: 'itl-p99', label: 'ITL p99', value: formatMs(s.itlMs.p99), raw: s.itlMs.p99, slo: 'itlMs', sloValue: slo.itlMs },
-    { id: 'e2e-p50', label: 'E2E p50', value: formatMs(s.e2eMs.p50), raw: s.e2eMs.p50, slo: 'e2eMs', sloValue: slo.e2eMs },
-    { id: 'output-tps', label: 'Output tokens/s', value: formatNumber(s.outputTokensPerSecond), raw: s.outputTokensPerSecond },
-    { id: 'rps', label: 'Requests/s', value: formatNumber(s.requestsPerSecond), raw: s.requestsPerSecond },
-  ];
-  if (s.goodput !== undefined) {
-    f.push({ id: 'goodput', label: 'Goodput', value: `${formatNumber(s.goodput)} req/s`, raw: s.goodput,
-      note: s.requestsPerSecond > 0 ? `${formatPercent(s.goodput / s.requestsPerSecond)} of requests meet the SLOs` : undefined });
-  }
-  const pc = s.prefixCache;
-  if (pc && pc.warmRequests > 0) {
-    // beside TTFT: a warm run against a cold one is otherwise a silent "+1,728 %"
-    f.splice(2, 0, { id: 'ttft-cache', label: 'TTFT p50 cold / warm', value: `${formatMs(pc.coldTtftMs?.p50)} / ${formatMs(pc.warmTtftMs?.p50)}`,
-      raw: pc.warmTtftMs?.p50, note: prefixCacheSplitLine(s.prefixCache) ?? `${formatInt(pc.warmRequests)} warm, ${formatInt(pc.coldRequests)} cold; ${formatInt(pc.cachedTokens)} cached prompt tokens` });
-  }
-  if (measuresProxy(s)) {
-    for (let i = 0; i < f.length; i++) {
-      const x = f[i]!;
-      if (/^(tpot|itl)-/.test(x.id)) f[i] = { ...x, proxy: true, note: x.note ? `${x.note}; ${PROXY_NOTE}` : PROXY_NOTE };
-    }
-  }
-  const statuses = statusCounts(s);
-  const kinds = Object.entries(s.errorsByKind ?? {}).map(([k, n]) => (k === 'http' && statuses ? `http ${n}: ${statuses}` : `${k} ${n}`)).join(', ');
-  // rate limits with their Retry-After, and requests sent again, beside the count they explain
-  const errorNote = [kinds, rateLimitLine(run), connectionRetriesLine(run)].filter(Boolean).join('; ');
-  f.push({ id: 'errors', label: 'Errors', value: `${formatInt(s.failed)} of ${formatInt(s.completed + s.failed)}`, raw: s.failed, bad: s.failed > 0, note: errorNote || undefined });
-  f.push({ id: 'stalls', label: 'Stalls', value: formatInt(s.stalls.count), raw: s.stalls.count, bad: s.stalls.count > 0,
-    note: s.stalls.count ? `${formatMs(s.stalls.totalMs)} total, ${formatPercent(s.stalls.shareOfDecode)} of decode` : undefined });
-  if (run.importedFrom) withoutAbsent(run, f);
-  return h('section', { class: 'headline', 'aria-label': side ? `Headline figures of ${side}` : 'Headline figures' }, ...f.map((x) => {
+  const missed = new Set(run.summary.sloMissed ?? []);
+  return h('section', { class: 'headline', 'aria-label': side ? `Headline figures of ${side}` : 'Headline figures' }, ...headlineFigures(run).map((x) => {
     const isMissed = x.slo !== undefined && missed.has(x.slo);
     const sloText = x.slo && x.sloValue !== undefined ? `${isMissed ? '✗ misses' : '✓ meets'} SLO ${formatMs(x.sloValue)}` : undefined;
     return h('div', { class: `figure${isMissed || x.bad ? ' bad' : ''}${isMissed ? ' missed' : ''}${x.proxy ? ' proxy' : ''}`, 'data-figure': x.id, 'data-value': x.raw, 'data-proxy': x.proxy ? 'true' : undefined },
@@ -210,94 +163,78 @@ export function headlineView(run: RunFile, side?: string): HTMLElement {
   }));
 }
 
-/** An imported run's figure its file cannot give (ITL without chunk times): "–", never the 0 of an empty set. */
-function absent(run: RunFile, st: Stats | undefined): boolean {
-  return run.importedFrom !== undefined && !st?.count;
-}
-
-/** Whether an imported run's file had chunk arrival times: without them no stall can be found (a stall is a gap between chunks). */
-function noChunks(run: RunFile): boolean {
-  return run.importedFrom !== undefined && !run.requests.some((r) => (r.chunkTimesMs?.length ?? 0) > 0);
-}
-
-/** The headline of an imported run: the figures of an empty set, and stalls without chunk times, shown as not known. */
-function withoutAbsent(run: RunFile, f: Figure[]): void {
-  const of: Record<string, Stats | undefined> = { ttft: run.summary.ttftMs, tpot: run.summary.tpotMs, itl: run.summary.itlMs, e2e: run.summary.e2eMs };
-  for (let i = 0; i < f.length; i++) {
-    const x = f[i]!;
-    const metric = /^(ttft|tpot|itl|e2e)-p\d+$/.exec(x.id)?.[1];
-    if (metric && absent(run, of[metric])) f[i] = { ...x, value: formatMs(undefined), raw: undefined, slo: undefined, note: 'not in the file' };
-    if (x.id === 'stalls' && noChunks(run)) f[i] = { ...x, value: formatMs(undefined), raw: undefined, bad: false, note: 'not known: no chunk times' };
-  }
-}
-
 /** The percentile table's row of a metric, which its CDF chart names as its text alternative (aria-describedby). */
-export function percentileRowId(key: MetricKey): string {
+export function percentileRowId(key: LatencyKey): string {
   return `pct-${key}`;
 }
 const PERCENTILE_CAPTION_ID = 'pct-caption';
 
+function percentileRow(r: PercentileRow, cols: readonly string[]): HTMLElement {
+  const m = r.metric;
+  return h('tr', { id: percentileRowId(m.key), 'data-metric': m.key, 'data-proxy': r.proxy ? 'true' : undefined },
+    h('th', { scope: 'row', title: r.proxy ? `${m.title}: ${PROXY_NOTE} (the stream is buffered)` : m.title },
+      m.label, r.proxy ? h('span', { class: 'proxy-flag', text: ` ⚠ ${PROXY_NOTE}` }) : undefined),
+    h('td', { class: 'num', 'data-stat': 'count', 'data-value': r.count, text: formatInt(r.count) }),
+    ...cols.map((c) => {
+      const v = stat(r.stats, c);
+      return h('td', { class: 'num', 'data-stat': c, 'data-value': v, title: v === undefined ? undefined : String(v), text: formatMs(v) });
+    }),
+    h('td', { class: `slo${r.missed ? ' missed' : ''}`, 'data-stat': 'slo',
+      text: r.sloValue === undefined ? '–' : `≤ ${formatMs(r.sloValue)} ${r.missed ? '✗ missed' : '✓'}` }),
+  );
+}
+
 export function percentileTable(run: RunFile): HTMLElement {
   const s = run.summary;
-  const ps = percentileKeys(run);
-  const slo = run.workload?.slo ?? {};
-  const missed = new Set(s.sloMissed ?? []);
-  const cols = ['mean', ...ps, 'max'];
+  const cols = ['mean', ...percentileKeys(run), 'max'];
   const head = h('tr', {}, h('th', { scope: 'col', text: 'Metric' }), h('th', { scope: 'col', class: 'num', text: 'n' }),
     ...cols.map((c) => h('th', { scope: 'col', class: 'num', text: c })), h('th', { scope: 'col', text: 'SLO' }));
   const proxy = measuresProxy(s);
-  const rows = METRICS.map((m) => {
-    const st = (s as Summary)[m.key];
-    const none = absent(run, st);
-    const sloV = slo[m.key];
-    const isMissed = missed.has(m.key);
-    const flagged = proxy && PROXY_METRICS.has(m.key);
-    return h('tr', { id: percentileRowId(m.key), 'data-metric': m.key, 'data-proxy': flagged ? 'true' : undefined },
-      h('th', { scope: 'row', title: flagged ? `${m.title}: ${PROXY_NOTE} (the stream is buffered)` : m.title },
-        m.label, flagged ? h('span', { class: 'proxy-flag', text: ` ⚠ ${PROXY_NOTE}` }) : undefined),
-      h('td', { class: 'num', 'data-stat': 'count', 'data-value': st?.count, text: formatInt(st?.count) }),
-      ...cols.map((c) => {
-        const v = none ? undefined : stat(st, c);
-        return h('td', { class: 'num', 'data-stat': c, 'data-value': v, title: v === undefined ? undefined : String(v), text: formatMs(v) });
-      }),
-      h('td', { class: `slo${isMissed ? ' missed' : ''}`, 'data-stat': 'slo',
-        text: sloV === undefined ? '–' : `≤ ${formatMs(sloV)} ${isMissed ? '✗ missed' : '✓'}` }),
-    );
-  });
   const bursts = itlBurstNote(s);
   return scrollRegion(h('table', { class: 'percentiles' },
     h('caption', { id: PERCENTILE_CAPTION_ID, text: `Latency percentiles over measured requests (SLOs judged on p99)${proxy ? '. The stream is buffered between the server and you: TPOT and ITL time the buffer\'s flushes' : ''}${bursts ? `. ${bursts}` : ''}` }),
-    h('thead', {}, head), h('tbody', {}, ...rows)), 'Latency percentiles');
+    h('thead', {}, head), h('tbody', {}, ...percentileRows(run).map((r) => percentileRow(r, cols)))), 'Latency percentiles');
 }
 
 /** The compare table's row of a metric, which the overlaid CDF names as its text alternative. */
-export function compareRowId(key: MetricKey): string {
+export function compareRowId(key: LatencyKey): string {
   return `cmp-${key}`;
 }
 const COMPARE_CAPTION_ID = 'cmp-caption';
 
+/** B against A: "+12 %" (a rate: higher is better). */
+function rateChange(a: number | undefined, b: number | undefined): { text: string; better?: boolean } {
+  if (a === undefined || b === undefined || !(a > 0) || !Number.isFinite(b)) return { text: '–' };
+  const d = (b - a) / a;
+  return { text: `${d > 0 ? '+' : d < 0 ? '−' : '±'}${formatPercent(Math.abs(d))}`, ...(d !== 0 ? { better: d > 0 } : {}) };
+}
+
+function compareRow(r: CompareRow): HTMLElement {
+  const m = r.metric;
+  if (m.kind === 'figure') {
+    const [a, b] = [r.a as number | undefined, r.b as number | undefined];
+    const change = rateChange(a, b);
+    return h('tr', { 'data-metric': m.key }, h('th', { scope: 'row', text: m.label }),
+      h('td', { class: 'num', colspan: 3, 'data-stat': 'a-b', text: `${formatNumber(a)} → ${formatNumber(b)}` }),
+      h('td', { class: `num delta${change.better === undefined ? '' : change.better ? ' better' : ' worse'}`, colspan: 3, 'data-stat': 'change', text: change.text }));
+  }
+  const [sa, sb] = [r.a as Stats | undefined, r.b as Stats | undefined];
+  const cell = (v: number | undefined, st: string) => h('td', { class: 'num', 'data-stat': st, 'data-value': v, text: formatMs(v) });
+  const delta = (x: number | undefined, y: number | undefined, st: string) => {
+    const worse = x !== undefined && y !== undefined && y > x;
+    return h('td', { class: `num delta${worse ? ' worse' : x !== undefined && y !== undefined && y < x ? ' better' : ''}`, 'data-stat': st, text: formatDelta(x, y) });
+  };
+  return h('tr', { id: compareRowId(m.key), 'data-metric': m.key }, h('th', { scope: 'row', text: m.label }),
+    cell(sa?.p50, 'a-p50'), cell(sb?.p50, 'b-p50'), delta(sa?.p50, sb?.p50, 'd-p50'),
+    cell(sa?.p99, 'a-p99'), cell(sb?.p99, 'b-p99'), delta(sa?.p99, sb?.p99, 'd-p99'));
+}
+
 export function compareTable(a: RunFile, b: RunFile): HTMLElement {
   const head = h('tr', {}, h('th', { scope: 'col', text: 'Metric' }),
     ...['A p50', 'B p50', 'Δ p50', 'A p99', 'B p99', 'Δ p99'].map((c) => h('th', { scope: 'col', class: 'num', text: c })));
-  const rows = METRICS.map((m) => {
-    // an imported side without this metric (ITL without chunk times) has none: "–", never 0
-    const sa = absent(a, a.summary[m.key]) ? undefined : a.summary[m.key];
-    const sb = absent(b, b.summary[m.key]) ? undefined : b.summary[m.key];
-    const cell = (v: number | undefined, stat: string) => h('td', { class: 'num', 'data-stat': stat, 'data-value': v, text: formatMs(v) });
-    const delta = (x: number | undefined, y: number | undefined, stat: string) => {
-      const worse = x !== undefined && y !== undefined && y > x;
-      return h('td', { class: `num delta${worse ? ' worse' : x !== undefined && y !== undefined && y < x ? ' better' : ''}`, 'data-stat': stat, text: formatDelta(x, y) });
-    };
-    return h('tr', { id: compareRowId(m.key), 'data-metric': m.key }, h('th', { scope: 'row', text: m.label }),
-      cell(sa?.p50, 'a-p50'), cell(sb?.p50, 'b-p50'), delta(sa?.p50, sb?.p50, 'd-p50'),
-      cell(sa?.p99, 'a-p99'), cell(sb?.p99, 'b-p99'), delta(sa?.p99, sb?.p99, 'd-p99'));
-  });
-  const tput = h('tr', { 'data-metric': 'outputTokensPerSecond' }, h('th', { scope: 'row', text: 'Output tok/s' }),
-    h('td', { class: 'num', colspan: 3, text: `${formatNumber(a.summary.outputTokensPerSecond)} → ${formatNumber(b.summary.outputTokensPerSecond)}` }),
-    h('td', { class: 'num', colspan: 3, text: `req/s ${formatNumber(a.summary.requestsPerSecond)} → ${formatNumber(b.summary.requestsPerSecond)}` }));
   const table = h('table', { class: 'compare' },
-    h('caption', { id: COMPARE_CAPTION_ID, text: 'B against A: positive Δ means B is slower' }),
-    h('thead', {}, head), h('tbody', {}, ...rows, tput));
+    h('caption', { id: COMPARE_CAPTION_ID, text: 'B against A: a positive Δ of a latency means B is slower; a rate\'s change is B\'s against A\'s' }),
+    h('thead', {}, head), h('tbody', {}, ...compareRows(a, b).map(compareRow)));
   const caveats = compareCaveats(a, b);
   const region = scrollRegion(table, 'Differences, B against A');
   if (caveats.length === 0) return region;

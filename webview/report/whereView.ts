@@ -36,7 +36,7 @@ export interface WhereBar {
 }
 
 /** The requests the section is about: measured and successful, as the CLI's block. */
-export function whereRequests(records: readonly RequestRecord[]): RequestRecord[] {
+function whereRequests(records: readonly RequestRecord[]): RequestRecord[] {
   return records.filter((r) => !r.warmup && r.error === undefined);
 }
 
@@ -130,7 +130,7 @@ export function whereSection(run: RunFile, model: LaneModel, onSelectRequest?: (
 }
 
 /** The gauges in words, for the chart's text alternative. */
-export function gaugeSummary(m: ServerMetrics): string {
+function gaugeSummary(m: ServerMetrics): string {
   const max = (xs: readonly (number | null)[]) => xs.reduce<number | undefined>((a, x) => (x === null ? a : Math.max(a ?? -Infinity, x)), undefined);
   const parts = [`running up to ${formatInt(max(m.samples.running))}`, `waiting up to ${formatInt(max(m.samples.waiting))}`];
   const kv = max(m.samples.kvCacheUsage);

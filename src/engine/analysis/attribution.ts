@@ -13,7 +13,7 @@
 // prefill spreads over several steps): of several such, the one that finishes first, since servers
 // fill the prefill budget first come, first served.
 //
-// The limits (README "Where the time went"): culprits must be requests of this run: another
+// The limits (docs/metrics.md, "Where the time went"): culprits must be requests of this run: another
 // client's traffic on the same server shows as "unknown"; a request whose first token never came
 // cannot be blamed; in a buffered stream the gaps are the buffer's (cause "buffering"), never a
 // prefill; and the client's clock sees arrivals, so a gap under the stall floor is not judged at all.

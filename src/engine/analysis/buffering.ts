@@ -16,11 +16,11 @@ import { median } from '../core/stats';
 import { msWords as fmt } from '../core/words';
 
 /** A stream needs this many content events before its rhythm says anything. */
-export const MIN_EVENTS = 4;
+const MIN_EVENTS = 4;
 /** Share of a stream's events that must come in multi-event reads for the stream to count as bunched. */
-export const BUNCHED_SHARE = 0.6;
+const BUNCHED_SHARE = 0.6;
 /** Share of judged streams that must be bunched for the run's verdict. */
-export const BUFFERED_STREAMS_SHARE = 0.5;
+const BUFFERED_STREAMS_SHARE = 0.5;
 /** Read gaps come on a fixed period when this share of them lies within PERIOD_TOLERANCE of their median. */
 const PERIODIC_SHARE = 0.75;
 const PERIOD_TOLERANCE = 0.15;

@@ -12,6 +12,7 @@ import type {
   PrefillDialConfig,
   PrefillFit,
   RequestRecord,
+  RunFile,
   SloSpec,
   SweepFit,
   SweepKnee,
@@ -42,11 +43,6 @@ export function ceilingTokensPerSecond(kMs: number): number | undefined {
 export function batchAtTpot(baseMs: number, kMs: number, tpotSloMs: number): number | undefined {
   if (!(kMs > 0)) return undefined;
   return Math.max(0, (tpotSloMs - baseMs) / kMs);
-}
-
-/** e2e ≈ TTFT + (N − 1)·TPOT: the first token costs TTFT, each later one a TPOT. */
-export function e2eEstimateMs(ttftMs: number, tpotMs: number, outputTokens: number): number {
-  return ttftMs + Math.max(0, outputTokens - 1) * tpotMs;
 }
 
 // ---- Least squares ----
@@ -189,7 +185,7 @@ export interface TpotFitResult {
 }
 
 /** Below this R² the straight line does not describe the endpoint. */
-export const POOR_R2 = 0.9;
+const POOR_R2 = 0.9;
 /** TPOT falling by more than this share (and 1 ms) as B grows breaks the model. */
 const NON_MONOTONE_SHARE = 0.05;
 
@@ -282,7 +278,7 @@ export function fitPrefill(points: readonly PrefillFitInput[]): PrefillFit | und
 // ---- The knee ----
 
 /** A doubling that buys less than this share of throughput is past the knee. */
-export const KNEE_GAIN = 0.15;
+const KNEE_GAIN = 0.15;
 
 /**
  * The knee of throughput against the swept dimension: the first point after which one doubling of
@@ -369,7 +365,7 @@ export function pickMaxThroughput(points: readonly SweepPoint[]): SweepPick | un
 // ---- Saturation: when a sweep stops early ----
 
 /** More than this share of a point's requests failing means the endpoint is saturated (or broken). */
-export const SATURATION_ERROR_SHARE = 0.05;
+const SATURATION_ERROR_SHARE = 0.05;
 
 /**
  * Whether `cur` shows the endpoint saturated, given the point before it. The rule:
@@ -414,17 +410,11 @@ function kinds(s: Summary): string {
 
 // ---- Everything a sweep object carries beside its points ----
 
-export interface SweepAnalysis {
-  readonly fit?: SweepFit;
-  readonly fitX?: 'meanBatch' | 'concurrency';
-  readonly residuals?: readonly SweepResidual[];
-  readonly sloBatch?: number;
-  readonly knee?: SweepKnee;
-  readonly operatingPoint?: SweepPick;
-  readonly maxThroughputPoint?: SweepPick;
-  readonly prefillFit?: PrefillFit;
-  readonly verdicts: readonly SweepVerdict[];
-}
+/** The run file's `sweep` fields this analysis fills (their meaning is written there); the verdicts always. */
+export type SweepAnalysis = Pick<
+  NonNullable<RunFile['sweep']>,
+  'fit' | 'fitX' | 'residuals' | 'sloBatch' | 'knee' | 'operatingPoint' | 'maxThroughputPoint' | 'prefillFit'
+> & { readonly verdicts: readonly SweepVerdict[] };
 
 /**
  * The analysis of a sweep's points. Concurrency sweeps get the TPOT(B) fit (B = meanBatch when every

@@ -116,14 +116,8 @@ function missedSlos(slo: SloSpec, s: Samples, succeeded: number): (keyof SloSpec
   return missed;
 }
 
-/**
- * The run's summary over its measured (non-warmup) requests. Latencies are over successful requests
- * only, token counts over successful requests only (as vLLM counts a failed request's output as 0).
- */
-export function summarize(requests: readonly RequestRecord[], workload: WorkloadSpec, options: SummarizeOptions = {}): Summary {
-  const pcts = workload.percentiles;
-  const measured = requests.filter((r) => !r.warmup);
-  const ok = measured.filter((r) => r.error === undefined);
+/** The failures of the measured requests by kind and HTTP status, the attempts sent again, and the stream oddities counted. */
+function failuresOf(measured: readonly RequestRecord[]): Pick<Summary, 'errorsByKind' | 'errorsByStatus' | 'retries' | 'malformedEvents' | 'multiTokenChunks'> {
   const errorsByKind: Partial<Record<ErrorKind, number>> = {};
   const errorsByStatus: Record<string, number> = {};
   const retries: Partial<Record<RetryReason, number>> = {};
@@ -145,19 +139,12 @@ export function summarize(requests: readonly RequestRecord[], workload: Workload
     malformedEvents += r.malformedEvents ?? 0;
     multiTokenChunks += r.multiTokenChunks ?? 0;
   }
-  const s = samplesOf(ok);
-  const durationS = options.durationS ?? spanSeconds(measured);
-  const per = (x: number) => (durationS > 0 ? x / durationS : 0);
-  const slo = workload.slo;
-  const goodput = hasGoodputSlo(slo) ? per(ok.filter((r) => meetsSlo(r, slo)).length) : undefined;
-  const sloMissed = slo ? missedSlos(slo, s, ok.length) : undefined;
-  const analysis = options.analysis ?? analyzeTiming(requests, workload);
-  const byIndex = new Map<number, RequestRecord>();
-  for (const r of options.culprits ?? []) byIndex.set(r.index, r);
-  for (const r of requests) byIndex.set(r.index, r);
-  const stalls = summarizeStalls(ok, workload.stallFactor, workload.stallFloorMs, { attributed: analysis.stalls, found: analysis.found, promptTokens: (i) => byIndex.get(i)?.promptTokens });
-  // For each prefill stall, its largest culprit's prompt: "all from prefills of prompts ≥ N tokens".
-  const culpritPromptTokens: number[] = [];
+  return { errorsByKind, ...(statuses > 0 ? { errorsByStatus } : {}), ...(retried > 0 ? { retries } : {}), malformedEvents, multiTokenChunks };
+}
+
+/** For each prefill stall of the successful requests, its largest culprit's prompt: "all from prefills of prompts ≥ N tokens". */
+function culpritPromptTokensOf(ok: readonly RequestRecord[], analysis: TimingAnalysis, byIndex: ReadonlyMap<number, RequestRecord>): number[] {
+  const out: number[] = [];
   for (const r of ok) {
     for (const st of analysis.stalls.get(r.index) ?? []) {
       let largest: number | undefined;
@@ -165,29 +152,61 @@ export function summarize(requests: readonly RequestRecord[], workload: Workload
         const p = byIndex.get(c)?.promptTokens;
         if (p !== undefined && (largest === undefined || p > largest)) largest = p;
       }
-      if (largest !== undefined) culpritPromptTokens.push(largest);
+      if (largest !== undefined) out.push(largest);
     }
   }
+  return out;
+}
+
+/** Where the time went: the stalls with their causes, the buffering verdict, the server's own timings, the prefix cache, and the verdicts over them. */
+function explained(requests: readonly RequestRecord[], ok: readonly RequestRecord[], workload: WorkloadSpec, ttftMs: Summary['ttftMs'], options: SummarizeOptions):
+  Pick<Summary, 'stalls' | 'buffering' | 'server' | 'prefixCache' | 'verdicts'> {
+  const pcts = workload.percentiles;
+  const analysis = options.analysis ?? analyzeTiming(requests, workload);
+  // the requests a stall may blame, by index: the run's, and those outside it (the prefill dial's long prompts)
+  const byIndex = new Map<number, RequestRecord>();
+  for (const r of options.culprits ?? []) byIndex.set(r.index, r);
+  for (const r of requests) byIndex.set(r.index, r);
+  const stalls = summarizeStalls(ok, workload.stallFactor, workload.stallFloorMs, { attributed: analysis.stalls, found: analysis.found, promptTokens: (i) => byIndex.get(i)?.promptTokens });
   const buffering = analysis.buffering.verdict;
   const server = summarizeServer(ok, pcts);
-  const ttftMs = stats(s.ttfts, pcts);
   const prefixCache = summarizePrefixCache(ok, workload.prefixCache ?? 'warm', pcts);
   const verdicts = verdictsOf({
     mode: workload.mode,
     completed: ok.length,
     ttftMs,
     stalls,
-    culpritPromptTokens,
+    culpritPromptTokens: culpritPromptTokensOf(ok, analysis, byIndex),
     buffering,
     ...(server ? { server } : {}),
     ...(prefixCache ? { prefixCache } : {}),
   });
+  return { stalls, buffering, ...(server ? { server } : {}), ...(prefixCache ? { prefixCache } : {}), ...(verdicts.length > 0 ? { verdicts } : {}) };
+}
+
+/**
+ * The run's summary over its measured (non-warmup) requests. Latencies are over successful requests
+ * only, token counts over successful requests only (as vLLM counts a failed request's output as 0).
+ */
+export function summarize(requests: readonly RequestRecord[], workload: WorkloadSpec, options: SummarizeOptions = {}): Summary {
+  const pcts = workload.percentiles;
+  const measured = requests.filter((r) => !r.warmup);
+  const ok = measured.filter((r) => r.error === undefined);
+  const { errorsByKind, errorsByStatus, retries, malformedEvents, multiTokenChunks } = failuresOf(measured);
+  const s = samplesOf(ok);
+  const durationS = options.durationS ?? spanSeconds(measured);
+  const per = (x: number) => (durationS > 0 ? x / durationS : 0);
+  const slo = workload.slo;
+  const goodput = hasGoodputSlo(slo) ? per(ok.filter((r) => meetsSlo(r, slo)).length) : undefined;
+  const sloMissed = slo ? missedSlos(slo, s, ok.length) : undefined;
+  const ttftMs = stats(s.ttfts, pcts);
+  const { stalls, buffering, server, prefixCache, verdicts } = explained(requests, ok, workload, ttftMs, options);
   return {
     completed: ok.length,
     failed: measured.length - ok.length,
     errorsByKind,
-    ...(statuses > 0 ? { errorsByStatus } : {}),
-    ...(retried > 0 ? { retries } : {}),
+    ...(errorsByStatus ? { errorsByStatus } : {}),
+    ...(retries ? { retries } : {}),
     durationS,
     totalInputTokens: s.totalInputTokens,
     totalOutputTokens: s.totalOutputTokens,
@@ -208,6 +227,6 @@ export function summarize(requests: readonly RequestRecord[], workload: Workload
     buffering,
     ...(server ? { server } : {}),
     ...(prefixCache ? { prefixCache } : {}),
-    ...(verdicts.length > 0 ? { verdicts } : {}),
+    ...(verdicts ? { verdicts } : {}),
   };
 }

@@ -9,7 +9,7 @@ import { DEFAULT_PERCENTILES } from '../core/workload';
  * "any": llama.cpp reuses a chat template's first tokens even for a prompt led by a nonce, a few
  * tokens of hundreds; a prompt served from the cache has all but its new tail cached.
  */
-export const WARM_CACHED_SHARE = 0.5;
+const WARM_CACHED_SHARE = 0.5;
 
 /** The prompt tokens the server reported cached, when it reported them. */
 export function cachedTokensOf(r: RequestRecord): number | undefined {

@@ -11,7 +11,7 @@
 import type { RequestRecord, RequestStall, Stall, StallCause, StallSummary } from '../core/types';
 import { gapsOf, median } from '../core/stats';
 
-export const WORST_STALLS = 10;
+const WORST_STALLS = 10;
 
 /** The stalls in one stream: gaps > factor × the stream's median ITL and > floorMs. */
 export function findStalls(record: RequestRecord, factor: number, floorMs: number): Stall[] {

@@ -11,7 +11,7 @@ import type { EndpointSpec, RunFile } from './types';
 const SECRET_NAME = /auth|key|token|secret|cookie|passw|credential|session|signature|jwt|^sig$|^code$/i;
 
 /** What replaces a secret wherever it would appear. */
-export const REDACTED = '<redacted>';
+const REDACTED = '<redacted>';
 
 /** Secrets shorter than this are not scrubbed from free text (a 1–3 character value would mangle every line). */
 const MIN_SCRUB_LENGTH = 4;
@@ -212,7 +212,7 @@ export function printable(text: string, oneLine = false): string {
 }
 
 /** The longest text a server may put into one field of a record or message (error messages, ids). */
-export const SERVER_TEXT_MAX = 500;
+const SERVER_TEXT_MAX = 500;
 
 /**
  * Text a server said, made safe to keep and show: control characters stripped first (so a secret

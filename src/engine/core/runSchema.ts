@@ -9,12 +9,10 @@
 // Number lists (chunkTimesMs: a run can hold a million) are checked by one tight loop, not element
 // by element through the schema machinery.
 import * as v from 'valibot';
-import { API_KINDS, IMPORT_TOOLS, METRICS_FAMILIES, RETRY_REASONS, SAMPLING_KEYS, STALL_CAUSES, TIMING_SOURCES } from './types';
+import { API_KINDS } from './apis';
+import { IMPORT_TOOLS, METRICS_FAMILIES, RETRY_REASONS, SAMPLING_KEYS, STALL_CAUSES, TIMING_SOURCES } from './types';
 import type { RunFile, Stats } from './types';
-
 import { RUN_FORMAT, RUN_VERSION, TOOL_NAME } from './runFormat';
-
-export { RUN_FORMAT, RUN_VERSION };
 
 function isNumberList(value: unknown): boolean {
   if (!Array.isArray(value)) return false;

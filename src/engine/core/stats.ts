@@ -24,7 +24,7 @@ export function percentile(sorted: ArrayLike<number>, p: number): number {
 }
 
 /** The key under which a percentile is stored: 50 → "p50", 99.9 → "p99.9". */
-export function percentileKey(p: number): `p${string}` {
+function percentileKey(p: number): `p${string}` {
   return `p${p}`;
 }
 

@@ -3,11 +3,7 @@
 // schema in runSchema.ts (which fails to compile when it and RunFile disagree): keep the three in step.
 // Names in RunFile/RequestRecord/Summary are fixed: other tools read them.
 
-/** The endpoint APIs, one list: the type, the CLI's choices and the run file's schema take it from here. */
-export const API_KINDS = ['openai-chat', 'openai-completions', 'ollama', 'llamacpp', 'anthropic', 'gemini', 'azure-openai'] as const;
-export type ApiKind = (typeof API_KINDS)[number];
-/** The hosted providers' own APIs: no Prometheus /metrics, no server timings to scrape. */
-export const HOSTED_APIS: ReadonlySet<ApiKind> = new Set<ApiKind>(['anthropic', 'gemini', 'azure-openai']);
+import type { ApiKind } from './apis';
 
 /** Where to send requests. Never holds a secret: the key travels beside it (see ClientOptions.apiKey). */
 export interface EndpointSpec {
@@ -648,6 +644,7 @@ export interface PrefillDialConfig {
 /** The chunked-prefill dial: the same mixed workload at two or more prefill chunk sizes. */
 export interface PrefillDial {
   readonly configs: readonly PrefillDialConfig[];
+  /** Concurrent short decodes (closed loop): the streams that a long prefill stalls. */
   readonly decodeStreams: number;
   readonly shortPromptTokens: number;
   readonly shortMaxTokens: number;
@@ -655,6 +652,7 @@ export interface PrefillDial {
   readonly longMaxTokens: number;
   /** Long prompts per second (open loop, seeded, so every configuration gets the same arrivals). */
   readonly longRate: number;
+  /** How long each configuration runs, s. */
   readonly durationS: number;
 }
 
@@ -709,9 +707,21 @@ export interface RunFile {
 
 // ---- Runs imported from other benchmark tools (src/engine/files/importers/) ----
 
-/** The tools whose results can be imported: vLLM's `bench serve` (and benchmark_serving.py), GuideLLM, AIPerf. */
-export const IMPORT_TOOLS = ['vllm', 'guidellm', 'aiperf'] as const;
-export type ImportTool = (typeof IMPORT_TOOLS)[number];
+/**
+ * The tools whose results can be imported, a row each: its id (in run files), its name as its makers
+ * spell it, the files of it that are read, and their extensions. Every surface that names the tools
+ * (the CLI's usage, the refusal of another file, the file picker, the report's drop hint) reads this
+ * list: a new importer is a file in src/engine/files/importers/ and a row here.
+ */
+export const IMPORT_TOOL_ROWS = [
+  { id: 'vllm', label: 'vLLM', reads: "`vllm bench serve --save-result --save-detailed` JSON (and benchmark_serving.py's)", extensions: ['json', 'jsonl'] },
+  { id: 'guidellm', label: 'GuideLLM', reads: 'benchmarks.json/.yaml', extensions: ['json', 'yaml', 'yml'] },
+  { id: 'aiperf', label: 'AIPerf', reads: 'profile_export.jsonl', extensions: ['jsonl', 'json'] },
+] as const;
+export type ImportTool = (typeof IMPORT_TOOL_ROWS)[number]['id'];
+export const IMPORT_TOOLS: readonly ImportTool[] = IMPORT_TOOL_ROWS.map((t) => t.id);
+/** The tools in a sentence: "vLLM, GuideLLM or AIPerf". */
+export const IMPORT_TOOL_NAMES = `${IMPORT_TOOL_ROWS.slice(0, -1).map((t) => t.label).join(', ')} or ${IMPORT_TOOL_ROWS[IMPORT_TOOL_ROWS.length - 1].label}`;
 
 /**
  * Where an imported run came from. The requests hold only what the source recorded: a field it

@@ -13,7 +13,7 @@ export class WorkloadError extends Error {
 export const DEFAULT_PERCENTILES: readonly number[] = [50, 90, 95, 99];
 
 /** Open loop without --max-concurrency: connections opened for it (requests beyond wait in the pool, and their sentAt shows the wait). */
-export const OPEN_LOOP_CONNECTION_CAP = 256;
+const OPEN_LOOP_CONNECTION_CAP = 256;
 
 /**
  * A workload from the defaults and what is given. Prompts are kept out of the server's prefix cache

@@ -31,7 +31,7 @@ export function csvCell(value: unknown): string {
 }
 
 /** One line of cells, without its line end. */
-export function csvLine(cells: readonly unknown[]): string {
+function csvLine(cells: readonly unknown[]): string {
   return cells.map(csvCell).join(',');
 }
 

@@ -6,7 +6,8 @@
 // What the SDK does not allow: a measurement carries no timestamp of its own (Histogram.record has
 // none), so each data point is stamped at the export, its start time at the moment the exporter was
 // set up; the run's own times stay in the run file. Never throws: a problem comes back as a message.
-import type { ApiKind, RequestRecord, RunFile } from '../core/types';
+import { apiFacts } from '../core/apis';
+import type { RequestRecord, RunFile } from '../core/types';
 import { displayUrl, printable } from '../core/redact';
 import type { ScrubbedRun } from '../core/redact';
 import { TOOL_NAME, TOOL_VERSION } from '../core/runFormat';
@@ -39,32 +40,6 @@ export const GENAI_METRICS = {
   },
 } as const;
 
-/** `gen_ai.operation.name` per API: the conventions' well-known values. */
-const OPERATION: Readonly<Record<ApiKind, string>> = {
-  'openai-chat': 'chat',
-  'openai-completions': 'text_completion',
-  ollama: 'chat',
-  llamacpp: 'text_completion',
-  anthropic: 'chat',
-  gemini: 'generate_content',
-  'azure-openai': 'chat',
-};
-
-/**
- * `gen_ai.provider.name` per API (it replaced `gen_ai.system` in semantic conventions 1.37): the
- * well-known value where one applies (an OpenAI-compatible server speaks the `openai` flavour), a
- * custom one for Ollama and llama.cpp, which have none.
- */
-const PROVIDER: Readonly<Record<ApiKind, string>> = {
-  'openai-chat': 'openai',
-  'openai-completions': 'openai',
-  ollama: 'ollama',
-  llamacpp: 'llama.cpp',
-  anthropic: 'anthropic',
-  gemini: 'gcp.gemini',
-  'azure-openai': 'azure.ai.openai',
-};
-
 export interface OtlpOptions {
   /** The collector's OTLP/HTTP address (http://host:4318); `/v1/metrics` is added unless the path ends with it. */
   readonly endpoint: string;
@@ -80,7 +55,7 @@ export type OtlpResult =
   | { readonly ok: false; readonly message: string; readonly url: string };
 
 /** The metrics URL for an endpoint as given: a base URL gets the OTLP/HTTP path `/v1/metrics`. */
-export function otlpMetricsUrl(endpoint: string): string {
+function otlpMetricsUrl(endpoint: string): string {
   const u = new URL(endpoint);
   if (!/\/v1\/metrics\/?$/.test(u.pathname)) u.pathname = `${u.pathname.replace(/\/+$/, '')}/v1/metrics`;
   return u.toString();
@@ -126,9 +101,12 @@ type Attributes = Record<string, string | number>;
  * has it, without control characters.
  */
 export function runAttributes(run: ScrubbedRun): Attributes {
+  // the API's row names both (the conventions' well-known values where one applies: an
+  // OpenAI-compatible server speaks the `openai` flavour; custom ones for Ollama and llama.cpp)
+  const otel = apiFacts(run.endpoint.api)?.otel;
   const attrs: Attributes = {
-    'gen_ai.operation.name': OPERATION[run.endpoint.api] ?? 'chat',
-    'gen_ai.provider.name': PROVIDER[run.endpoint.api] ?? run.endpoint.api,
+    'gen_ai.operation.name': otel?.operation ?? 'chat',
+    'gen_ai.provider.name': otel?.provider ?? run.endpoint.api,
   };
   if (run.endpoint.model) attrs['gen_ai.request.model'] = printable(run.endpoint.model, true);
   try {
@@ -149,7 +127,7 @@ function errorType(r: RequestRecord): string | undefined {
 }
 
 /** The measured requests of a run, as sent (warm-up requests are not measured). */
-export function measuredRequests(run: RunFile): RequestRecord[] {
+function measuredRequests(run: RunFile): RequestRecord[] {
   return run.requests.filter((r) => !r.warmup);
 }
 

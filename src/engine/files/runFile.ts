@@ -8,11 +8,10 @@ import { open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { RequestRecord, RunFile } from '../core/types';
 import { jsonEndsEarly } from '../core/json';
-import { asRunFile, RUN_FORMAT, RUN_VERSION } from '../core/runSchema';
+import { asRunFile } from '../core/runSchema';
+import { RUN_FORMAT, RUN_VERSION } from '../core/runFormat';
 import type { RunFileProblem } from '../core/runSchema';
-import { TOOL_NAME, TOOL_VERSION } from '../core/runFormat';
 
-export { TOOL_NAME, TOOL_VERSION };
 
 export class RunFileError extends Error {
   override readonly name = 'RunFileError';

@@ -54,7 +54,7 @@ export function realPathOf(path: string): string | undefined {
 }
 
 /** A size in words: "8 MiB", "512 KiB". */
-export function bytesText(n: number): string {
+function bytesText(n: number): string {
   return n >= 1024 * 1024 ? `${+(n / 1024 / 1024).toFixed(1)} MiB` : n >= 1024 ? `${+(n / 1024).toFixed(1)} KiB` : `${n} bytes`;
 }
 
@@ -90,12 +90,39 @@ function checkRegular(st: Stats): void {
   if (!st.isFile()) throw new UntrustedFileError(`not a regular file (${kindOf(st)})`, 'not-regular');
 }
 
-function tooLarge(maxBytes: number): UntrustedFileError {
-  return new UntrustedFileError(`larger than ${bytesText(maxBytes)}`, 'too-large');
+/**
+ * A file's bytes as they are read, bounded by the bytes actually read: each read fills `buffer()`
+ * (at most CHUNK, and never more than one byte past the limit, which is how a larger file shows).
+ */
+class BoundedBytes {
+  readonly #maxBytes: number;
+  readonly #chunks: Buffer[] = [];
+  #total = 0;
+
+  constructor(maxBytes: number) {
+    this.#maxBytes = maxBytes;
+  }
+
+  buffer(): Buffer {
+    return Buffer.allocUnsafe(Math.min(CHUNK, this.#maxBytes + 1 - this.#total));
+  }
+
+  /** Keeps the `n` bytes a read put in `buf`; false at the end of the file; throws past the limit. */
+  took(buf: Buffer, n: number): boolean {
+    if (n === 0) return false;
+    this.#chunks.push(n === buf.length ? buf : buf.subarray(0, n));
+    this.#total += n;
+    if (this.#total > this.#maxBytes) throw new UntrustedFileError(`larger than ${bytesText(this.#maxBytes)}`, 'too-large');
+    return true;
+  }
+
+  bytes(): Buffer {
+    return Buffer.concat(this.#chunks, this.#total);
+  }
 }
 
 /** The file's real path, checked (see checkReal); throws UntrustedFileError. */
-export function checkedRealPath(path: string, o: UntrustedReadOptions): string {
+function checkedRealPath(path: string, o: UntrustedReadOptions): string {
   let real: string;
   try {
     real = realpathSync(path);
@@ -116,18 +143,11 @@ export function readUntrustedFileSync(path: string, o: UntrustedReadOptions): Bu
   }
   try {
     checkRegular(fstatSync(fd));
-    const chunks: Buffer[] = [];
-    let total = 0;
+    const read = new BoundedBytes(o.maxBytes);
     for (;;) {
-      const want = Math.min(CHUNK, o.maxBytes + 1 - total);
-      const buf = Buffer.allocUnsafe(want);
-      const n = readSync(fd, buf, 0, want, null);
-      if (n === 0) break;
-      chunks.push(n === want ? buf : buf.subarray(0, n));
-      total += n;
-      if (total > o.maxBytes) throw tooLarge(o.maxBytes);
+      const buf = read.buffer();
+      if (!read.took(buf, readSync(fd, buf, 0, buf.length, null))) return read.bytes();
     }
-    return Buffer.concat(chunks, total);
   } finally {
     closeSync(fd);
   }
@@ -146,17 +166,11 @@ async function readChecked(path: string, o: UntrustedReadOptions): Promise<Buffe
   });
   try {
     checkRegular(await handle.stat());
-    const chunks: Buffer[] = [];
-    let total = 0;
+    const read = new BoundedBytes(o.maxBytes);
     for (;;) {
-      const want = Math.min(CHUNK, o.maxBytes + 1 - total);
-      const { bytesRead, buffer } = await handle.read(Buffer.allocUnsafe(want), 0, want, null);
-      if (bytesRead === 0) break;
-      chunks.push(bytesRead === want ? buffer : buffer.subarray(0, bytesRead));
-      total += bytesRead;
-      if (total > o.maxBytes) throw tooLarge(o.maxBytes);
+      const buf = read.buffer();
+      if (!read.took(buf, (await handle.read(buf, 0, buf.length, null)).bytesRead)) return read.bytes();
     }
-    return Buffer.concat(chunks, total);
   } finally {
     await handle.close();
   }

@@ -131,7 +131,7 @@ export function parseDataset(text: string, name = 'dataset'): Prompt[] {
 }
 
 /** Datasets larger than this are refused: the longest string this JavaScript engine holds, so a larger file could not be parsed anyway. */
-export const MAX_DATASET_BYTES = constants.MAX_STRING_LENGTH;
+const MAX_DATASET_BYTES = constants.MAX_STRING_LENGTH;
 
 /** Reads a dataset as untrusted (a regular file, at most MAX_DATASET_BYTES read) and parses it. */
 export async function loadDataset(path: string, maxBytes = MAX_DATASET_BYTES): Promise<Prompt[]> {

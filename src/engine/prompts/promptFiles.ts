@@ -29,7 +29,7 @@ export function promptFileKind(fileName: string): PromptFileKind {
 export const MAX_PROMPT_FILE_BYTES = 8 * 1024 * 1024;
 
 /** Why text is not a prompt file's text (NUL bytes, or bytes that are not UTF-8), when it is not. */
-export function binaryProblem(text: string): string | undefined {
+function binaryProblem(text: string): string | undefined {
   const head = text.length > 65_536 ? text.slice(0, 65_536) : text;
   if (head.includes('\u0000')) return 'this is a binary file, not text (it holds NUL bytes): a prompt file is text';
   let bad = 0;

@@ -16,9 +16,9 @@ import { intWords, msWords } from '../core/words';
 
 export const CACHE_CHECK_ROUNDS = 3;
 /** The most rounds: a prompt file with more prompts gets one round per prompt up to this. */
-export const CACHE_CHECK_MAX_ROUNDS = 12;
+const CACHE_CHECK_MAX_ROUNDS = 12;
 /** Warm TTFT at or under this share of cold TTFT is a clear drop. */
-export const CLEAR_DROP = 0.7;
+const CLEAR_DROP = 0.7;
 /** …and by at least this much, so that a sub-millisecond jitter on a loopback server is no drop. */
 const MIN_DROP_MS = 1;
 
@@ -32,7 +32,7 @@ export interface CacheCheckSpec {
 }
 
 /** What each round sends, in order. */
-export const ROUND_STEPS = ['cold', 'again', 'variant'] as const;
+const ROUND_STEPS = ['cold', 'again', 'variant'] as const;
 
 export interface CacheCheckPlan {
   readonly warmup: Prompt;

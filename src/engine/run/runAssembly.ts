@@ -1,5 +1,7 @@
-// Building a run's RunFile from its parts: the one place a runner's result takes the file's shape,
-// with the endpoint redacted (redact.ts) and the summary computed over the measured phase.
+// A measured run's RunFile from the runner's parts (on one thread or on workers): the endpoint
+// redacted (redact.ts), stalls judged and the summary computed over the measured phase. Other run files
+// are made from such runs: sweep.ts joins a sweep's or the dial's into one, cacheCheck.ts adds its
+// verdict; another tool's results take the shape in files/importers/common.ts (a room below run/).
 import { analyzeTiming, annotateRequests } from '../analysis/attribution';
 import { summarize } from '../analysis/metrics';
 import { redactEndpoint } from '../core/redact';

@@ -8,9 +8,9 @@ import type { Clock } from '../core/clock';
 import { percentile } from '../core/stats';
 import type { Progress, RequestRecord, StreamDelta } from '../core/types';
 
-export const PROGRESS_INTERVAL_MS = 100;
+const PROGRESS_INTERVAL_MS = 100;
 /** The most chunk times one report carries: the rest wait for the next (a report stays small at any stream count). */
-export const STREAM_CHUNKS_PER_REPORT = 20_000;
+const STREAM_CHUNKS_PER_REPORT = 20_000;
 
 /** A request in flight: its chunks so far, and (with streams on) those not reported yet. */
 interface InFlight {

@@ -1,8 +1,9 @@
 // The workload runner: preflight, warm connections, warmup, then the measured phase (closed or open
 // loop), live progress, cancellation that keeps every finished request, and the run file. The parts
-// live apart, each tested alone with a fake clock: the schedulers (scheduler.ts), the accounting
-// (runTally.ts), the plan of each request (plan.ts), the sending (sender.ts), the run file's assembly
-// (runAssembly.ts); this file wires them to the client.
+// live apart: the schedulers (scheduler.ts) and the accounting (runTally.ts), tested alone with a fake
+// clock; the plan of each request (plan.ts), the sending (sender.ts), the run file's assembly
+// (runAssembly.ts), worker threads for many streams (workers/coordinator.ts); this file wires them to
+// the client.
 import type { ConnectionInfo, EndpointClient, EndpointSpec, RunFile, WorkloadSpec } from '../core/types';
 import { createEndpointClient } from '../transport/client';
 import { networkRecord } from '../transport/connections';

@@ -1,5 +1,5 @@
-// Sending planned requests: each to the client, its record to the tally with any echoed key scrubbed;
-// on cancel, what is still out is recorded as cancelled. Shared by the runner and the worker threads.
+// Sending planned requests: each to the client, its record (any echoed key scrubbed) to the tally and
+// onRecord; on cancel, what is still out is recorded as aborted. Shared by the runner and the worker threads.
 import type { EndpointClient, RequestError, RequestRecord, RequestSpec, StreamObserver } from '../core/types';
 import { realClock } from '../core/clock';
 import type { RunTally } from './runTally';

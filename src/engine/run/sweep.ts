@@ -12,6 +12,7 @@ import type { RunOptions } from './plan';
 import type {
   EndpointSpec,
   NetworkSpec,
+  PrefillDial,
   PrefillDialConfig,
   Progress,
   Prompt,
@@ -67,7 +68,7 @@ export function pointLabel(dimension: SweepDimension, value: number): string {
 }
 
 /** The workload of one point of a sweep. */
-export function pointWorkload(dimension: SweepDimension, base: WorkloadSpec, value: number): WorkloadSpec {
+function pointWorkload(dimension: SweepDimension, base: WorkloadSpec, value: number): WorkloadSpec {
   switch (dimension) {
     case 'concurrency':
       return { ...base, mode: { kind: 'closed', concurrency: value } };
@@ -92,34 +93,47 @@ export function pointWorkload(dimension: SweepDimension, base: WorkloadSpec, val
   }
 }
 
-/** The fields a run made of several runs takes from them: its span, whether it was cancelled, the tool. */
-function combinedHead(id: string, runs: readonly RunFile[], signal: AbortSignal | undefined, noneMessage: string) {
-  const first = runs[0];
-  if (!first) throw new Error(noneMessage);
-  const last = runs[runs.length - 1]!;
-  const cancelled = runs.some((r) => r.cancelled) || signal?.aborted === true;
-  const head = {
-    format: RUN_FORMAT,
-    version: RUN_VERSION,
-    id,
-    startedAt: first.startedAt,
-    ...(last.endedAt !== undefined ? { endedAt: last.endedAt } : {}),
-    ...(cancelled ? { cancelled: true } : {}),
-    tool: first.tool,
-  };
-  return { head, first };
+/** Measured requests counted so far, as Progress counts them. */
+interface Counts {
+  readonly succeeded: number;
+  readonly failed: number;
 }
 
-/** The measured time of several runs: their measured phases, not the gaps between them (preflight, warming, warmup). */
-function measuredSeconds(runs: readonly RunFile[]): number {
-  return runs.reduce((t, r) => t + r.summary.durationS, 0);
+const NO_COUNTS: Counts = { succeeded: 0, failed: 0 };
+
+function addCounts(...parts: readonly Counts[]): Counts {
+  let succeeded = 0;
+  let failed = 0;
+  for (const c of parts) {
+    succeeded += c.succeeded;
+    failed += c.failed;
+  }
+  return { succeeded, failed };
 }
 
-/** Collects point runs into one run file: requests re-indexed, stall indexes remapped, the points' prompt lists made one. */
+/** A finished point's counts, from its summary. */
+function countsOf(s: Summary): Counts {
+  return { succeeded: s.completed, failed: s.failed };
+}
+
+/**
+ * One run file made of several runs (a sweep's points, the dial's configurations), collected as they
+ * finish: requests re-indexed, stall indexes remapped, the runs' prompt lists made one, their counts
+ * added for the progress of the whole.
+ */
 class Collector {
+  readonly id: string;
   readonly requests: RequestRecord[] = [];
   readonly prompts = new PromptRecords();
+  /** Measured requests counted in the runs added so far (their summaries: `counts = addCounts(counts, …)`). */
+  counts = NO_COUNTS;
+  readonly #runs: RunFile[] = [];
   readonly #offsets: number[] = [];
+  readonly #startedMs = performance.now();
+
+  constructor(runId: string | undefined) {
+    this.id = runId ?? newRunId();
+  }
 
   /** The global index a point's local index will get, so live records and the file agree. */
   globalIndex(pointIndex: number, localIndex: number): number {
@@ -132,6 +146,7 @@ class Collector {
 
   /** Adds a run's records; returns their global indexes and the run summary with stalls remapped. */
   add(run: RunFile): { indexes: number[]; summary: Summary; records: RequestRecord[] } {
+    this.#runs.push(run);
     const sorted = [...run.requests].sort((a, b) => a.index - b.index);
     const promptRef = this.prompts.merge(run.prompts);
     const map = new Map<number, number>();
@@ -165,54 +180,52 @@ class Collector {
     };
     return { indexes, summary, records };
   }
-}
 
-/**
- * A job's requests with their stalls judged over all of them (global indexes; culprits may be in
- * another run of the job, as in the dial), and the summary over them.
- */
-function judged(records: readonly RequestRecord[], workload: WorkloadSpec, durationS: number): { requests: RequestRecord[]; summary: Summary } {
-  const analysis = analyzeTiming(records, workload);
-  const requests = annotateRequests(records, analysis);
-  return { requests, summary: summarize(requests, workload, { durationS, analysis }) };
-}
-
-/** Measured requests counted so far, as Progress counts them. */
-interface Counts {
-  readonly succeeded: number;
-  readonly failed: number;
-}
-
-const NO_COUNTS: Counts = { succeeded: 0, failed: 0 };
-
-function addCounts(...parts: readonly Counts[]): Counts {
-  let succeeded = 0;
-  let failed = 0;
-  for (const c of parts) {
-    succeeded += c.succeeded;
-    failed += c.failed;
+  /** One run's progress, seen as the progress of the whole (`before`: what earlier runs counted). */
+  progress(p: Progress, total: number | undefined, before: Counts): Progress {
+    const c = addCounts(before, p);
+    const { total: _pointTotal, ...rest } = p;
+    return {
+      ...rest,
+      runId: this.id,
+      succeeded: c.succeeded,
+      failed: c.failed,
+      finished: c.succeeded + c.failed,
+      ...(total !== undefined ? { total } : {}),
+      elapsedS: (performance.now() - this.#startedMs) / 1000,
+    };
   }
-  return { succeeded, failed };
-}
 
-/** A finished point's counts, from its summary. */
-function countsOf(s: Summary): Counts {
-  return { succeeded: s.completed, failed: s.failed };
-}
+  /** The fields the whole takes from its runs: its span, whether it was cancelled, the tool; and the first run. */
+  head(signal: AbortSignal | undefined, noneMessage: string) {
+    const runs = this.#runs;
+    const first = runs[0];
+    if (!first) throw new Error(noneMessage);
+    const last = runs[runs.length - 1]!;
+    const cancelled = runs.some((r) => r.cancelled) || signal?.aborted === true;
+    const head = {
+      format: RUN_FORMAT,
+      version: RUN_VERSION,
+      id: this.id,
+      startedAt: first.startedAt,
+      ...(last.endedAt !== undefined ? { endedAt: last.endedAt } : {}),
+      ...(cancelled ? { cancelled: true } : {}),
+      tool: first.tool,
+    };
+    return { head, first };
+  }
 
-/** One point's progress, seen as the progress of the whole combined run (earlier points' counts added). */
-function combinedProgress(p: Progress, runId: string, startedMs: number, total: number | undefined, before: Counts): Progress {
-  const c = addCounts(before, p);
-  const { total: _pointTotal, ...rest } = p;
-  return {
-    ...rest,
-    runId,
-    succeeded: c.succeeded,
-    failed: c.failed,
-    finished: c.succeeded + c.failed,
-    ...(total !== undefined ? { total } : {}),
-    elapsedS: (performance.now() - startedMs) / 1000,
-  };
+  /**
+   * Every request with its stalls judged over all of them (global indexes; culprits may be in another
+   * run, as in the dial), and the summary over them, over the runs' measured time only: the gaps
+   * between them (preflight, warming, warmup) are not load.
+   */
+  judged(workload: WorkloadSpec): { requests: RequestRecord[]; summary: Summary } {
+    const durationS = this.#runs.reduce((t, r) => t + r.summary.durationS, 0);
+    const analysis = analyzeTiming(this.requests, workload);
+    const requests = annotateRequests(this.requests, analysis);
+    return { requests, summary: summarize(requests, workload, { durationS, analysis }) };
+  }
 }
 
 /** The options every point's runWorkload gets from the sweep's. */
@@ -255,17 +268,14 @@ export async function runSweep(endpoint: EndpointSpec, spec: SweepSpec, options:
   for (const v of spec.values) {
     if (!(Number.isFinite(v) && v > 0)) throw new Error(`bad ${spec.dimension} value ${v}: must be a positive number`);
   }
-  const id = options.runId ?? newRunId();
-  const started = performance.now();
-  const collector = new Collector();
+  const collector = new Collector(options.runId);
+  const id = collector.id;
   const points: SweepPoint[] = [];
-  const runs: RunFile[] = [];
-  let before = NO_COUNTS;
   let stoppedEarly: { afterLabel: string; reason: string } | undefined;
   const perPoint = spec.workload.requests !== undefined ? spec.workload.requests : undefined;
   const total = perPoint !== undefined ? perPoint * spec.values.length : undefined;
   const report = options.onProgress;
-  const onProgress = report ? (p: Progress) => report(combinedProgress(p, id, started, total, before)) : undefined;
+  const onProgress = report ? (p: Progress) => report(collector.progress(p, total, collector.counts)) : undefined;
 
   for (let i = 0; i < spec.values.length; i++) {
     if (options.signal?.aborted) break;
@@ -285,9 +295,8 @@ export async function runSweep(endpoint: EndpointSpec, spec: SweepSpec, options:
       stoppedEarly = { afterLabel: points[points.length - 1]!.label, reason: `${label} could not run: ${err instanceof Error ? err.message : String(err)}` };
       break;
     }
-    runs.push(run);
     const point = sweepPoint(spec.dimension, value, collector.add(run));
-    before = addCounts(before, countsOf(point.summary));
+    collector.counts = addCounts(collector.counts, countsOf(point.summary));
     points.push(point);
     options.onPoint?.(point, i);
     if (run.cancelled) break;
@@ -300,7 +309,7 @@ export async function runSweep(endpoint: EndpointSpec, spec: SweepSpec, options:
     }
   }
 
-  const { head, first } = combinedHead(id, runs, options.signal, 'the sweep was cancelled before its first point finished');
+  const { head, first } = collector.head(options.signal, 'the sweep was cancelled before its first point finished');
   const slo = spec.workload.slo;
   const analysis = analyzeSweep(spec.dimension, points, slo);
   return {
@@ -311,9 +320,8 @@ export async function runSweep(endpoint: EndpointSpec, spec: SweepSpec, options:
     // one list for the sweep: every point sends the same prompts with the same settings
     ...(collector.prompts.list.length > 0 ? { prompts: collector.prompts.list } : {}),
     ...(first.connection ? { connection: first.connection } : {}),
-    // pooled over every point (the sweep's view is in `sweep.points`), over the points' measured
-    // time only: the gaps between points (preflight, warming, warmup) are not load
-    ...judged(collector.requests, spec.workload, measuredSeconds(runs)),
+    // pooled over every point (the sweep's view is in `sweep.points`)
+    ...collector.judged(spec.workload),
     sweep: {
       dimension: spec.dimension,
       points,
@@ -326,19 +334,13 @@ export async function runSweep(endpoint: EndpointSpec, spec: SweepSpec, options:
 
 // ---- The chunked-prefill dial ----
 
-export interface PrefillDialSpec {
+/**
+ * The dial as its run file records it (core/types.ts PrefillDial: the short decodes, the long prompts'
+ * sizes and rate, each configuration's duration), with the chunk sizes to compare and the workload.
+ */
+export interface PrefillDialSpec extends Omit<PrefillDial, 'configs'> {
   /** Prefill chunk sizes to compare, tokens per step (at least two). */
   readonly batchSizes: readonly number[];
-  /** Concurrent short decodes (closed loop): the streams that a long prefill stalls. */
-  readonly decodeStreams: number;
-  readonly shortPromptTokens: number;
-  readonly shortMaxTokens: number;
-  readonly longPromptTokens: number;
-  readonly longMaxTokens: number;
-  /** Long prompts per second, open loop with a fixed seed: every configuration gets the same arrivals. */
-  readonly longRate: number;
-  /** How long each configuration runs, s. */
-  readonly durationS: number;
   /** The rest of the workload (timeouts, seed, SLO, stall factor and floor, percentiles). */
   readonly workload: WorkloadSpec;
 }
@@ -415,12 +417,8 @@ function runConfig(
 export async function runPrefillDial(spec: PrefillDialSpec, options: PrefillDialOptions): Promise<RunFile> {
   if (spec.batchSizes.length < 2) throw new Error('the prefill dial needs at least two batch sizes to compare');
   for (const b of spec.batchSizes) if (!(Number.isInteger(b) && b >= 1)) throw new Error(`bad batch size ${b}: must be a whole number ≥ 1`);
-  const id = options.runId ?? newRunId();
-  const started = performance.now();
-  const collector = new Collector();
+  const collector = new Collector(options.runId);
   const configs: PrefillDialConfig[] = [];
-  const runs: RunFile[] = [];
-  let before = NO_COUNTS;
   const { decodeWorkload, longWorkload } = dialWorkloads(spec);
 
   for (let i = 0; i < spec.batchSizes.length; i++) {
@@ -430,18 +428,17 @@ export async function runPrefillDial(spec: PrefillDialSpec, options: PrefillDial
     let decodeRun: RunFile;
     let longRun: RunFile;
     try {
-      const beforeThis = before;
-      const onProgress = (p: Progress, others: Counts) => options.onProgress?.(combinedProgress(p, id, started, undefined, addCounts(beforeThis, others)));
-      [decodeRun, longRun] = await runConfig(server.endpoint, decodeWorkload, longWorkload, `${id}#${i}`, options, onProgress);
+      const beforeThis = collector.counts;
+      const onProgress = (p: Progress, others: Counts) => options.onProgress?.(collector.progress(p, undefined, addCounts(beforeThis, others)));
+      [decodeRun, longRun] = await runConfig(server.endpoint, decodeWorkload, longWorkload, `${collector.id}#${i}`, options, onProgress);
     } finally {
       await server.stop();
     }
-    runs.push(decodeRun, longRun);
     const d = collector.add(decodeRun);
     const l = collector.add(longRun);
     // The decodes' stalls come from the long prompts' prefills, which ran in the other run: judge them together.
     d.summary = summarize(d.records, decodeWorkload, { durationS: decodeRun.summary.durationS, analysis: analyzeTiming([...d.records, ...l.records], decodeWorkload), culprits: l.records });
-    before = addCounts(before, countsOf(d.summary), countsOf(l.summary));
+    collector.counts = addCounts(collector.counts, countsOf(d.summary), countsOf(l.summary));
     const config: PrefillDialConfig = {
       batchSize,
       label: `batch ${batchSize}`,
@@ -453,13 +450,13 @@ export async function runPrefillDial(spec: PrefillDialSpec, options: PrefillDial
     if (decodeRun.cancelled || longRun.cancelled) break;
   }
 
-  const { head, first } = combinedHead(id, runs, options.signal, 'the prefill dial was cancelled before its first configuration finished');
+  const { head, first } = collector.head(options.signal, 'the prefill dial was cancelled before its first configuration finished');
   return {
     ...head,
     // each configuration had its own server (and port): the first one's endpoint stands for them
     endpoint: first.endpoint,
     workload: decodeWorkload,
-    ...judged(collector.requests, decodeWorkload, measuredSeconds(runs)),
+    ...collector.judged(decodeWorkload),
     prefillDial: {
       configs,
       decodeStreams: spec.decodeStreams,

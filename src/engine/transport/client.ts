@@ -26,8 +26,8 @@ import type {
   StreamObserver,
 } from '../core/types';
 import { MAX_SERVER_MS, maxTokensOf, requestPath, splitBaseUrl, withDefaultHeaders } from './adapters/adapter';
-import { adapterFor } from './adapters/registry';
-import type { EndpointAdapter, EventInfo, SplitUrl } from './adapters/adapter';
+import { adapterFor, keyHeaderFor } from './adapters/registry';
+import type { EventInfo, RegisteredAdapter, SplitUrl } from './adapters/adapter';
 import { INTERMEDIARY_HEADERS } from '../analysis/buffering';
 import { connectionFailure, createDispatcher } from './connections';
 import { createJsonStreamParser } from './streamParsers';
@@ -46,12 +46,12 @@ const ERROR_BODY_BYTES = 500;
  * stops reading and fails the request (kind 'overlong'), so memory stays bounded. Well past the
  * request: tokenizers and chunkers differ, and reasoning may come on top.
  */
-export function chunkCapFor(maxTokens: number): number {
+function chunkCapFor(maxTokens: number): number {
   return 4 * Math.max(1, maxTokens) + 1024;
 }
 
 /** A successful reply longer than this is flagged (`exceedsMaxTokens`): the server ignored max_tokens. */
-export function overMaxTokens(outputTokens: number, maxTokens: number): boolean {
+function overMaxTokens(outputTokens: number, maxTokens: number): boolean {
   return outputTokens > Math.ceil(1.5 * maxTokens) + 16;
 }
 
@@ -184,7 +184,7 @@ class AbortFanout {
  */
 class StreamState implements Dispatcher.DispatchHandler {
   readonly #spec: RequestSpec;
-  readonly #adapter: EndpointAdapter;
+  readonly #adapter: RegisteredAdapter;
   readonly #observer: StreamObserver | undefined;
   readonly #queue: ArrivalQueue;
   readonly #resolve: (r: RequestRecord) => void;
@@ -241,7 +241,7 @@ class StreamState implements Dispatcher.DispatchHandler {
 
   constructor(
     spec: RequestSpec,
-    adapter: EndpointAdapter,
+    adapter: RegisteredAdapter,
     observer: StreamObserver | undefined,
     queue: ArrivalQueue,
     signal: AbortSignal,
@@ -783,7 +783,7 @@ function probe(pool: Dispatcher, options: Dispatcher.DispatchOptions, start: num
 class PooledClient implements EndpointClient {
   readonly #endpoint: EndpointSpec;
   readonly #options: ClientOptions;
-  readonly #adapter: EndpointAdapter;
+  readonly #adapter: RegisteredAdapter;
   readonly #split: SplitUrl;
   readonly #connections: number;
   readonly #pool: Dispatcher;
@@ -808,7 +808,7 @@ class PooledClient implements EndpointClient {
       if (!this.#warmed) this.#handshakes.push(h);
       else if (this.#reopened.length < MAX_REOPENED) this.#reopened.push(h);
     });
-    this.#auth = authHeaders(options.apiKey, endpoint.apiKeyHeader ?? this.#adapter.keyHeader);
+    this.#auth = authHeaders(options.apiKey, keyHeaderFor(endpoint));
     this.#scrubber = new Scrubber(secretsOf(endpoint, options.apiKey));
   }
 

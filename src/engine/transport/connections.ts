@@ -191,7 +191,7 @@ function directConnector(tls: ReturnType<typeof tlsOptions>, timeoutMs: number, 
 }
 
 /** An error of the proxy itself (unreachable, refusing the tunnel, asking for credentials): messages name the proxy, not the endpoint. */
-export class ProxyError extends Error {
+class ProxyError extends Error {
   override readonly name = 'ProxyError';
   constructor(
     message: string,

@@ -2,15 +2,16 @@
 // starts, in about a second, with one line a user can act on. Every GET here goes through undici
 // with no redirect following of its own: a redirect within the endpoint's origin is followed (a few
 // hops, same headers), one to another origin is never followed (the key would go with it) and is
-// reported with its Location.
+// reported with its Location. Which API says what is the API table's (core/apis.ts) and each adapter's:
+// nothing here names an API.
 import type { Dispatcher } from 'undici';
-import { API_KINDS } from '../core/types';
-import type { ApiKind, EndpointSpec, NetworkSpec } from '../core/types';
+import { API_KINDS, API_TABLE, apiFromUrl, probeOrder, probeTells } from '../core/apis';
+import type { ApiKind } from '../core/apis';
+import type { EndpointSpec, NetworkSpec } from '../core/types';
 import { endsWithV1, requestPath, splitBaseUrl, withDefaultHeaders } from './adapters/adapter';
 import type { EndpointAdapter, SplitUrl } from './adapters/adapter';
-import { deploymentOf } from './adapters/azureOpenai';
-import { adapterFor, apiFromUrl, keyHeaderFor } from './adapters/registry';
-import { isObject, parseJson } from '../core/json';
+import { adapterFor, keyHeaderFor } from './adapters/registry';
+import { parseJson } from '../core/json';
 import { connectionFailure, createDispatcher } from './connections';
 import { authHeaders, displayUrl, fromServer, Scrubber, secretsOf } from '../core/redact';
 
@@ -23,7 +24,7 @@ export class PreflightError extends Error {
  * No probe told which API a server speaks. The message is the CLI's (pass --api); the extension
  * tells it by `apiUndetected` (the engine is its own bundle there, so not by instanceof) and asks.
  */
-export class ApiUndetectedError extends PreflightError {
+class ApiUndetectedError extends PreflightError {
   readonly apiUndetected = true;
   constructor(readonly shownUrl: string, readonly seen: string) {
     super(`could not tell which API ${shownUrl} speaks (GET ${seen}); pass --api ${API_KINDS.join('|')}`);
@@ -193,28 +194,35 @@ async function withProber<T>(url: string, options: ProbeOptions, fn: (p: Prober)
 }
 
 /**
- * Picks the API a base URL speaks: a hosted provider's URL names it (Anthropic, Gemini, an Azure
- * OpenAI deployment: apiFromUrl, no request); else Ollama when /api/tags answers with a model list,
- * llama.cpp when /props answers with its settings, else OpenAI chat when /v1/models answers. A URL
- * ending in /v1 means OpenAI. Throws PreflightError when the server is down or no probe tells.
+ * Picks the API a base URL speaks, in the API table's order of detection (core/apis.ts): a hosted
+ * provider's URL names it (Anthropic, Gemini, an Azure OpenAI deployment: no request); a URL ending
+ * in /v1 means OpenAI; else every API's probe is sent at once and the first whose answer tells wins
+ * (Ollama's /api/tags model list, llama.cpp's /props settings, then any /v1/models answer). Throws
+ * PreflightError when the server is down or no probe tells.
  */
 export async function detectApi(url: string, options: ProbeOptions = {}): Promise<ApiKind> {
   const named = apiFromUrl(url);
   if (named !== undefined) return named;
   return withProber(url, options, async (p) => {
-    if (endsWithV1(url)) {
-      const r = await p.get('/v1/models');
+    const v1 = API_TABLE.find((r) => r.detect?.v1Root === true && r.detect.probe !== undefined);
+    if (v1 !== undefined && endsWithV1(url)) {
+      const path = v1.detect!.probe!.path;
+      const r = await p.get(path);
       if (r.failure) throw new PreflightError(p.failureLine(r.failure));
       if (r.redirect !== undefined) throw new PreflightError(p.redirectLine(r));
-      if (unauthorized(r)) throw new PreflightError(p.keyLine(r.status!, '/v1/models', options.apiKey));
-      return 'openai-chat';
+      if (unauthorized(r)) throw new PreflightError(p.keyLine(r.status!, path, options.apiKey));
+      return v1.id;
     }
-    const all = await Promise.all([p.get('/api/tags'), p.get('/props'), p.get('/v1/models')]);
-    const [tags, props, models] = all;
-    if (all.every((r) => r.failure)) throw new PreflightError(p.failureLine(tags.failure!));
-    if (ok(tags) && isObject(tags.json) && Array.isArray(tags.json.models)) return 'ollama';
-    if (ok(props) && isObject(props.json) && ('default_generation_settings' in props.json || 'total_slots' in props.json)) return 'llamacpp';
-    if (ok(models)) return 'openai-chat';
+    const order = probeOrder();
+    const paths = [...new Set(order.map((row) => row.detect.probe.path))];
+    const all = await Promise.all(paths.map((path) => p.get(path)));
+    if (all.every((r) => r.failure)) throw new PreflightError(p.failureLine(all[0]!.failure!));
+    const answer = new Map(all.map((r) => [r.path, r]));
+    const told = order.find((row) => {
+      const r = answer.get(row.detect.probe.path)!;
+      return probeTells(row.detect.probe, r.status, r.json);
+    });
+    if (told !== undefined) return told.id;
     const denied = all.find(unauthorized);
     if (denied) throw new PreflightError(p.keyLine(denied.status!, denied.path, options.apiKey));
     const redirected = all.find((r) => r.redirect !== undefined);
@@ -228,27 +236,26 @@ export async function detectApi(url: string, options: ProbeOptions = {}): Promis
 const MODEL_NAME_MAX = 1000;
 
 /**
- * The models a server lists (/v1/models, /api/tags for Ollama, Gemini's /v1beta/models), in its
- * order; empty when it lists none or cannot say. An Azure OpenAI deployment URL names its one model.
+ * The models a server lists (its API's list: /v1/models, Ollama's /api/tags, Gemini's /v1beta/models),
+ * in its order; empty when it lists none or cannot say. A URL that names its model (an Azure OpenAI
+ * deployment's) gives that one, unasked.
  */
 export async function listModels(endpoint: Pick<EndpointSpec, 'url' | 'api' | 'headers' | 'apiKeyHeader'>, options: { timeoutMs?: number; apiKey?: string; network?: NetworkSpec } = {}): Promise<string[]> {
-  if (endpoint.api === 'azure-openai') {
-    const deployment = deploymentOf(endpoint.url);
-    return deployment !== undefined ? [deployment] : [];
-  }
   let adapter: EndpointAdapter;
   try {
     adapter = adapterFor(endpoint.api);
   } catch {
     return [];
   }
-  const path = endpoint.api === 'ollama' ? '/api/tags' : endpoint.api === 'anthropic' || endpoint.api === 'gemini' ? adapter.probePath : '/v1/models';
+  if (adapter.modelsOf !== undefined) return adapter.modelsOf(endpoint.url);
+  const list = adapter.models;
+  if (list === undefined) return [];
   return withProber(probeUrl(endpoint.url, adapter), probeOptions(endpoint, options, adapter), async (p) => {
-    const r = await p.get(path);
+    const r = await p.get(list.path);
     if (!ok(r)) return [];
     // As served: the name is sent back in every request and must match exactly. Whatever prints or
     // shows it cleans it there (the CLI's printer, the extension's log; the webview sets text only).
-    return servedModels(endpoint.api, r.json).filter((m) => m !== '' && m.length <= MODEL_NAME_MAX);
+    return list.names(r.json).filter((m) => m !== '' && m.length <= MODEL_NAME_MAX);
   });
 }
 
@@ -271,11 +278,11 @@ function probeUrl(url: string, adapter: EndpointAdapter): string {
 }
 
 /**
- * Checks that an endpoint answers, accepts the key, and (when it lists models) serves the model
- * asked for. Throws PreflightError with one line; returns quietly when a run can start.
+ * Checks that an endpoint answers, accepts the key, and (when its probe's answer is the whole model
+ * list) serves the model asked for. Throws PreflightError with one line; returns quietly when a run can start.
  */
 export async function preflight(endpoint: EndpointSpec, options: { timeoutMs?: number; apiKey?: string; network?: NetworkSpec } = {}): Promise<void> {
-  let adapter;
+  let adapter: EndpointAdapter;
   try {
     adapter = adapterFor(endpoint.api);
   } catch (err) {
@@ -287,54 +294,29 @@ export async function preflight(endpoint: EndpointSpec, options: { timeoutMs?: n
     if (r.failure) throw new PreflightError(p.failureLine(r.failure));
     if (r.redirect !== undefined) throw new PreflightError(p.redirectLine(r));
     const status = r.status!;
-    // Gemini answers a wrong key with 400 INVALID_ARGUMENT, reason API_KEY_INVALID.
-    if (unauthorized(r) || (status === 400 && endpoint.api === 'gemini' && (r.text ?? '').includes('API_KEY_INVALID'))) {
+    if (unauthorized(r) || adapter.keyRefused?.(status, r.text ?? '') === true) {
       throw new PreflightError(p.keyLine(status, adapter.probePath, options.apiKey));
     }
     if (status === 404) {
       // Some OpenAI-compatible gateways have no model list, and a hosted API's may not be where its
       // probe looks (Azure's, under some api-versions): the first request will tell.
-      if (endpoint.api !== 'ollama' && endpoint.api !== 'llamacpp') return;
-      const what = endpoint.api === 'ollama' ? 'an Ollama server' : 'a llama.cpp server';
-      throw new PreflightError(`${url} does not look like ${what} (GET ${adapter.probePath} → 404); try --api auto`);
+      if (adapter.serverName === undefined) return;
+      throw new PreflightError(`${url} does not look like ${adapter.serverName} (GET ${adapter.probePath} → 404); try --api auto`);
     }
-    if (status === 503 && endpoint.api === 'llamacpp') throw new PreflightError(`${url} is not ready (HTTP 503 on GET /health${p.said(r.text)}); the model may still be loading`);
+    if (status === adapter.loadingStatus) throw new PreflightError(`${url} is not ready (HTTP ${status} on GET ${adapter.probePath}${p.said(r.text)}); the model may still be loading`);
     if (status >= 300) throw new PreflightError(`${url} answered HTTP ${status} to GET ${adapter.probePath}${p.said(r.text)}`);
-    // Anthropic lists dated ids, not the aliases it also serves; Azure lists base models, not
-    // deployments; a Gemini list with a next page is not the whole list.
-    const complete = endpoint.api !== 'anthropic' && endpoint.api !== 'azure-openai' && !(isObject(r.json) && typeof r.json.nextPageToken === 'string' && r.json.nextPageToken !== '');
-    if (endpoint.model !== undefined && complete) {
-      const served = servedModels(endpoint.api, r.json);
-      if (served.length > 0 && !served.some((m) => sameModel(m, endpoint.model!, endpoint.api))) {
-        const list = served.slice(0, 8).map((m) => fromServer(m, p.scrubber, 80, true)).join(', ') + (served.length > 8 ? ', …' : '');
-        throw new PreflightError(`model "${fromServer(endpoint.model, p.scrubber, 200, true)}" is not served by ${url} (it serves: ${list})`);
-      }
-    }
+    if (endpoint.model !== undefined) checkModel(p, adapter, r.json, endpoint.model);
   });
 }
 
-function servedModels(api: ApiKind, json: unknown): string[] {
-  if (!isObject(json)) return [];
-  if (api === 'ollama') {
-    return Array.isArray(json.models) ? json.models.flatMap((m) => (isObject(m) && typeof m.name === 'string' ? [m.name] : [])) : [];
-  }
-  if (api === 'openai-chat' || api === 'openai-completions' || api === 'anthropic') {
-    return Array.isArray(json.data) ? json.data.flatMap((m) => (isObject(m) && typeof m.id === 'string' ? [m.id] : [])) : [];
-  }
-  if (api === 'gemini') {
-    // "models/gemini-2.5-flash", and only the models that generate text (the list has embedding ones too).
-    const generates = (m: Record<string, unknown>): boolean => !Array.isArray(m.supportedGenerationMethods) || m.supportedGenerationMethods.includes('generateContent') || m.supportedGenerationMethods.includes('streamGenerateContent');
-    return Array.isArray(json.models) ? json.models.flatMap((m) => (isObject(m) && typeof m.name === 'string' && generates(m) ? [m.name] : [])) : [];
-  }
-  return [];
-}
-
-function sameModel(served: string, wanted: string, api: ApiKind): boolean {
-  if (served === wanted) return true;
-  // Gemini lists "models/gemini-2.5-flash" for "gemini-2.5-flash".
-  if (api === 'gemini') return served === `models/${wanted}`;
-  // Ollama lists "llama3:latest" for "llama3".
-  return api === 'ollama' && !wanted.includes(':') && served === `${wanted}:latest`;
+/** Throws when the probe's answer is the API's whole model list and the model is not in it. */
+function checkModel(p: Prober, adapter: EndpointAdapter, json: unknown, model: string): void {
+  const list = adapter.models;
+  if (list === undefined || list.path !== adapter.probePath || list.complete?.(json) === false) return;
+  const served = list.names(json);
+  if (served.length === 0 || served.some((m) => m === model || list.same?.(m, model) === true)) return;
+  const names = served.slice(0, 8).map((m) => fromServer(m, p.scrubber, 80, true)).join(', ') + (served.length > 8 ? ', …' : '');
+  throw new PreflightError(`model "${fromServer(model, p.scrubber, 200, true)}" is not served by ${p.shownUrl} (it serves: ${names})`);
 }
 
 /** Whether anything answers HTTP at a URL (any status): one GET with no key and no redirect followed off the origin. */

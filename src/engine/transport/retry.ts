@@ -26,7 +26,7 @@ export const MAX_RETRY_AFTER_S = 60;
 /** Times a request is sent again on Retry-After (a server that says "0" each time is not hammered forever). */
 export const MAX_RETRY_AFTER_RETRIES = 8;
 /** The statuses whose Retry-After is respected: rate limited, unavailable, and Anthropic's overloaded. */
-export const RATE_LIMIT_STATUSES: ReadonlySet<number> = new Set([429, 503, 529]);
+const RATE_LIMIT_STATUSES: ReadonlySet<number> = new Set([429, 503, 529]);
 
 /** One attempt, as the client made it. */
 export interface Attempt {

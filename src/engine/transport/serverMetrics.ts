@@ -232,7 +232,7 @@ export interface Snapshot {
 }
 
 /** Reads what the family's map names from a parsed page. */
-export function readSnapshot(expo: Exposition, family: MetricsFamily): Snapshot {
+function readSnapshot(expo: Exposition, family: MetricsFamily): Snapshot {
   const names = FAMILY_NAMES[family];
   const notes: string[] = [];
   const labelled = new LabelSets();

@@ -2,7 +2,9 @@
 // arrival time of each network chunk before feeding it here; nothing in this file reads the clock.
 // SSE framing is eventsource-parser's (well kept, spec-complete); NDJSON framing is ours, written in
 // the same spirit: partial lines kept as a list of fragments (joined once, when the line ends), a fast
-// path for the common one-line chunk, named char codes, and a maximum buffer size.
+// path for the common one-line chunk, named char codes, and a maximum buffer size. The third framing,
+// 'json', is a response that is not streamed at all (one JSON document from a server that ignored
+// `stream: true`): its fragments are kept and parsed once, at the end.
 import { createParser } from 'eventsource-parser';
 import type { EventSourceParser } from 'eventsource-parser';
 

@@ -1,11 +1,10 @@
 // Add, Edit and Remove endpoint (the user's settings) and Set API key (secret storage). Adding asks
 // name, URL, API and model; "auto" probes the server at once and asks for the API when no probe tells.
 import * as vscode from 'vscode';
-import { API_KINDS } from '../../engine/core/types';
 import { Command } from '../commands';
 import { isLoopbackUrl } from '../../engine/transport/loopback';
 import { validateEndpoint, type EndpointEntry } from '../configModel';
-import { API_DESCRIPTIONS, detectApi, pickApi } from '../pickers';
+import { apiItems, detectApi, pickApi } from '../pickers';
 import type { Services } from '../services';
 import { registerCommand } from './register';
 
@@ -36,7 +35,7 @@ async function saveUserEndpoints(list: readonly RawEndpoint[]): Promise<void> {
 async function askApi(s: Services, title: string, url: string, current: string | undefined): Promise<{ api: string; note: string } | undefined> {
   const items = [
     { label: 'auto', description: 'detect it now (and at each run, if the server cannot be reached now)', api: 'auto' },
-    ...API_KINDS.map((k) => ({ label: k, description: API_DESCRIPTIONS[k], api: k as string })),
+    ...apiItems().map(({ label, description, api }) => ({ label, description, api: api as string })),
   ];
   if (current) items.sort((a, b) => Number(b.api === current) - Number(a.api === current));
   const pick = await vscode.window.showQuickPick(items, { title, placeHolder: 'Which API does it speak? (auto detects it)', matchOnDescription: true, ignoreFocusOut: true });

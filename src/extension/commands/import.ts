@@ -1,10 +1,10 @@
-// "Open benchmark result…": another tool's per-request output (vLLM `bench serve --save-detailed`,
-// GuideLLM benchmarks.json/.yaml, AIPerf profile_export.jsonl) made a run by the engine's importers
-// (loaded with the run files, dist/files.js), stored like a measured run and shown in the report.
+// "Open benchmark result…": another tool's per-request output (the tools of IMPORT_TOOL_ROWS in
+// engine/core/types.ts) made a run by the engine's importers (loaded with the run files,
+// dist/files.js), stored like a measured run and shown in the report.
 // From the palette (a file picker), the Explorer's context menu (its Uri and the selection) and a
 // file dropped on the report panel (reportPanel.ts passes the URIs the page was handed).
 import * as vscode from 'vscode';
-import type { RunFile } from '../../engine/core/types';
+import { IMPORT_TOOL_NAMES, IMPORT_TOOL_ROWS, type RunFile } from '../../engine/core/types';
 import { importedLine } from '../../present/importText';
 import { Command } from '../commands';
 import { loadFiles } from '../lazy';
@@ -19,7 +19,8 @@ export interface ImportOutcome {
   readonly errors: readonly string[];
 }
 
-export const IMPORT_EXTENSIONS = ['json', 'jsonl', 'yaml', 'yml'] as const;
+/** The extensions of the files the tools write, each once (the picker's filter). */
+const IMPORT_EXTENSIONS: readonly string[] = [...new Set(IMPORT_TOOL_ROWS.flatMap((t) => t.extensions))];
 /** More than this at once is refused (each file becomes a run and a report panel). */
 const MAX_FILES = 10;
 
@@ -37,7 +38,7 @@ function asUri(v: unknown): vscode.Uri | undefined {
 }
 
 /** The files named by the command's arguments: the Explorer passes the clicked file and the whole selection. */
-export function argumentUris(first: unknown, all: unknown): vscode.Uri[] {
+function argumentUris(first: unknown, all: unknown): vscode.Uri[] {
   const list = Array.isArray(all) && all.length ? all : first !== undefined ? [first] : [];
   const out: vscode.Uri[] = [];
   for (const v of list) {
@@ -50,8 +51,8 @@ export function argumentUris(first: unknown, all: unknown): vscode.Uri[] {
 async function pickFiles(): Promise<vscode.Uri[] | undefined> {
   return vscode.window.showOpenDialog({
     canSelectFiles: true, canSelectFolders: false, canSelectMany: true,
-    filters: { 'Benchmark results (vLLM, GuideLLM, AIPerf)': [...IMPORT_EXTENSIONS], 'All files': ['*'] },
-    title: 'Open a vLLM, GuideLLM or AIPerf benchmark result',
+    filters: { [`Benchmark results (${IMPORT_TOOL_ROWS.map((t) => t.label).join(', ')})`]: [...IMPORT_EXTENSIONS], 'All files': ['*'] },
+    title: `Open a ${IMPORT_TOOL_NAMES} benchmark result`,
     openLabel: 'Open',
     ...(vscode.workspace.workspaceFolders?.[0] ? { defaultUri: vscode.workspace.workspaceFolders[0].uri } : {}),
   });
@@ -75,7 +76,7 @@ async function importOne(uri: vscode.Uri): Promise<RunFile | string> {
  * Imports each file, stores each run (the sidebar lists it; compare can pick it) and shows it; with
  * exactly two, offers to compare them. Errors go to a notification and the log, one per file.
  */
-export async function openBenchmarkResults(s: Services, uris: readonly vscode.Uri[]): Promise<ImportOutcome> {
+async function openBenchmarkResults(s: Services, uris: readonly vscode.Uri[]): Promise<ImportOutcome> {
   if (uris.length > MAX_FILES) {
     const message = `LLM Profiler: ${uris.length} files is more than the ${MAX_FILES} that can be opened at once.`;
     void vscode.window.showErrorMessage(message);

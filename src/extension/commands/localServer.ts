@@ -2,7 +2,7 @@
 // it cannot start as set up: a llama-server binary picked from disk, or an endpoint instead.
 import * as vscode from 'vscode';
 import { Command } from '../commands';
-import { BUNDLED_MISSING } from '../localServerManager';
+import { BUNDLED_MISSING } from '../bundledBackend';
 import type { Log } from '../log';
 import type { Services } from '../services';
 import { registerCommand } from './register';

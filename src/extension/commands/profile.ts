@@ -14,7 +14,7 @@ import type { SyntheticPreset } from '../../localServer/presets';
 import { Command } from '../commands';
 import { registerCommand } from './register';
 import type { JobRequest, RunOutcome } from '../jobRunner';
-import { BUNDLED_MISSING } from '../localServerManager';
+import { BUNDLED_MISSING } from '../bundledBackend';
 import { askCustom, askSweep, detectApi, pickApi, pickChoice, pickPreset } from '../pickers';
 import { explicitSamplingKeys, setByUser, unfilledEditorNote, varAssignments } from '../promptModel';
 import { editorStateNow, fillVariables } from '../promptVariables';

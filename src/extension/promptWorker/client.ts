@@ -15,7 +15,7 @@ import { refusedParse, type DocumentParse, type FromPromptWorker, type ParseRequ
  * .prompt.yml: 1.5 s); a file the deadline stops is far past what a prompt needs. The first read
  * includes the thread's start (tens of ms).
  */
-export const PARSE_DEADLINE_MS = 5000;
+const PARSE_DEADLINE_MS = 5000;
 /** Without the thread, documents up to this size are read on the host's thread (milliseconds); larger ones are refused. */
 export const IN_THREAD_MAX_BYTES = 64 * 1024;
 

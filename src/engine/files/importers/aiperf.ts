@@ -27,10 +27,12 @@
 // A request that failed carries AIPerf's error (code, type, message); one AIPerf cancelled on purpose
 // (--request-cancellation-rate: code 499, RequestCancellationError) is kind "aborted".
 import { basename, dirname, join } from 'node:path';
-import type { ApiKind, ErrorKind, RequestError, RequestRecord, RunFile, WorkloadMode, WorkloadSpec } from '../../core/types';
+import type { ErrorKind, RequestError, RequestRecord, RunFile, WorkloadMode, WorkloadSpec } from '../../core/types';
+import type { ApiKind } from '../../core/apis';
 import { readUntrustedFile, UntrustedFileError } from '../untrustedFile';
 import { DEFAULT_PERCENTILES, defaultWorkload } from '../../core/workload';
-import { extent, ImportError, importedRun, inRange, isObj, num, obj, RANGE, str, withFields } from './common';
+import { extent, ImportError, importedRun, inRange, isObj, obj, RANGE, str, withFields } from './common';
+import { num } from '../../core/json';
 import type { ImportOptions, Obj, Range } from './common';
 
 

@@ -3,7 +3,7 @@
 // a measured one (metrics.ts, attribution.ts, fit.ts). Importers only map fields: they never compute
 // a statistic of their own.
 import { analyzeTiming, annotateRequests } from '../../analysis/attribution';
-import { isObject, num, str as jsonStr } from '../../core/json';
+import { isObject, str as jsonStr } from '../../core/json';
 import { analyzeSweep, meanDecodingBatch, meanPromptTokens } from '../../analysis/fit';
 import { summarize, tpotOf } from '../../analysis/metrics';
 import { redactEndpoint } from '../../core/redact';
@@ -22,7 +22,6 @@ export const obj = (x: unknown): Obj => (isObj(x) ? x : {});
 export const list = (x: unknown): readonly unknown[] => (Array.isArray(x) ? x : []);
 /** A non-empty string, else undefined (a tool's "" means "not given"). */
 export const str = (x: unknown): string | undefined => jsonStr(x) || undefined;
-export { num };
 
 /** A file that cannot be imported: the message names the file and what is wrong with it. Nothing is written. */
 /** What every importer is given. */

@@ -31,9 +31,11 @@
 // Requests outside the measured phase (a request that ended before measure_start_time or started
 // after measure_end_time: warmup, cooldown) are kept and marked `warmup`, which keeps them out of the
 // summary exactly as GuideLLM's metrics leave them out.
-import type { ApiKind, ErrorKind, RequestError, RequestRecord, RunFile, WorkloadMode, WorkloadSpec } from '../../core/types';
+import type { ErrorKind, RequestError, RequestRecord, RunFile, WorkloadMode, WorkloadSpec } from '../../core/types';
+import type { ApiKind } from '../../core/apis';
 import { DEFAULT_PERCENTILES, defaultWorkload } from '../../core/workload';
-import { extent, ImportError, importedRun, inRange, isObj, list, num, obj, RANGE, str, withFields } from './common';
+import { extent, ImportError, importedRun, inRange, isObj, list, obj, RANGE, str, withFields } from './common';
+import { num } from '../../core/json';
 import type { ImportOptions, ImportedPoint, Obj, Range } from './common';
 
 
@@ -283,6 +285,15 @@ function apiOf(hints: readonly (string | undefined)[]): ApiKind {
 const ms = (fromS: number | undefined, toS: number | undefined): number | undefined =>
   fromS !== undefined && toS !== undefined ? (toS - fromS) * 1000 : undefined;
 
+/** What a saved request's times give, in the record's fields: sent at its start, scheduled no later, and each latency and count the file has (none made up). */
+type Timed = Pick<RequestRecord, 'scheduledAt' | 'sentAt' | 'ttftMs' | 'ttfoMs' | 'e2eMs' | 'lastByteMs' | 'promptTokens'>;
+function timed(startS: number, scheduledS: number | undefined, f: Partial<Pick<Timed, 'ttftMs' | 'ttfoMs' | 'e2eMs' | 'lastByteMs' | 'promptTokens'>>): Timed {
+  const sentAt = startS * 1000;
+  const out: { -readonly [K in keyof Timed]: Timed[K] } = { scheduledAt: scheduledS !== undefined ? Math.min(scheduledS * 1000, sentAt) : sentAt, sentAt };
+  for (const k of ['ttftMs', 'ttfoMs', 'e2eMs', 'lastByteMs', 'promptTokens'] as const) if (f[k] !== undefined) out[k] = f[k];
+  return out;
+}
+
 /** The checked number at `key` of a saved request (`requests.successful[3].info.timings.request_start` in a refusal). */
 function reader(s: Status): (value: unknown, range: Range, key: string) => number | undefined {
   return (value, range, key) => inRange(value, range, () => `requests.${s.status}[${s.i}].${key}`);
@@ -305,21 +316,11 @@ function requestV1(s: Status, measureStart: number | undefined, measureEnd: numb
   const usage = at(obj(q.output_metrics).total_tokens, RANGE.count, 'output_metrics.total_tokens');
   const outputTokens = at(q.output_tokens, RANGE.count, 'output_tokens') ?? usage ?? at(t.token_iterations, RANGE.count, 'info.timings.token_iterations') ?? 0;
   const promptTokens = at(q.prompt_tokens, RANGE.count, 'prompt_tokens') ?? at(obj(q.input_metrics).total_tokens, RANGE.count, 'input_metrics.total_tokens');
-  const e2eMs = last !== undefined ? ms(start, last) : ms(start, end);
-  const lastByteMs = ms(start, end);
   const warmup = (measureStart !== undefined && end !== undefined && end < measureStart) || (measureEnd !== undefined && start > measureEnd);
-  const sentAt = start * 1000;
-  const scheduled = time('targeted_start');
   return {
     ...(str(q.response_id) ? { responseId: str(q.response_id)! } : {}),
     warmup,
-    scheduledAt: scheduled !== undefined ? Math.min(scheduled * 1000, sentAt) : sentAt,
-    sentAt,
-    ...(ttftMs !== undefined ? { ttftMs } : {}),
-    ...(ttfoMs !== undefined ? { ttfoMs } : {}),
-    ...(e2eMs !== undefined ? { e2eMs } : {}),
-    ...(lastByteMs !== undefined ? { lastByteMs } : {}),
-    ...(promptTokens !== undefined ? { promptTokens } : {}),
+    ...timed(start, time('targeted_start'), { ttftMs, ttfoMs, e2eMs: last !== undefined ? ms(start, last) : ms(start, end), lastByteMs: ms(start, end), promptTokens }),
     outputTokens,
     // GuideLLM counts tokens from the server's usage when it reports one, else one per streamed iteration
     tokenSource: usage !== undefined ? 'usage' : 'chunks',
@@ -338,20 +339,11 @@ function request02(s: Status): Omit<RequestRecord, 'index'> | undefined {
   const first = time('first_token_time');
   const last = time('last_token_time');
   const end = time('end_time');
-  const ttftMs = ms(start, first);
-  const e2eMs = last !== undefined ? ms(start, last) : ms(start, end);
-  const lastByteMs = ms(start, end);
-  const sentAt = start * 1000;
   const scheduled = at(obj(q.scheduler_info).targeted_start_time, RANGE.epochS, 'scheduler_info.targeted_start_time');
-  const promptTokens = at(q.prompt_tokens, RANGE.count, 'prompt_tokens');
   return {
     warmup: false,
-    scheduledAt: scheduled !== undefined ? Math.min(scheduled * 1000, sentAt) : sentAt,
-    sentAt,
-    ...(ttftMs !== undefined ? { ttftMs } : {}),
-    ...(e2eMs !== undefined ? { e2eMs } : {}),
-    ...(lastByteMs !== undefined ? { lastByteMs } : {}),
-    ...(promptTokens !== undefined ? { promptTokens } : {}),
+    ...timed(start, scheduled, { ttftMs: ms(start, first), e2eMs: last !== undefined ? ms(start, last) : ms(start, end), lastByteMs: ms(start, end),
+      promptTokens: at(q.prompt_tokens, RANGE.count, 'prompt_tokens') }),
     outputTokens: at(q.output_tokens, RANGE.count, 'output_tokens') ?? 0,
     tokenSource: 'usage',
     chunkTimesMs: [],

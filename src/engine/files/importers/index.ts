@@ -6,15 +6,13 @@ import { stat } from 'node:fs/promises';
 import { RUN_FORMAT } from '../../core/runFormat';
 import { readUntrustedFile, UntrustedFileError } from '../untrustedFile';
 import { jsonEndsEarly } from '../../core/json';
-import type { RunFile } from '../../core/types';
+import { IMPORT_TOOL_NAMES, type RunFile } from '../../core/types';
 import { aiperfAggregateAlone, fromAiperf, isAiperfAggregate, isAiperfRecord } from './aiperf';
 import { ImportError, isObj } from './common';
 import type { ImportOptions } from './common';
 import { fromGuidellm, isGuidellm } from './guidellm';
 import { fromVllm, isVllm } from './vllm';
 
-export { ImportError } from './common';
-export type { ImportOptions } from './common';
 
 /**
  * The largest file imported, 512 MiB: the text is read whole and parsed, and V8 cannot hold a string
@@ -23,7 +21,7 @@ export type { ImportOptions } from './common';
  */
 export const IMPORT_MAX_BYTES = 512 * 2 ** 20;
 
-const TOOLS = 'not a vLLM, GuideLLM or AIPerf result';
+const TOOLS = `not a ${IMPORT_TOOL_NAMES} result`;
 
 function sizeText(bytes: number): string {
   return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(1)} GB` : `${Math.round(bytes / 2 ** 20)} MB`;

@@ -18,9 +18,11 @@
 //    latency at [DONE], not at the last chunk.
 // Only fields are mapped here: the statistics come from importedRun (common.ts), with vLLM's own
 // definitions (metrics.ts), so that they can be set beside vLLM's own figures (`reported`).
-import type { ApiKind, ErrorKind, ImportedFrom, RequestError, RequestRecord, RunFile, WorkloadMode, WorkloadSpec } from '../../core/types';
+import type { ErrorKind, ImportedFrom, RequestError, RequestRecord, RunFile, WorkloadMode, WorkloadSpec } from '../../core/types';
+import type { ApiKind } from '../../core/apis';
 import { DEFAULT_PERCENTILES, defaultWorkload } from '../../core/workload';
-import { extent, FieldError, ImportError, importedRun, inRange, isObj, num, outOfRange, RANGE, str, within, withFields, YEAR_S } from './common';
+import { extent, FieldError, ImportError, importedRun, inRange, isObj, outOfRange, RANGE, str, within, withFields, YEAR_S } from './common';
+import { num } from '../../core/json';
 import type { ImportOptions, ImportedPoint, Obj } from './common';
 
 
@@ -41,11 +43,6 @@ export function isVllm(doc: unknown): boolean {
   const setup = 'backend' in doc || 'endpoint_type' in doc || 'model_id' in doc;
   const figures = 'mean_ttft_ms' in doc || 'ttfts' in doc || 'mean_e2el_ms' in doc || 'latencies' in doc;
   return setup && figures && 'completed' in doc && 'duration' in doc;
-}
-
-/** The shape of a vLLM result: the `vllm bench serve` one saves latencies and start times; benchmark_serving.py does not. */
-function shapeOf(doc: Obj): 'bench-serve' | 'benchmark_serving' {
-  return 'latencies' in doc || 'start_times' in doc || 'failed' in doc || 'endpoint_type' in doc ? 'bench-serve' : 'benchmark_serving';
 }
 
 /** vLLM's "20251204-161321" (local time without a zone, read as UTC) as epoch ms. */
@@ -306,7 +303,3 @@ export function fromVllm(docs: unknown, file: string, options: ImportOptions = {
   });
 }
 
-/** The shape name of a vLLM result, for messages and the report ("vllm bench serve" or "benchmark_serving.py"). */
-export function vllmShape(doc: unknown): string {
-  return isObj(doc) && shapeOf(doc) === 'bench-serve' ? 'vllm bench serve' : 'benchmark_serving.py';
-}

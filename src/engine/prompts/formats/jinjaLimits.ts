@@ -21,7 +21,7 @@ export interface Weight {
 }
 
 /** The characters and values `v` prints as, shared parts counted each time, counted until past `limit`. */
-export function weigh(v: RuntimeValueLike, limit: number): Weight {
+function weigh(v: RuntimeValueLike, limit: number): Weight {
   let chars = 0;
   let nodes = 0;
   let depth = 0;

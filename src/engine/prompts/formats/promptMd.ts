@@ -9,7 +9,7 @@ import { sloOf, type FileBody } from './body';
 import { forwardSearch } from './promptyText';
 
 /** VS Code's prompt-file variables that come from the editor (code.visualstudio.com, prompt files: variables). */
-export const EDITOR_VARIABLES = [
+const EDITOR_VARIABLES = [
   'selection',
   'selectedText',
   'file',

@@ -12,7 +12,7 @@ import { readPrompts } from '../../prompts/promptSource';
 import type { Planner, RunOptions } from '../plan';
 import type { RunTally } from '../runTally';
 import { arrivalGapsMs, sleep, withinPhase } from '../scheduler';
-import type { ConnectionInfo, EndpointSpec, Handshake, Prompt, RequestRecord, WorkloadSpec } from '../../core/types';
+import type { ConnectionInfo, EndpointSpec, Handshake, Prompt, RequestRecord, WorkloadMode, WorkloadSpec } from '../../core/types';
 import { connectionsFor, WorkloadError } from '../../core/workload';
 import type { Batch, FromWorker, ShareSetup, ToWorker } from './protocol';
 import { sharedCells, splitEvenly } from './sharedCells';
@@ -78,7 +78,7 @@ export function withWorkers(w: WorkloadSpec, threads: number): WorkloadSpec {
  * dist/engine.js); from source (tests, benchmarks under tsx) the .ts entry, required through tsx's
  * loader (a Worker does not take a .ts file itself).
  */
-export function workerEntry(): { readonly file: string; readonly eval: boolean; readonly execArgv: string[] } {
+function workerEntry(): { readonly file: string; readonly eval: boolean; readonly execArgv: string[] } {
   if (__filename.endsWith('.ts')) return { file: `require('tsx/cjs'); require(${JSON.stringify(join(__dirname, 'workerMain.ts'))});`, eval: true, execArgv: [] };
   return { file: join(__dirname, 'worker.js'), eval: false, execArgv: [] };
 }
@@ -141,18 +141,68 @@ export interface WorkersResult {
   readonly connection?: ConnectionInfo;
 }
 
-/** One started thread and what it has said. */
-interface Thread {
-  readonly worker: Worker;
-  post(m: ToWorker): void;
-  /** Resolves with the next message of kind `t` (or when the thread is gone). */
-  next(t: FromWorker['t']): Promise<FromWorker | undefined>;
+type OpenMode = Extract<WorkloadMode, { kind: 'open' }>;
+
+/** One started thread: what it sends is kept by kind until asked for, batches go straight to `onBatch`. */
+class Thread {
+  readonly #worker: Worker;
+  readonly #waiting = new Map<string, ((m: FromWorker | undefined) => void)[]>();
+  readonly #early = new Map<string, FromWorker[]>();
+  #gone = false;
+  /** Its connections, as it last reported them (warmed, then done). */
   connection?: ConnectionInfo;
   /** It has said `done` (its share ended, every record sent back). */
-  done: boolean;
-  gone: boolean;
+  done = false;
   /** Why it stopped, when it stopped before its end. */
   error?: string;
+
+  constructor(setup: ShareSetup, entry: ReturnType<typeof workerEntry>, onBatch: (b: Batch) => void) {
+    this.#worker = new Worker(entry.file, { workerData: setup, execArgv: entry.execArgv, eval: entry.eval });
+    this.#worker.on('message', (m: FromWorker) => {
+      if (m.t === 'batch') onBatch(m);
+      else {
+        if ((m.t === 'warmed' || m.t === 'done') && m.connection) this.connection = m.connection;
+        if (m.t === 'done') this.done = true;
+        this.#deliver(m);
+      }
+    });
+    this.#worker.on('error', (e) => this.#stopped(`a worker thread failed: ${e instanceof Error ? e.message : String(e)}`));
+    this.#worker.on('exit', (code) => this.#stopped(`a worker thread exited (code ${code})`));
+  }
+
+  post(m: ToWorker): void {
+    if (!this.#gone) this.#worker.postMessage(m);
+  }
+
+  /** Resolves with the next message of kind `kind` (or undefined when the thread is gone). */
+  next(kind: FromWorker['t']): Promise<FromWorker | undefined> {
+    const kept = this.#early.get(kind);
+    if (kept && kept.length > 0) return Promise.resolve(kept.shift());
+    if (this.#gone) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const list = this.#waiting.get(kind) ?? [];
+      list.push(resolve);
+      this.#waiting.set(kind, list);
+    });
+  }
+
+  async terminate(): Promise<void> {
+    await this.#worker.terminate().catch(() => undefined);
+  }
+
+  #deliver(m: FromWorker): void {
+    const r = this.#waiting.get(m.t)?.shift();
+    if (r) r(m);
+    else this.#early.set(m.t, [...(this.#early.get(m.t) ?? []), m]);
+  }
+
+  #stopped(why: string): void {
+    if (this.#gone) return;
+    this.#gone = true;
+    this.error = why;
+    for (const list of this.#waiting.values()) for (const r of list.splice(0)) r(undefined);
+    if (!this.#early.has('failed')) this.#early.set('failed', [{ t: 'failed', message: why, preflight: false }]);
+  }
 }
 
 const epochNow = (): number => realClock.origin + realClock.now();
@@ -173,10 +223,168 @@ async function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): 
   }
 }
 
+/** Waits for a message of kind `t` from every thread; false when the run was cancelled first. */
+async function allSaid(threads: readonly Thread[], t: FromWorker['t'], signal: AbortSignal | undefined): Promise<boolean> {
+  return (await untilAborted(Promise.all(threads.map((th) => th.next(t))), signal)) !== undefined;
+}
+
 async function promptsFor(w: WorkloadSpec, given: readonly Prompt[] | undefined): Promise<readonly Prompt[] | undefined> {
   if (given && given.length > 0) return given;
   if (w.prompt.kind === 'synthetic') return undefined;
   return (await readPrompts(w.prompt)).prompts;
+}
+
+/** What the threads send back besides records: chunk counts when someone reads progress, with their times for a live view's lanes. */
+function progressWanted(o: RunOptions): { readonly progress: boolean; readonly streams: boolean } {
+  const progress = o.onProgress !== undefined;
+  return { progress, streams: progress && o.streams === true };
+}
+
+/** Each thread's start: its share of the connections, of the warmup's and a closed loop's loops, the prompts read once, the shared cells. */
+function shareSetups(input: WorkersInput, prompts: readonly Prompt[] | undefined): ShareSetup[] {
+  const { endpoint, workload: w, options, threads: n } = input;
+  const cells = sharedCells();
+  const conns = splitEvenly(connectionsFor(w), n).map((c) => Math.max(1, c));
+  const warmupLoops = splitEvenly(Math.min(w.warmup, connectionsFor(w)), n);
+  const measuredLoops = w.mode.kind === 'closed' ? splitEvenly(w.mode.concurrency, n) : new Array<number>(n).fill(0);
+  return Array.from({ length: n }, (_, id) => ({
+    id,
+    endpoint,
+    workload: w,
+    connections: conns[id]!,
+    warmupLoops: warmupLoops[id]!,
+    measuredLoops: measuredLoops[id]!,
+    ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+    ...(options.network !== undefined ? { network: options.network } : {}),
+    ...(prompts !== undefined ? { prompts } : {}),
+    ...(options.warmupPrompts !== undefined ? { warmupPrompts: options.warmupPrompts } : {}),
+    cells,
+    ...progressWanted(options),
+  }));
+}
+
+/** Merges one thread's batch into the run's tally and `onRecord`, as one loop would have fed them (records with the run planner's refs). */
+function mergeBatch(b: Batch, tally: RunTally, options: RunOptions, refs: Refs | undefined, streams: boolean): void {
+  const s = b.sent;
+  for (let i = 0; i + 3 < s.length; i += 4) tally.sent(s[i]!, s[i + 1] === 1, s[i + 2]!, s[i + 3]!);
+  const c = b.chunks;
+  for (let i = 0; i < c.length; ) {
+    const index = c[i]!;
+    const count = c[i + 1]!;
+    if (streams) {
+      for (let j = 0; j < count; j++) tally.chunk(index, c[i + 2 + j]!);
+      i += 2 + count;
+    } else {
+      for (let j = 0; j < count; j++) tally.chunk(index);
+      i += 2;
+    }
+  }
+  for (let i = 0; i < b.returned; i++) tally.returned();
+  for (const rec of b.records) {
+    const r = refs ? refs.fix(rec) : rec;
+    if (!tally.record(r)) continue;
+    try {
+      options.onRecord?.(r);
+    } catch {
+      // a throwing listener must not break the run
+    }
+  }
+}
+
+/**
+ * Waits until every thread has warmed its share of the connections: their connections as one, or
+ * undefined when the run was cancelled first. Throws the first failure (a PreflightError when it was one).
+ */
+async function warmConnections(threads: readonly Thread[], signal: AbortSignal | undefined): Promise<{ readonly connection?: ConnectionInfo } | undefined> {
+  const warming = Promise.all(threads.map((th) => Promise.race([th.next('warmed'), th.next('failed')])));
+  const warmed = await untilAborted(warming, signal);
+  if (warmed === undefined) return undefined;
+  const failed = warmed.findIndex((m) => m === undefined || m.t === 'failed');
+  if (failed >= 0) {
+    const failure = warmed[failed];
+    const message = failure?.t === 'failed' ? failure.message : (threads[failed]!.error ?? 'a worker thread stopped before warming its connections');
+    throw failure?.t === 'failed' && failure.preflight ? new PreflightError(message) : new Error(message);
+  }
+  const connection = mergeConnections(threads.map((th) => th.connection));
+  return connection ? { connection } : {};
+}
+
+/** The warmup: a closed loop over every thread, excluded from statistics. False when cancelled. */
+async function warmup(threads: readonly Thread[], signal: AbortSignal | undefined): Promise<boolean> {
+  for (const th of threads) th.post({ t: 'warmup' });
+  return allSaid(threads, 'warmupDone', signal);
+}
+
+/** A closed loop's measured phase: every thread claims requests until the count or the deadline. False when cancelled. */
+async function measureClosed(threads: readonly Thread[], w: WorkloadSpec, tally: RunTally, signal: AbortSignal | undefined): Promise<boolean> {
+  tally.startPhase();
+  const deadline = w.durationS !== undefined ? epochNow() + w.durationS * 1000 : undefined;
+  for (const th of threads) th.post(deadline !== undefined ? { t: 'measure', deadline } : { t: 'measure' });
+  return allSaid(threads, 'done', signal);
+}
+
+/**
+ * Hands out an open loop's arrival schedule, computed here once: every FEED_MS the arrivals due in
+ * the next LOOKAHEAD_MS, k to thread k mod n, until the count or the deadline (or cancellation). The
+ * phase starts when the first arrival is due.
+ */
+async function handOutArrivals(threads: readonly Thread[], w: WorkloadSpec, m: OpenMode, tally: RunTally, signal: AbortSignal | undefined): Promise<void> {
+  const n = threads.length;
+  const nextGap = arrivalGapsMs(w.seed, m.rate, m.burstiness);
+  const base = epochNow() + OPEN_LEAD_MS;
+  const deadline = w.durationS !== undefined ? base + w.durationS * 1000 : undefined;
+  let k = 0;
+  let due = base;
+  let phaseStarted = false;
+  const more = () => withinPhase(w.requests, deadline, k, due);
+  while (!signal?.aborted) {
+    const horizon = epochNow() + LOOKAHEAD_MS;
+    const ks: number[][] = threads.map(() => []);
+    const dues: number[][] = threads.map(() => []);
+    while (due <= horizon && more()) {
+      ks[k % n]!.push(k);
+      dues[k % n]!.push(due);
+      k++;
+      due += nextGap();
+    }
+    threads.forEach((th, i) => {
+      if (ks[i]!.length > 0) th.post({ t: 'arrivals', ks: ks[i]!, dues: dues[i]! });
+    });
+    if (!phaseStarted) {
+      await sleep(base - epochNow(), undefined);
+      tally.startPhase();
+      phaseStarted = true;
+    }
+    if (!more()) break;
+    await sleep(FEED_MS, signal);
+  }
+}
+
+/** An open loop's measured phase: the arrivals handed out, then every thread's given ones ended. False when cancelled. */
+async function measureOpen(threads: readonly Thread[], w: WorkloadSpec, m: OpenMode, tally: RunTally, signal: AbortSignal | undefined): Promise<boolean> {
+  await handOutArrivals(threads, w, m, tally, signal);
+  if (signal?.aborted) return false;
+  for (const th of threads) th.post({ t: 'end' });
+  return allSaid(threads, 'done', signal);
+}
+
+/** The warmup (when the workload has one), then the measured phase. False when cancelled. */
+async function warmupAndMeasure(threads: readonly Thread[], w: WorkloadSpec, tally: RunTally, signal: AbortSignal | undefined): Promise<boolean> {
+  if (w.warmup > 0 && !(await warmup(threads, signal))) return false;
+  return w.mode.kind === 'closed' ? measureClosed(threads, w, tally, signal) : measureOpen(threads, w, w.mode, tally, signal);
+}
+
+/** Tells every thread to cancel and waits a moment (CANCEL_WAIT_MS) for what they have to come back. */
+async function cancelThreads(threads: readonly Thread[]): Promise<void> {
+  for (const th of threads) th.post({ t: 'cancel' });
+  await Promise.race([Promise.all(threads.filter((th) => !th.done).map((th) => th.next('done'))), sleep(CANCEL_WAIT_MS, undefined)]);
+}
+
+/** Has every thread close its connections (waiting a moment when cancelled), then stops it. */
+async function stopThreads(threads: readonly Thread[], cancelled: boolean): Promise<void> {
+  for (const th of threads) th.post({ t: 'close' });
+  await Promise.race([Promise.all(threads.map((th) => th.next('closed'))), sleep(cancelled ? CLOSE_WAIT_CANCELLED_MS : CLOSE_WAIT_MS, undefined)]);
+  await Promise.all(threads.map((th) => th.terminate()));
 }
 
 /**
@@ -185,186 +393,23 @@ async function promptsFor(w: WorkloadSpec, given: readonly Prompt[] | undefined)
  * its connections; a failing request is recorded, never thrown.
  */
 export async function runOnWorkers(input: WorkersInput): Promise<WorkersResult> {
-  const { endpoint, workload: w, options, tally } = input;
+  const { workload: w, options, tally } = input;
   const signal = options.signal;
-  const n = input.threads;
-  const cells = sharedCells();
-  const conns = splitEvenly(connectionsFor(w), n).map((c) => Math.max(1, c));
-  const warmupLoops = splitEvenly(Math.min(w.warmup, connectionsFor(w)), n);
-  const measuredLoops = w.mode.kind === 'closed' ? splitEvenly(w.mode.concurrency, n) : new Array<number>(n).fill(0);
   const prompts = await promptsFor(w, options.prompts);
   const refs = prompts !== undefined || (options.warmupPrompts?.length ?? 0) > 0 ? new Refs(input.planner, w.warmup) : undefined;
-  const progress = options.onProgress !== undefined;
-  const streams = progress && options.streams === true;
+  const { streams } = progressWanted(options);
   const entry = workerEntry();
-
-  const apply = (b: Batch) => {
-    const s = b.sent;
-    for (let i = 0; i + 3 < s.length; i += 4) tally.sent(s[i]!, s[i + 1] === 1, s[i + 2]!, s[i + 3]!);
-    const c = b.chunks;
-    for (let i = 0; i < c.length; ) {
-      const index = c[i]!;
-      const count = c[i + 1]!;
-      if (streams) {
-        for (let j = 0; j < count; j++) tally.chunk(index, c[i + 2 + j]!);
-        i += 2 + count;
-      } else {
-        for (let j = 0; j < count; j++) tally.chunk(index);
-        i += 2;
-      }
-    }
-    for (let i = 0; i < b.returned; i++) tally.returned();
-    for (const rec of b.records) {
-      const r = refs ? refs.fix(rec) : rec;
-      if (!tally.record(r)) continue;
-      try {
-        options.onRecord?.(r);
-      } catch {
-        // a throwing listener must not break the run
-      }
-    }
-  };
-
-  const threads: Thread[] = Array.from({ length: n }, (_, id) => {
-    const setup: ShareSetup = {
-      id,
-      endpoint,
-      workload: w,
-      connections: conns[id]!,
-      warmupLoops: warmupLoops[id]!,
-      measuredLoops: measuredLoops[id]!,
-      ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
-      ...(options.network !== undefined ? { network: options.network } : {}),
-      ...(prompts !== undefined ? { prompts } : {}),
-      ...(options.warmupPrompts !== undefined ? { warmupPrompts: options.warmupPrompts } : {}),
-      cells,
-      progress,
-      streams,
-    };
-    const worker = new Worker(entry.file, { workerData: setup, execArgv: entry.execArgv, eval: entry.eval });
-    const waiting = new Map<string, ((m: FromWorker | undefined) => void)[]>();
-    const early = new Map<string, FromWorker[]>();
-    const t: Thread = {
-      worker,
-      done: false,
-      gone: false,
-      post: (m) => {
-        if (!t.gone) worker.postMessage(m);
-      },
-      next: (kind) => {
-        const kept = early.get(kind);
-        if (kept && kept.length > 0) return Promise.resolve(kept.shift());
-        if (t.gone) return Promise.resolve(undefined);
-        return new Promise((resolve) => {
-          const list = waiting.get(kind) ?? [];
-          list.push(resolve);
-          waiting.set(kind, list);
-        });
-      },
-    };
-    const deliver = (m: FromWorker) => {
-      const r = waiting.get(m.t)?.shift();
-      if (r) r(m);
-      else early.set(m.t, [...(early.get(m.t) ?? []), m]);
-    };
-    worker.on('message', (m: FromWorker) => {
-      if (m.t === 'batch') apply(m);
-      else {
-        if ((m.t === 'warmed' || m.t === 'done') && m.connection) t.connection = m.connection;
-        if (m.t === 'done') t.done = true;
-        deliver(m);
-      }
-    });
-    const gone = (why: string) => {
-      if (t.gone) return;
-      t.gone = true;
-      t.error = why;
-      for (const list of waiting.values()) for (const r of list.splice(0)) r(undefined);
-      if (!early.has('failed')) early.set('failed', [{ t: 'failed', message: why, preflight: false }]);
-    };
-    worker.on('error', (e) => gone(`a worker thread failed: ${e instanceof Error ? e.message : String(e)}`));
-    worker.on('exit', (code) => gone(`a worker thread exited (code ${code})`));
-    return t;
-  });
-
-  /** Waits for a message of kind `t` from every thread; false when the run was cancelled first. */
-  const all = async (t: FromWorker['t']): Promise<boolean> => (await untilAborted(Promise.all(threads.map((th) => th.next(t))), signal)) !== undefined;
-
+  const threads = shareSetups(input, prompts).map((setup) => new Thread(setup, entry, (b) => mergeBatch(b, tally, options, refs, streams)));
   let cancelled = false;
   try {
-    // ---- warm: every thread its share of the connections (cancellable) ----
-    const warming = Promise.all(threads.map((th) => Promise.race([th.next('warmed'), th.next('failed')])));
-    const warmed = await untilAborted(warming, signal);
+    const warmed = await warmConnections(threads, signal);
     if (warmed === undefined) return { cancelled: true };
-    const failed = warmed.findIndex((m) => m === undefined || m.t === 'failed');
-    if (failed >= 0) {
-      const failure = warmed[failed];
-      const message = failure?.t === 'failed' ? failure.message : (threads[failed]!.error ?? 'a worker thread stopped before warming its connections');
-      throw failure?.t === 'failed' && failure.preflight ? new PreflightError(message) : new Error(message);
-    }
-    const warmConnection = mergeConnections(threads.map((th) => th.connection));
-
-    // ---- warmup: a closed loop over every thread, excluded from statistics ----
-    if (w.warmup > 0) {
-      for (const th of threads) th.post({ t: 'warmup' });
-      if (!(await all('warmupDone'))) cancelled = true;
-    }
-    if (!cancelled) {
-      if (w.mode.kind === 'closed') {
-        tally.startPhase();
-        const deadline = w.durationS !== undefined ? epochNow() + w.durationS * 1000 : undefined;
-        for (const th of threads) th.post(deadline !== undefined ? { t: 'measure', deadline } : { t: 'measure' });
-        if (!(await all('done'))) cancelled = true;
-      } else {
-        const m = w.mode;
-        const nextGap = arrivalGapsMs(w.seed, m.rate, m.burstiness);
-        const base = epochNow() + OPEN_LEAD_MS;
-        const deadline = w.durationS !== undefined ? base + w.durationS * 1000 : undefined;
-        let k = 0;
-        let due = base;
-        let phaseStarted = false;
-        const more = () => withinPhase(w.requests, deadline, k, due);
-        while (!signal?.aborted) {
-          const horizon = epochNow() + LOOKAHEAD_MS;
-          const ks: number[][] = threads.map(() => []);
-          const dues: number[][] = threads.map(() => []);
-          while (due <= horizon && more()) {
-            ks[k % n]!.push(k);
-            dues[k % n]!.push(due);
-            k++;
-            due += nextGap();
-          }
-          threads.forEach((th, i) => {
-            if (ks[i]!.length > 0) th.post({ t: 'arrivals', ks: ks[i]!, dues: dues[i]! });
-          });
-          if (!phaseStarted) {
-            await sleep(base - epochNow(), undefined);
-            tally.startPhase();
-            phaseStarted = true;
-          }
-          if (!more()) break;
-          await sleep(FEED_MS, signal);
-        }
-        if (signal?.aborted) cancelled = true;
-        else {
-          for (const th of threads) th.post({ t: 'end' });
-          if (!(await all('done'))) cancelled = true;
-        }
-      }
-    }
-    if (cancelled) {
-      tally.endPhase();
-      for (const th of threads) th.post({ t: 'cancel' });
-      await Promise.race([Promise.all(threads.filter((th) => !th.done).map((th) => th.next('done'))), sleep(CANCEL_WAIT_MS, undefined)]);
-    } else {
-      tally.endPhase();
-    }
-    const connection = mergeConnections(threads.map((th) => th.connection)) ?? warmConnection;
+    cancelled = !(await warmupAndMeasure(threads, w, tally, signal));
+    tally.endPhase();
+    if (cancelled) await cancelThreads(threads);
+    const connection = mergeConnections(threads.map((th) => th.connection)) ?? warmed.connection;
     return { cancelled, ...(connection ? { connection } : {}) };
   } finally {
-    for (const th of threads) th.post({ t: 'close' });
-    const wait = cancelled || signal?.aborted ? CLOSE_WAIT_CANCELLED_MS : CLOSE_WAIT_MS;
-    await Promise.race([Promise.all(threads.map((th) => th.next('closed'))), sleep(wait, undefined)]);
-    await Promise.all(threads.map((th) => th.worker.terminate().catch(() => undefined)));
+    await stopThreads(threads, cancelled || signal?.aborted === true);
   }
 }

@@ -14,7 +14,7 @@ export const CELL = {
   /** Open loop with --max-concurrency: slots taken (requests in flight). */
   used: 3,
 } as const;
-export const CELLS = 4;
+const CELLS = 4;
 
 export function sharedCells(): Int32Array {
   return new Int32Array(new SharedArrayBuffer(CELLS * Int32Array.BYTES_PER_ELEMENT));

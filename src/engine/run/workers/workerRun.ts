@@ -17,7 +17,7 @@ import type { Batch, FromWorker, ShareSetup, ToWorker } from './protocol';
 import { CELL, claim, SharedSlots } from './sharedCells';
 
 /** How long events wait to be sent back together, ms. */
-export const BATCH_MS = 20;
+const BATCH_MS = 20;
 /** Records that send a batch at once. */
 const BATCH_RECORDS = 256;
 
@@ -120,103 +120,156 @@ class ForwardingTally extends RunTally {
 
 const epochNow = (): number => realClock.origin + realClock.now();
 
-/** Runs one worker's share until told to close; every message from the main thread goes through `port`. */
-export async function runShare(port: MessagePort, s: ShareSetup): Promise<void> {
-  const post = (m: FromWorker) => port.postMessage(m);
-  const w = s.workload;
-  const ctrl = new AbortController();
-  const signal = ctrl.signal;
-  // every arrival waiting for its time listens to it
-  setMaxListeners(0, signal);
-  const out = new Outbox(post, s.progress, s.streams);
-  const tally = new ForwardingTally(out);
-  let planner: Planner;
-  let client: EndpointClient;
-  try {
-    planner = await createPlanner(w, s.endpoint, s.prompts, s.warmupPrompts);
-    const maxConnections = w.mode.kind === 'open' ? (w.mode.maxConcurrency ?? null) : s.connections;
-    client = createEndpointClient(s.endpoint, { ...clientOptions(w, s.apiKey, s.network), connections: s.connections, maxConnections });
-  } catch (e) {
-    post({ t: 'failed', message: e instanceof Error ? e.message : String(e), preflight: false });
-    return;
-  }
-  const sender = new Sender(client, tally, { ...(s.apiKey !== undefined ? { apiKey: s.apiKey } : {}), onRecord: (r) => out.record(r) });
-  const slots = w.mode.kind === 'open' && w.mode.maxConcurrency !== undefined ? new SharedSlots(s.cells, w.mode.maxConcurrency) : undefined;
-  const open: Promise<void>[] = [];
-  let ended = false;
-  const finish = () => {
-    if (ended) return;
-    ended = true;
-    out.flush();
-    const connection = client.connection();
-    post(connection ? { t: 'done', connection } : { t: 'done' });
-  };
+const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
-  const closedLoops = async (loops: number, more: (k: number) => boolean, send: (k: number) => Promise<void>, at: number) => {
+/** One thread's share once its planner and client are made: what it does on each message from the main thread. */
+class Share {
+  readonly #s: ShareSetup;
+  readonly #port: MessagePort;
+  readonly #out: Outbox;
+  readonly #planner: Planner;
+  readonly #client: EndpointClient;
+  readonly #sender: Sender;
+  /** The open loop's --max-concurrency, held across every thread. */
+  readonly #slots: SharedSlots | undefined;
+  readonly #ctrl = new AbortController();
+  /** The open-loop arrivals given so far. */
+  readonly #arrivals: Promise<void>[] = [];
+  #ended = false;
+
+  constructor(port: MessagePort, s: ShareSetup, out: Outbox, tally: RunTally, planner: Planner, client: EndpointClient) {
+    this.#s = s;
+    this.#port = port;
+    this.#out = out;
+    this.#planner = planner;
+    this.#client = client;
+    // every arrival waiting for its time listens to it
+    setMaxListeners(0, this.#ctrl.signal);
+    this.#sender = new Sender(client, tally, { ...(s.apiKey !== undefined ? { apiKey: s.apiKey } : {}), onRecord: (r) => out.record(r) });
+    const w = s.workload;
+    this.#slots = w.mode.kind === 'open' && w.mode.maxConcurrency !== undefined ? new SharedSlots(s.cells, w.mode.maxConcurrency) : undefined;
+  }
+
+  #post(m: FromWorker): void {
+    this.#port.postMessage(m);
+  }
+
+  handle(m: ToWorker): void {
+    switch (m.t) {
+      case 'warmup':
+        void this.#warmup();
+        break;
+      case 'measure':
+        void this.#measure(m.deadline);
+        break;
+      case 'arrivals':
+        for (let i = 0; i < m.ks.length; i++) this.#arrivals.push(this.#arrival(m.ks[i]!, m.dues[i]!));
+        break;
+      case 'end':
+        void Promise.all(this.#arrivals).then(() => this.#finish());
+        break;
+      case 'cancel':
+        this.#ctrl.abort();
+        void this.#sender.cancel().then(() => this.#finish());
+        break;
+      case 'close':
+        void this.#close();
+        break;
+    }
+  }
+
+  /** Warms this thread's connections: `warmed`, or `failed` with why. */
+  async warm(): Promise<void> {
+    try {
+      this.#post({ t: 'warmed', connection: await this.#client.warm() });
+    } catch (e) {
+      this.#post({ t: 'failed', message: messageOf(e), preflight: e instanceof PreflightError });
+    }
+  }
+
+  /** Its closed loops, each claiming the next k from the shared cell `at` while `more(k)`. */
+  async #closedLoops(loops: number, more: (k: number) => boolean, send: (k: number) => Promise<void>, at: number): Promise<void> {
+    const signal = this.#ctrl.signal;
     const loop = async () => {
       while (!signal.aborted) {
-        const k = claim(s.cells, at);
+        const k = claim(this.#s.cells, at);
         if (!more(k)) return;
         await send(k);
       }
     };
     await Promise.all(Array.from({ length: loops }, loop));
-  };
+  }
 
-  const arrival = async (k: number, due: number) => {
+  async #warmup(): Promise<void> {
+    const w = this.#s.workload;
+    await this.#closedLoops(this.#s.warmupLoops, (k) => k < w.warmup, (k) => this.#sender.send(this.#planner.plan(k, true, k, epochNow())), CELL.warmupNext);
+    this.#out.flush();
+    this.#post({ t: 'warmupDone' });
+  }
+
+  /** A closed loop's measured phase, until the count or the deadline (epoch ms). */
+  async #measure(deadlineEpoch: number | undefined): Promise<void> {
+    const w = this.#s.workload;
+    const deadline = deadlineEpoch !== undefined ? deadlineEpoch - realClock.origin : undefined;
+    await this.#closedLoops(
+      this.#s.measuredLoops,
+      (k) => withinPhase(w.requests, deadline, k, realClock.now()),
+      (k) => this.#sender.send(this.#planner.plan(w.warmup + k, false, k, epochNow())),
+      CELL.measuredNext,
+    );
+    this.#finish();
+  }
+
+  /** One open-loop arrival: sent when due (epoch ms), within the shared --max-concurrency. */
+  async #arrival(k: number, due: number): Promise<void> {
+    const signal = this.#ctrl.signal;
     await sleepUntil(due - realClock.origin, signal);
     if (signal.aborted) return;
-    if (slots && !(await slots.acquire(k, signal))) return;
+    if (this.#slots && !(await this.#slots.acquire(k, signal))) return;
     try {
-      await sender.send(planner.plan(w.warmup + k, false, k, due));
+      await this.#sender.send(this.#planner.plan(this.#s.workload.warmup + k, false, k, due));
     } finally {
-      slots?.release();
+      this.#slots?.release();
     }
-  };
-
-  port.on('message', (m: ToWorker) => {
-    switch (m.t) {
-      case 'warmup':
-        void closedLoops(s.warmupLoops, (k) => k < w.warmup, (k) => sender.send(planner.plan(k, true, k, epochNow())), CELL.warmupNext).then(() => {
-          out.flush();
-          post({ t: 'warmupDone' });
-        });
-        break;
-      case 'measure': {
-        const deadline = m.deadline !== undefined ? m.deadline - realClock.origin : undefined;
-        void closedLoops(
-          s.measuredLoops,
-          (k) => withinPhase(w.requests, deadline, k, realClock.now()),
-          (k) => sender.send(planner.plan(w.warmup + k, false, k, epochNow())),
-          CELL.measuredNext,
-        ).then(finish);
-        break;
-      }
-      case 'arrivals':
-        for (let i = 0; i < m.ks.length; i++) open.push(arrival(m.ks[i]!, m.dues[i]!));
-        break;
-      case 'end':
-        void Promise.all(open).then(finish);
-        break;
-      case 'cancel':
-        ctrl.abort();
-        void sender.cancel().then(finish);
-        break;
-      case 'close':
-        void client
-          .close()
-          .catch(() => undefined)
-          .then(() => {
-            post({ t: 'closed' });
-            port.close();
-          });
-        break;
-    }
-  });
-
-  try {
-    post({ t: 'warmed', connection: await client.warm() });
-  } catch (e) {
-    post({ t: 'failed', message: e instanceof Error ? e.message : String(e), preflight: e instanceof PreflightError });
   }
+
+  /** The measured phase ended (or was cancelled): every record sent back, then `done` once. */
+  #finish(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#out.flush();
+    const connection = this.#client.connection();
+    this.#post(connection ? { t: 'done', connection } : { t: 'done' });
+  }
+
+  async #close(): Promise<void> {
+    await this.#client.close().catch(() => undefined);
+    this.#post({ t: 'closed' });
+    this.#port.close();
+  }
+}
+
+/** This share's planner and client, or undefined when they cannot be made (`failed` is sent). */
+async function openShare(s: ShareSetup, post: (m: FromWorker) => void): Promise<{ planner: Planner; client: EndpointClient } | undefined> {
+  const w = s.workload;
+  try {
+    const planner = await createPlanner(w, s.endpoint, s.prompts, s.warmupPrompts);
+    const maxConnections = w.mode.kind === 'open' ? (w.mode.maxConcurrency ?? null) : s.connections;
+    const client = createEndpointClient(s.endpoint, { ...clientOptions(w, s.apiKey, s.network), connections: s.connections, maxConnections });
+    return { planner, client };
+  } catch (e) {
+    post({ t: 'failed', message: messageOf(e), preflight: false });
+    return undefined;
+  }
+}
+
+/** Runs one worker's share until told to close; every message from the main thread goes through `port`. */
+export async function runShare(port: MessagePort, s: ShareSetup): Promise<void> {
+  const post = (m: FromWorker) => port.postMessage(m);
+  const out = new Outbox(post, s.progress, s.streams);
+  const opened = await openShare(s, post);
+  if (!opened) return;
+  const share = new Share(port, s, out, new ForwardingTally(out), opened.planner, opened.client);
+  port.on('message', (m: ToWorker) => share.handle(m));
+  await share.warm();
 }

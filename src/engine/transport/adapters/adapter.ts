@@ -1,9 +1,13 @@
-// One interface for every endpoint API: how to ask (path, body, headers) and how to read one parsed
-// stream event, and the helpers the adapters share. Adapters are stateless and pure (no I/O, no
-// clock): the client owns time and sockets. Which adapter serves which API is registry.ts.
-import type { ApiKind, ChatMessage, ContentPart, EndpointSpec, Prompt, RequestSpec, ServerTimings } from '../../core/types';
+// One interface for every endpoint API: how to ask (path, body, headers), how to read one parsed
+// stream event, how its probes and model list read, and the helpers the adapters share. What is plain
+// data about an API (framing, key header, detection, hosted) is its row in core/apis.ts. Adapters are
+// stateless and pure (no I/O, no clock): the client owns time and sockets. Which adapter serves which
+// API is registry.ts.
+import type { ContentPart, EndpointSpec, Prompt, RequestSpec, ServerTimings } from '../../core/types';
+import type { ApiKind } from '../../core/apis';
 import type { Framing } from '../streamParsers';
 import { count, duration, isObject, str } from '../../core/json';
+import { sentPrompt } from './cacheBust';
 
 export interface BuiltRequest {
   readonly method: 'POST';
@@ -45,20 +49,44 @@ export interface EventInfo {
   readonly error?: string;
 }
 
+/** The models an API lists: where, and how to read their names from the answer. */
+export interface ModelList {
+  /** The GET (under the probes' base URL) that lists them; when it is the probe's path too, preflight checks the model in the probe's answer. */
+  readonly path: string;
+  /** The names, as served, in the server's order. */
+  names(json: unknown): string[];
+  /** Whether an answer lists all the API serves; absent: it does. */
+  complete?(json: unknown): boolean;
+  /** A served name that is the one asked for, spelled the API's way (Gemini's "models/x"); the very same name always is. */
+  same?(served: string, wanted: string): boolean;
+}
+
+/** What an adapter file writes. The registry adds its row's framing (RegisteredAdapter). */
 export interface EndpointAdapter {
   readonly api: ApiKind;
-  /** How the streamed body is framed. */
-  readonly framing: Framing;
   /** A cheap GET used to warm connections and for preflight (e.g. /v1/models). */
   readonly probePath: string;
-  /** The header the API takes its key in when the endpoint names none (`x-api-key`); absent: `Authorization: Bearer`. */
-  readonly keyHeader?: string;
   /** Headers the API wants on every request, probes included (Anthropic's `anthropic-version`); one the endpoint sets wins. */
   readonly probeHeaders?: Readonly<Record<string, string>>;
   /** The base URL the probes go under, when the API's probe path would repeat part of the endpoint's URL (a Gemini URL ending in /v1beta). */
   probeBaseUrl?(url: string): string;
+  /** The models it lists; absent: it lists none. */
+  readonly models?: ModelList;
+  /** The models the URL itself names (an Azure OpenAI deployment): the server is then not asked. */
+  modelsOf?(url: string): string[];
+  /** Besides 401 and 403, an answer to the probe that means the key is refused (Gemini's 400 API_KEY_INVALID). */
+  keyRefused?(status: number, body: string): boolean;
+  /** What a server of this API is called ("an Ollama server"): a 404 on the probe means the URL is not one. Absent: a 404 passes (a gateway without the probe's path). */
+  readonly serverName?: string;
+  /** The probe's status that means the server is up but not ready: its model is still loading (llama.cpp's 503). */
+  readonly loadingStatus?: number;
   buildRequest(spec: RequestSpec, endpoint: EndpointSpec): BuiltRequest;
   interpret(event: unknown): EventInfo;
+}
+
+/** An adapter as the registry gives it: with how its API's stream is framed, from the API's row. */
+export interface RegisteredAdapter extends EndpointAdapter {
+  readonly framing: Framing;
 }
 
 /**
@@ -141,13 +169,47 @@ export function dataUrl(url: string): { readonly mediaType: string; readonly bas
   return { mediaType: m[1] || 'application/octet-stream', base64 };
 }
 
-/** A message's parts: its `parts`, or its text as the one part. */
-export function partsOf(m: Pick<ChatMessage, 'content' | 'parts'>): readonly ContentPart[] {
-  return m.parts ?? [{ type: 'text', text: m.content }];
-}
-
 export function jsonHeaders(endpoint: EndpointSpec, accept: string): Record<string, string> {
   return { ...endpoint.headers, 'content-type': 'application/json', accept };
+}
+
+/** A request body's opening: the endpoint's model when it names one, and the prompt as sent (a cold request's nonce in it). */
+export function bodyStart(spec: RequestSpec, endpoint: EndpointSpec): { readonly body: Record<string, unknown>; readonly prompt: Prompt } {
+  const body: Record<string, unknown> = {};
+  if (endpoint.model !== undefined) body.model = endpoint.model;
+  return { body, prompt: sentPrompt(spec) };
+}
+
+/** A POST of a JSON body, with what could not be sent as notes (none: no notes). */
+export function jsonPost(path: string, headers: Record<string, string>, body: Record<string, unknown>, notes: readonly string[] = []): BuiltRequest {
+  return { method: 'POST', path, headers, body: JSON.stringify(body), ...(notes.length > 0 ? { notes } : {}) };
+}
+
+/** The URL with its path's trailing slashes dropped and `pattern` replaced (the probes' base URL of an API whose URLs name more than a base); a string that is no URL as given (the probe says so). */
+export function replacePath(url: string, pattern: RegExp, replacement: string): string {
+  try {
+    const u = new URL(url);
+    u.pathname = u.pathname.replace(/\/+$/, '').replace(pattern, replacement);
+    return u.toString();
+  } catch {
+    return url;
+  }
+}
+
+/** GET /v1/models and its `data[].id` names, as OpenAI, the servers that speak its API, and Anthropic list their models. */
+export const OPENAI_MODELS: ModelList = {
+  path: '/v1/models',
+  names: (json) => (isObject(json) && Array.isArray(json.data) ? json.data.flatMap((m) => (isObject(m) && typeof m.id === 'string' ? [m.id] : [])) : []),
+};
+
+/** The prompt and output counts of a final event (llama.cpp's, Ollama's), as usage; undefined when it has neither. */
+export function countsUsage(prompt: unknown, completion: unknown): UsageInfo | undefined {
+  const usage: { promptTokens?: number; completionTokens?: number } = {};
+  const p = count(prompt);
+  const c = count(completion);
+  if (p !== undefined) usage.promptTokens = p;
+  if (c !== undefined) usage.completionTokens = c;
+  return p !== undefined || c !== undefined ? usage : undefined;
 }
 
 /** `headers` with each of `defaults` added unless a header of that name (in any case) is already there. */
@@ -344,9 +406,20 @@ export function vllmMetrics(value: unknown): TimingResult | undefined {
 /** OpenAI's (and vLLM's) `usage.prompt_tokens_details.cached_tokens`: prompt tokens served from the prefix cache. */
 export function openaiCachedTokens(usage: unknown): TimingResult | undefined {
   if (!isObject(usage) || !isObject(usage.prompt_tokens_details)) return undefined;
-  const r = new TimingReader(usage.prompt_tokens_details, 'usage.prompt_tokens_details');
-  r.count('cached_tokens', 'cachedTokens');
-  return r.any || r.notes.length > 0 ? resultOf(r) : undefined;
+  return cachedTokens(usage.prompt_tokens_details, 'cached_tokens', 'usage.prompt_tokens_details');
+}
+
+/** A count field of `obj` read as the prompt tokens served from the server's cache (`where` names `obj` in a note); undefined when the field is absent. */
+export function cachedTokens(obj: Record<string, unknown>, field: string, where: string): TimingResult | undefined {
+  if (obj[field] === undefined) return undefined;
+  const r = new TimingReader(obj, where);
+  r.count(field, 'cachedTokens');
+  return resultOf(r);
+}
+
+/** A timing result as an event's fields. */
+export function timingFields(t: TimingResult | undefined): { serverTimings?: ServerTimings; ignoredTimings?: readonly string[] } {
+  return { ...(t?.timings ? { serverTimings: t.timings } : {}), ...(t?.notes ? { ignoredTimings: t.notes } : {}) };
 }
 
 /** Several timing results of one event, merged (later ones win field by field). */

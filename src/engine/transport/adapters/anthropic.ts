@@ -10,23 +10,21 @@
 import type { EndpointSpec, RequestSpec, ServerTimings } from '../../core/types';
 import type { BuiltRequest, EndpointAdapter, EventInfo, Turn, UsageInfo } from './adapter';
 import { count, isObject, str } from '../../core/json';
-import { dataUrl, IMAGE_URL_NOTE, joinPath, jsonHeaders, maxTokensOf, splitSystem, streamError, systemImagesNote, TimingReader, withDefaultHeaders } from './adapter';
-import { sentPrompt } from './cacheBust';
+import { bodyStart, cachedTokens, dataUrl, IMAGE_URL_NOTE, joinPath, jsonHeaders, jsonPost, maxTokensOf, OPENAI_MODELS, splitSystem, streamError, systemImagesNote, timingFields, withDefaultHeaders } from './adapter';
 
-export const ANTHROPIC_VERSION = '2023-06-01';
+const ANTHROPIC_VERSION = '2023-06-01';
 const API_HEADERS: Readonly<Record<string, string>> = { 'anthropic-version': ANTHROPIC_VERSION };
 
 export const anthropicAdapter: EndpointAdapter = {
   api: 'anthropic',
-  framing: 'sse',
   probePath: '/v1/models',
-  keyHeader: 'x-api-key',
   probeHeaders: API_HEADERS,
+  // Its list holds dated ids, not the aliases it also serves: not the whole list.
+  models: { ...OPENAI_MODELS, complete: () => false },
 
   buildRequest(spec: RequestSpec, endpoint: EndpointSpec): BuiltRequest {
-    const { system, turns, systemImages } = splitSystem(sentPrompt(spec));
-    const body: Record<string, unknown> = {};
-    if (endpoint.model !== undefined) body.model = endpoint.model;
+    const { body, prompt } = bodyStart(spec, endpoint);
+    const { system, turns, systemImages } = splitSystem(prompt);
     body.max_tokens = maxTokensOf(spec);
     if (system !== undefined) body.system = system;
     body.messages = turns.map(anthropicMessage);
@@ -39,13 +37,7 @@ export const anthropicAdapter: EndpointAdapter = {
     if (systemImages) notes.push(systemImagesNote('anthropic'));
     if (spec.frequencyPenalty !== undefined || spec.presencePenalty !== undefined) notes.push('frequency and presence penalties are not sent: the anthropic API has none');
     if (spec.responseFormat !== undefined && spec.responseFormat.type !== 'text') notes.push('the response format is not sent: the anthropic API has no response_format');
-    return {
-      method: 'POST',
-      path: joinPath(endpoint, '/v1/messages'),
-      headers: withDefaultHeaders(jsonHeaders(endpoint, 'text/event-stream'), API_HEADERS),
-      body: JSON.stringify(body),
-      ...(notes.length > 0 ? { notes } : {}),
-    };
+    return jsonPost(joinPath(endpoint, '/v1/messages'), withDefaultHeaders(jsonHeaders(endpoint, 'text/event-stream'), API_HEADERS), body, notes);
   },
 
   interpret(event: unknown): EventInfo {
@@ -138,13 +130,6 @@ function usageInfo(value: unknown, start = false): { usage?: UsageInfo; serverTi
   if (input !== undefined) usage.promptTokens = input + (created ?? 0) + (read ?? 0);
   const output = count(value.output_tokens);
   if (output !== undefined && !start) usage.completionTokens = output;
-  const out: { usage?: UsageInfo; serverTimings?: ServerTimings; ignoredTimings?: readonly string[] } = {};
-  if (usage.promptTokens !== undefined || usage.completionTokens !== undefined) out.usage = usage;
-  if (value.cache_read_input_tokens !== undefined) {
-    const r = new TimingReader(value, 'usage');
-    r.count('cache_read_input_tokens', 'cachedTokens');
-    if (r.any) out.serverTimings = { ...r.timings };
-    if (r.notes.length > 0) out.ignoredTimings = r.notes;
-  }
-  return out;
+  const counted = usage.promptTokens !== undefined || usage.completionTokens !== undefined;
+  return { ...(counted ? { usage } : {}), ...timingFields(cachedTokens(value, 'cache_read_input_tokens', 'usage')) };
 }

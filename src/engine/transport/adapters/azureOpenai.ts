@@ -8,7 +8,7 @@
 // Azure refuses fields it does not know: no ignore_eos, whatever the workload says.
 import type { EndpointSpec, RequestSpec } from '../../core/types';
 import type { BuiltRequest, EndpointAdapter, EventInfo } from './adapter';
-import { requestPath, splitBaseUrl } from './adapter';
+import { replacePath, requestPath, splitBaseUrl } from './adapter';
 import { interpretOpenAi, openaiChatAdapter } from './openaiChat';
 
 /** `/openai/deployments/{name}`, and a `/chat/completions` after it when the URL is the whole operation's. */
@@ -16,19 +16,17 @@ const DEPLOYMENT = /\/openai\/deployments\/([^/]+)(?:\/chat\/completions)?$/;
 
 export const azureOpenAiAdapter: EndpointAdapter = {
   api: 'azure-openai',
-  framing: 'sse',
-  // Under /openai (see probeBaseUrl): the resource's model list, which checks the key.
+  // Under /openai (see probeBaseUrl): the resource's model list, which checks the key. It lists base
+  // models, not deployments: the deployment the URL names is its one model.
   probePath: '/models',
-  keyHeader: 'api-key',
 
   probeBaseUrl(url: string): string {
-    try {
-      const u = new URL(url);
-      u.pathname = u.pathname.replace(/\/+$/, '').replace(DEPLOYMENT, '/openai');
-      return u.toString();
-    } catch {
-      return url; // not a URL: the probe says so
-    }
+    return replacePath(url, DEPLOYMENT, '/openai');
+  },
+
+  modelsOf(url: string): string[] {
+    const deployment = deploymentOf(url);
+    return deployment !== undefined ? [deployment] : [];
   },
 
   buildRequest(spec: RequestSpec, endpoint: EndpointSpec): BuiltRequest {

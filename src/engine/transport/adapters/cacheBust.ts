@@ -1,11 +1,13 @@
 // Keeping a request out of the server's prefix cache ("cold", the workload's `prefixCache`), per API.
-// llama.cpp's native /completion takes `cache_prompt: false`. Everywhere else a short unique nonce
+// llama.cpp's native /completion takes `cache_prompt: false` (its row's `cold` in core/apis.ts). Everywhere else a short unique nonce
 // leads the first message: a prefix cache, longest-common-prefix (llama.cpp, Ollama) or block-hashed
 // (vLLM, SGLang), can then reuse nothing past a chat template's first tokens. Body fields such as
 // vLLM's `cache_salt` would do it without touching the prompt, but hosted OpenAI-compatible APIs
 // refuse unknown fields with a 400, and the server behind a URL cannot be known for sure.
 // Pure, as the adapters are: the runner makes the nonce (unique per request) and records the way.
-import type { ApiKind, CacheBust, ChatMessage, Prompt, RequestSpec } from '../../core/types';
+import { apiFacts } from '../../core/apis';
+import type { CacheBust, ChatMessage, Prompt, RequestSpec } from '../../core/types';
+import type { ApiKind } from '../../core/apis';
 
 /** A short random base-36 tag from `bytes` random bytes: what makes a nonce unique to a run or a check. */
 export function randomTag(bytes: Uint8Array): string {
@@ -29,9 +31,9 @@ export function withLead(prompt: Prompt, lead: string): Prompt {
   return { ...prompt, messages: [led, ...rest] };
 }
 
-/** How a cold request is kept cold on an API. */
+/** How a cold request is kept cold on an API (its row's `cold`): a nonce unless the API has its own way. */
 export function cacheBustFor(api: ApiKind): CacheBust {
-  return api === 'llamacpp' ? 'cache_prompt' : 'nonce';
+  return apiFacts(api)?.cold ?? 'nonce';
 }
 
 /** The text put before the first message's content: a few tokens, e.g. "[k3f9q2-1c] ". */

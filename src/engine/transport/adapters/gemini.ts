@@ -12,7 +12,7 @@
 import type { ContentPart, EndpointSpec, RequestSpec, ServerTimings } from '../../core/types';
 import type { BuiltRequest, EndpointAdapter, EventInfo, UsageInfo } from './adapter';
 import { count, isObject, str } from '../../core/json';
-import { dataUrl, IMAGE_URL_NOTE, jsonHeaders, jsonSchemaOf, maxTokensOf, requestPath, splitBaseUrl, splitSystem, streamError, systemImagesNote, TimingReader } from './adapter';
+import { cachedTokens, dataUrl, IMAGE_URL_NOTE, jsonHeaders, jsonPost, jsonSchemaOf, maxTokensOf, replacePath, requestPath, splitBaseUrl, splitSystem, streamError, systemImagesNote, timingFields } from './adapter';
 import { sentPrompt } from './cacheBust';
 
 const IMAGE_TYPES: Readonly<Record<string, string>> = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', heic: 'image/heic', heif: 'image/heif' };
@@ -34,18 +34,23 @@ const VERSION_AT_END = /\/v1(?:alpha|beta)\d*$/;
 
 export const geminiAdapter: EndpointAdapter = {
   api: 'gemini',
-  framing: 'sse',
   probePath: `${DEFAULT_VERSION}/models`,
-  keyHeader: 'x-goog-api-key',
+  models: {
+    path: `${DEFAULT_VERSION}/models`,
+    names: geminiModels,
+    // A list with a next page is not the whole list.
+    complete: (json) => !(isObject(json) && typeof json.nextPageToken === 'string' && json.nextPageToken !== ''),
+    // Gemini lists "models/gemini-2.5-flash" for "gemini-2.5-flash".
+    same: (served, wanted) => served === `models/${wanted}`,
+  },
+
+  keyRefused(status: number, body: string): boolean {
+    // A wrong key is a 400 INVALID_ARGUMENT, reason API_KEY_INVALID.
+    return status === 400 && body.includes('API_KEY_INVALID');
+  },
 
   probeBaseUrl(url: string): string {
-    try {
-      const u = new URL(url);
-      u.pathname = u.pathname.replace(/\/+$/, '').replace(VERSION_AT_END, '');
-      return u.toString();
-    } catch {
-      return url; // not a URL: the probe says so
-    }
+    return replacePath(url, VERSION_AT_END, '');
   },
 
   buildRequest(spec: RequestSpec, endpoint: EndpointSpec): BuiltRequest {
@@ -74,7 +79,7 @@ export const geminiAdapter: EndpointAdapter = {
     const notes: string[] = [];
     if (turns.some((t) => t.parts?.some((p) => p.type === 'image' && !p.url.startsWith('data:')))) notes.push(IMAGE_URL_NOTE);
     if (systemImages) notes.push(systemImagesNote('gemini'));
-    return { method: 'POST', path, headers: jsonHeaders(endpoint, 'text/event-stream'), body: JSON.stringify(body), ...(notes.length > 0 ? { notes } : {}) };
+    return jsonPost(path, jsonHeaders(endpoint, 'text/event-stream'), body, notes);
   },
 
   interpret(event: unknown): EventInfo {
@@ -112,6 +117,13 @@ export const geminiAdapter: EndpointAdapter = {
   },
 };
 
+/** The models Gemini lists (as "models/gemini-2.5-flash"), only those that generate text: the list has embedding ones too. */
+function geminiModels(json: unknown): string[] {
+  if (!isObject(json) || !Array.isArray(json.models)) return [];
+  const generates = (m: Record<string, unknown>): boolean => !Array.isArray(m.supportedGenerationMethods) || m.supportedGenerationMethods.includes('generateContent') || m.supportedGenerationMethods.includes('streamGenerateContent');
+  return json.models.flatMap((m) => (isObject(m) && typeof m.name === 'string' && generates(m) ? [m.name] : []));
+}
+
 /** "gemini-2.5-flash" and "models/gemini-2.5-flash" name the same model; "tunedModels/x" is its own collection. */
 export function modelPath(model: string): string {
   const named = model.includes('/') ? model : `models/${model}`;
@@ -139,13 +151,5 @@ function usageOf(value: unknown): { usage?: UsageInfo; serverTimings?: ServerTim
   if (prompt !== undefined) usage.promptTokens = prompt;
   if (candidates !== undefined || thoughts !== undefined) usage.completionTokens = (candidates ?? 0) + (thoughts ?? 0);
   if (thoughts !== undefined) usage.reasoningTokens = thoughts;
-  const out: { usage?: UsageInfo; serverTimings?: ServerTimings; ignoredTimings?: readonly string[] } = {};
-  if (Object.keys(usage).length > 0) out.usage = usage;
-  if (value.cachedContentTokenCount !== undefined) {
-    const r = new TimingReader(value, 'usageMetadata');
-    r.count('cachedContentTokenCount', 'cachedTokens');
-    if (r.any) out.serverTimings = { ...r.timings };
-    if (r.notes.length > 0) out.ignoredTimings = r.notes;
-  }
-  return out;
+  return { ...(Object.keys(usage).length > 0 ? { usage } : {}), ...timingFields(cachedTokens(value, 'cachedContentTokenCount', 'usageMetadata')) };
 }

@@ -5,21 +5,19 @@
 // `tokens_predicted`/`tokens_evaluated`. Sampling as llama.cpp's README names it: top_p, stop (a
 // list), frequency/presence_penalty, and a response format as `json_schema` (`{}`: any JSON). The
 // prompt is text: images cannot be sent here (noted).
-import type { EndpointSpec, RequestSpec, ServerTimings } from '../../core/types';
-import type { BuiltRequest, EndpointAdapter, EventInfo, UsageInfo } from './adapter';
-import { count, isObject, str } from '../../core/json';
-import { hasImages, joinPath, jsonHeaders, jsonSchemaOf, llamaTimings, maxTokensOf, promptText, snakeSampling, streamError, textOnlyNote } from './adapter';
-import { sentPrompt } from './cacheBust';
+import type { EndpointSpec, RequestSpec } from '../../core/types';
+import type { BuiltRequest, EndpointAdapter, EventInfo } from './adapter';
+import { isObject, str } from '../../core/json';
+import { bodyStart, countsUsage, hasImages, joinPath, jsonHeaders, jsonPost, jsonSchemaOf, llamaTimings, maxTokensOf, promptText, snakeSampling, streamError, textOnlyNote, timingFields } from './adapter';
 
 export const llamacppAdapter: EndpointAdapter = {
   api: 'llamacpp',
-  framing: 'sse',
   probePath: '/health',
+  serverName: 'a llama.cpp server',
+  loadingStatus: 503,
 
   buildRequest(spec: RequestSpec, endpoint: EndpointSpec): BuiltRequest {
-    const body: Record<string, unknown> = {};
-    if (endpoint.model !== undefined) body.model = endpoint.model;
-    const prompt = sentPrompt(spec);
+    const { body, prompt } = bodyStart(spec, endpoint);
     body.prompt = promptText(prompt);
     body.stream = true;
     body.n_predict = maxTokensOf(spec);
@@ -31,30 +29,19 @@ export const llamacppAdapter: EndpointAdapter = {
     if (schema !== undefined) body.json_schema = schema;
     if (spec.seed !== undefined) body.seed = spec.seed;
     if (spec.ignoreEos) body.ignore_eos = true;
-    const built: BuiltRequest = { method: 'POST', path: joinPath(endpoint, '/completion'), headers: jsonHeaders(endpoint, 'text/event-stream'), body: JSON.stringify(body) };
-    return hasImages(prompt) ? { ...built, notes: [textOnlyNote('llamacpp')] } : built;
+    return jsonPost(joinPath(endpoint, '/completion'), jsonHeaders(endpoint, 'text/event-stream'), body, hasImages(prompt) ? [textOnlyNote('llamacpp')] : []);
   },
 
   interpret(event: unknown): EventInfo {
     if (!isObject(event)) return {};
     const error = streamError(event);
     if (error !== undefined) return { error };
-    const info: { content?: string; tokens?: number; usage?: UsageInfo; serverTimings?: ServerTimings; ignoredTimings?: readonly string[]; done?: boolean } = {};
+    const info: { content?: string; tokens?: number } = {};
     const content = str(event.content);
     if (content) info.content = content;
     if (Array.isArray(event.tokens) && event.tokens.length > 0 && content) info.tokens = event.tokens.length;
-    if (event.stop === true) {
-      info.done = true;
-      const usage: { promptTokens?: number; completionTokens?: number } = {};
-      const predicted = count(event.tokens_predicted);
-      const evaluated = count(event.tokens_evaluated);
-      if (predicted !== undefined) usage.completionTokens = predicted;
-      if (evaluated !== undefined) usage.promptTokens = evaluated;
-      if (predicted !== undefined || evaluated !== undefined) info.usage = usage;
-      const timings = llamaTimings(event.timings);
-      if (timings?.timings) info.serverTimings = timings.timings;
-      if (timings?.notes) info.ignoredTimings = timings.notes;
-    }
-    return info;
+    if (event.stop !== true) return info;
+    const usage = countsUsage(event.tokens_evaluated, event.tokens_predicted);
+    return { ...info, done: true, ...(usage ? { usage } : {}), ...timingFields(llamaTimings(event.timings)) };
   },
 };

@@ -6,9 +6,8 @@
 // `images`: an image given by URL cannot be (noted).
 import type { ChatMessage, EndpointSpec, RequestSpec, ServerTimings } from '../../core/types';
 import type { BuiltRequest, EndpointAdapter, EventInfo, UsageInfo } from './adapter';
-import { count, isObject, str } from '../../core/json';
-import { dataUrl, joinPath, jsonHeaders, jsonSchemaOf, maxTokensOf, snakeSampling, streamError, TimingReader } from './adapter';
-import { sentPrompt } from './cacheBust';
+import { isObject, str } from '../../core/json';
+import { bodyStart, countsUsage, dataUrl, joinPath, jsonHeaders, jsonPost, jsonSchemaOf, maxTokensOf, snakeSampling, streamError, TimingReader } from './adapter';
 
 const NS_PER_MS = 1e6;
 const URL_NOTE = 'image URLs are not sent: the ollama API takes images inline only (a data: URL, a file next to the prompt)';
@@ -30,17 +29,22 @@ function ollamaMessage(m: ChatMessage): { message: Record<string, unknown>; skip
 
 export const ollamaAdapter: EndpointAdapter = {
   api: 'ollama',
-  framing: 'ndjson',
   probePath: '/api/tags',
+  serverName: 'an Ollama server',
+  models: {
+    path: '/api/tags',
+    names: (json) => (isObject(json) && Array.isArray(json.models) ? json.models.flatMap((m) => (isObject(m) && typeof m.name === 'string' ? [m.name] : [])) : []),
+    // Ollama lists "llama3:latest" for "llama3".
+    same: (served, wanted) => !wanted.includes(':') && served === `${wanted}:latest`,
+  },
 
   buildRequest(spec: RequestSpec, endpoint: EndpointSpec): BuiltRequest {
     const options: Record<string, unknown> = { num_predict: maxTokensOf(spec) };
     snakeSampling(spec, options);
     if (spec.seed !== undefined) options.seed = spec.seed;
-    const body: Record<string, unknown> = {};
-    if (endpoint.model !== undefined) body.model = endpoint.model;
+    const { body, prompt } = bodyStart(spec, endpoint);
     let urls = false;
-    body.messages = sentPrompt(spec).messages.map((m) => {
+    body.messages = prompt.messages.map((m) => {
       const { message, skippedUrls } = ollamaMessage(m);
       urls ||= skippedUrls;
       return message;
@@ -49,8 +53,7 @@ export const ollamaAdapter: EndpointAdapter = {
     const schema = jsonSchemaOf(spec);
     if (schema !== undefined) body.format = spec.responseFormat?.type === 'json_schema' ? schema : 'json';
     body.options = options;
-    const built: BuiltRequest = { method: 'POST', path: joinPath(endpoint, '/api/chat'), headers: jsonHeaders(endpoint, 'application/x-ndjson'), body: JSON.stringify(body) };
-    return urls ? { ...built, notes: [URL_NOTE] } : built;
+    return jsonPost(joinPath(endpoint, '/api/chat'), jsonHeaders(endpoint, 'application/x-ndjson'), body, urls ? [URL_NOTE] : []);
   },
 
   interpret(event: unknown): EventInfo {
@@ -66,12 +69,8 @@ export const ollamaAdapter: EndpointAdapter = {
     }
     if (event.done === true) {
       info.done = true;
-      const usage: { promptTokens?: number; completionTokens?: number } = {};
-      const promptTokens = count(event.prompt_eval_count);
-      const evalCount = count(event.eval_count);
-      if (promptTokens !== undefined) usage.promptTokens = promptTokens;
-      if (evalCount !== undefined) usage.completionTokens = evalCount;
-      if (promptTokens !== undefined || evalCount !== undefined) info.usage = usage;
+      const usage = countsUsage(event.prompt_eval_count, event.eval_count);
+      if (usage) info.usage = usage;
       // Durations in ns. Ollama's own TTFT: loading the model, then the prompt (no queue is reported).
       const t = new TimingReader(event, 'final', 'ollama');
       t.count('prompt_eval_count', 'promptTokens');

@@ -4,34 +4,39 @@
 // with a chunk whose `choices` is empty and whose `usage` holds the counts. A message with images is
 // sent as OpenAI's content array (text and image_url parts, as vLLM, SGLang and llama.cpp take it);
 // a participant's name as the message's `name`.
-import type { ChatMessage, EndpointSpec, RequestSpec, ServerTimings } from '../../core/types';
+import type { ChatMessage, EndpointSpec, Prompt, RequestSpec } from '../../core/types';
 import type { BuiltRequest, EndpointAdapter, EventInfo } from './adapter';
 import { isObject, str } from '../../core/json';
-import { commonSampling, hasImageUrls, IMAGE_URL_NOTE, joinPath, jsonHeaders, llamaTimings, maxTokensOf, mergeTimings, openaiCachedTokens, openaiUsage, streamError, vllmMetrics } from './adapter';
-import { sentPrompt } from './cacheBust';
+import { bodyStart, commonSampling, hasImageUrls, IMAGE_URL_NOTE, joinPath, jsonHeaders, jsonPost, llamaTimings, maxTokensOf, mergeTimings, OPENAI_MODELS, openaiCachedTokens, openaiUsage, streamError, timingFields, vllmMetrics } from './adapter';
 
 export const openaiChatAdapter: EndpointAdapter = {
   api: 'openai-chat',
-  framing: 'sse',
   probePath: '/v1/models',
+  models: OPENAI_MODELS,
 
   buildRequest(spec: RequestSpec, endpoint: EndpointSpec): BuiltRequest {
-    const body: Record<string, unknown> = {};
-    if (endpoint.model !== undefined) body.model = endpoint.model;
-    const prompt = sentPrompt(spec);
-    body.messages = prompt.messages.map(openaiMessage);
-    body.stream = true;
-    body.stream_options = { include_usage: true };
-    body.max_tokens = maxTokensOf(spec);
-    commonSampling(spec, body);
-    const built: BuiltRequest = { method: 'POST', path: joinPath(endpoint, '/v1/chat/completions'), headers: jsonHeaders(endpoint, 'text/event-stream'), body: JSON.stringify(body) };
-    return hasImageUrls(prompt) ? { ...built, notes: [IMAGE_URL_NOTE] } : built;
+    return openaiRequest(spec, endpoint, '/v1/chat/completions', (prompt) => ({ messages: prompt.messages.map(openaiMessage) }), (prompt) => (hasImageUrls(prompt) ? [IMAGE_URL_NOTE] : []));
   },
 
   interpret(event: unknown): EventInfo {
     return interpretOpenAi(event, 'chat');
   },
 };
+
+/**
+ * The request both OpenAI APIs send to `path`: the model, what `ask` gives for the prompt (messages,
+ * or the text), streaming with a last usage chunk, max_tokens and the sampling fields; `notes` says
+ * what of the prompt could not be sent.
+ */
+export function openaiRequest(spec: RequestSpec, endpoint: EndpointSpec, path: string, ask: (p: Prompt) => Record<string, unknown>, notes: (p: Prompt) => string[]): BuiltRequest {
+  const { body, prompt } = bodyStart(spec, endpoint);
+  Object.assign(body, ask(prompt));
+  body.stream = true;
+  body.stream_options = { include_usage: true };
+  body.max_tokens = maxTokensOf(spec);
+  commonSampling(spec, body);
+  return jsonPost(joinPath(endpoint, path), jsonHeaders(endpoint, 'text/event-stream'), body, notes(prompt));
+}
 
 /** A chat message as OpenAI takes it: text as a string, text with images as a content array. */
 function openaiMessage(m: ChatMessage): Record<string, unknown> {
@@ -47,8 +52,7 @@ export function interpretOpenAi(event: unknown, kind: 'chat' | 'completions'): E
   const error = streamError(event);
   if (error !== undefined) return { error };
   const info: {
-    content?: string; reasoning?: string; tokens?: number; usage?: ReturnType<typeof openaiUsage>;
-    responseId?: string; serverTimings?: ServerTimings; ignoredTimings?: readonly string[];
+    content?: string; reasoning?: string; tokens?: number; usage?: ReturnType<typeof openaiUsage>; responseId?: string;
   } = {};
   const id = str(event.id);
   if (id) info.responseId = id;
@@ -83,8 +87,5 @@ export function interpretOpenAi(event: unknown, kind: 'chat' | 'completions'): E
   const usage = openaiUsage(event.usage);
   if (usage) info.usage = usage;
   // llama.cpp's `timings`, vLLM's per-request `metrics`, OpenAI's cached prompt tokens: whichever the server sends.
-  const timings = mergeTimings(llamaTimings(event.timings), vllmMetrics(event.metrics), openaiCachedTokens(event.usage));
-  if (timings.timings) info.serverTimings = timings.timings;
-  if (timings.notes) info.ignoredTimings = timings.notes;
-  return info;
+  return { ...info, ...timingFields(mergeTimings(llamaTimings(event.timings), vllmMetrics(event.metrics), openaiCachedTokens(event.usage))) };
 }

@@ -2,26 +2,16 @@
 // is in `text`. Usage, `ignore_eos` and the sampling fields as for chat; images cannot be sent (noted).
 import type { EndpointSpec, RequestSpec } from '../../core/types';
 import type { BuiltRequest, EndpointAdapter, EventInfo } from './adapter';
-import { commonSampling, hasImages, joinPath, jsonHeaders, maxTokensOf, promptText, textOnlyNote } from './adapter';
-import { sentPrompt } from './cacheBust';
-import { interpretOpenAi } from './openaiChat';
+import { hasImages, OPENAI_MODELS, promptText, textOnlyNote } from './adapter';
+import { interpretOpenAi, openaiRequest } from './openaiChat';
 
 export const openaiCompletionsAdapter: EndpointAdapter = {
   api: 'openai-completions',
-  framing: 'sse',
   probePath: '/v1/models',
+  models: OPENAI_MODELS,
 
   buildRequest(spec: RequestSpec, endpoint: EndpointSpec): BuiltRequest {
-    const body: Record<string, unknown> = {};
-    if (endpoint.model !== undefined) body.model = endpoint.model;
-    const prompt = sentPrompt(spec);
-    body.prompt = promptText(prompt);
-    body.stream = true;
-    body.stream_options = { include_usage: true };
-    body.max_tokens = maxTokensOf(spec);
-    commonSampling(spec, body);
-    const built: BuiltRequest = { method: 'POST', path: joinPath(endpoint, '/v1/completions'), headers: jsonHeaders(endpoint, 'text/event-stream'), body: JSON.stringify(body) };
-    return hasImages(prompt) ? { ...built, notes: [textOnlyNote('openai-completions')] } : built;
+    return openaiRequest(spec, endpoint, '/v1/completions', (prompt) => ({ prompt: promptText(prompt) }), (prompt) => (hasImages(prompt) ? [textOnlyNote('openai-completions')] : []));
   },
 
   interpret(event: unknown): EventInfo {

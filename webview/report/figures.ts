@@ -1,0 +1,145 @@
+// The report's figures as data, before any DOM: the headline tiles, the percentile table's rows, the
+// compare table's rows and the metrics the CDFs draw, each from the metric catalogue
+// (src/present/metricCatalogue.ts). views.ts and app.ts render them; unit tests read them under node.
+import type { RunFile, SloSpec, Stats, Summary } from '../../src/engine/core/types';
+import { SLO_PERCENTILE } from '../../src/engine/analysis/metrics';
+import { prefixCacheSplitLine } from '../../src/present/cacheCheckText';
+import { connectionRetriesLine, rateLimitLine, statusCounts } from '../../src/present/retryText';
+import { formatInt, formatMs, formatNumber, formatPercent } from '../../src/present/units';
+import { measuresProxy } from '../../src/present/whereText';
+import { figureValue, latenciesFor, latencyStats, metricsFor, type FigureMetric, type LatencyMetric, type Metric } from '../../src/present/metricCatalogue';
+
+/** What a latency behind a buffer times instead of the server. */
+export const PROXY_NOTE = 'measures the proxy, not the server';
+
+/** A headline tile. `metric`: the catalogue row it shows. */
+export interface Figure {
+  readonly id: string;
+  readonly metric: Metric;
+  readonly label: string;
+  readonly value: string;
+  readonly raw?: number;
+  readonly slo?: keyof SloSpec;
+  readonly sloValue?: number;
+  readonly bad?: boolean;
+  readonly note?: string;
+  readonly proxy?: boolean;
+}
+
+/** The percentile an SLO is judged at: the tile of that percentile carries the SLO. */
+const SLO_STAT = `p${SLO_PERCENTILE}`;
+
+/** An imported run's figure its file cannot give (ITL without chunk times): "–", never the 0 of an empty set. */
+export function absent(run: RunFile, st: Stats | undefined): boolean {
+  return run.importedFrom !== undefined && !st?.count;
+}
+
+/** Whether an imported run's file had chunk arrival times: without them no stall can be found (a stall is a gap between chunks). */
+export function noChunks(run: RunFile): boolean {
+  return run.importedFrom !== undefined && !run.requests.some((r) => (r.chunkTimesMs?.length ?? 0) > 0);
+}
+
+/** A latency's tiles, one per headline percentile; the SLO on the one it is judged at. */
+function latencyTiles(m: LatencyMetric, run: RunFile, proxy: boolean): Figure[] {
+  const st = latencyStats(m, run.summary);
+  const none = absent(run, st);
+  const sloValue = m.slo ? run.workload?.slo?.[m.slo] : undefined;
+  return m.headline.map((stat) => {
+    const raw = none ? undefined : st?.[stat];
+    const judged = m.slo !== undefined && stat === SLO_STAT && !none;
+    return {
+      id: `${m.id}-${stat}`, metric: m, label: `${m.label} ${stat}`, value: formatMs(raw), raw,
+      ...(judged ? { slo: m.slo, sloValue } : {}),
+      ...(proxy && m.proxy ? { proxy: true, note: PROXY_NOTE } : {}),
+      ...(none ? { note: 'not in the file' } : {}),
+    };
+  });
+}
+
+/** TTFT cold and warm, beside TTFT when the prefix cache served some requests: a warm run against a cold one is otherwise a silent "+1,728 %". */
+function cacheTile(m: LatencyMetric, s: Summary): Figure | undefined {
+  const pc = s.prefixCache;
+  if (m.key !== 'ttftMs' || !pc || pc.warmRequests <= 0) return undefined;
+  return { id: `${m.id}-cache`, metric: m, label: `${m.label} p50 cold / warm`, value: `${formatMs(pc.coldTtftMs?.p50)} / ${formatMs(pc.warmTtftMs?.p50)}`,
+    raw: pc.warmTtftMs?.p50, note: prefixCacheSplitLine(s.prefixCache) ?? `${formatInt(pc.warmRequests)} warm, ${formatInt(pc.coldRequests)} cold; ${formatInt(pc.cachedTokens)} cached prompt tokens` };
+}
+
+/** The errors' note: by kind and status, rate limits with their Retry-After, and requests sent again. */
+function errorNote(run: RunFile): string | undefined {
+  const s = run.summary;
+  const statuses = statusCounts(s);
+  const kinds = Object.entries(s.errorsByKind ?? {}).map(([k, n]) => (k === 'http' && statuses ? `http ${n}: ${statuses}` : `${k} ${n}`)).join(', ');
+  return [kinds, rateLimitLine(run), connectionRetriesLine(run)].filter(Boolean).join('; ') || undefined;
+}
+
+/** A single figure's tile. */
+function figureTile(m: FigureMetric, run: RunFile): Figure {
+  const s = run.summary;
+  const raw = figureValue(m, s);
+  const base = { id: m.id, metric: m, label: m.label, raw };
+  switch (m.key) {
+    case 'failed': return { ...base, value: `${formatInt(s.failed)} of ${formatInt(s.completed + s.failed)}`, bad: s.failed > 0, note: errorNote(run) };
+    case 'stalls':
+      if (noChunks(run)) return { ...base, value: formatMs(undefined), raw: undefined, note: 'not known: no chunk times' };
+      return { ...base, value: formatInt(raw), bad: s.stalls.count > 0,
+        note: s.stalls.count ? `${formatMs(s.stalls.totalMs)} total, ${formatPercent(s.stalls.shareOfDecode)} of decode` : undefined };
+    case 'goodput': return { ...base, value: formatNumber(raw, m.unit),
+      note: raw !== undefined && s.requestsPerSecond > 0 ? `${formatPercent(raw / s.requestsPerSecond)} of requests meet the SLOs` : undefined };
+    default: return { ...base, value: formatNumber(raw) };
+  }
+}
+
+/** The headline's tiles, in the catalogue's order for tiles. */
+export function headlineFigures(run: RunFile): Figure[] {
+  const proxy = measuresProxy(run.summary);
+  return metricsFor('tiles', [run.summary]).flatMap((m) => {
+    if (m.kind === 'figure') return [figureTile(m, run)];
+    const cache = cacheTile(m, run.summary);
+    return [...latencyTiles(m, run, proxy), ...(cache ? [cache] : [])];
+  });
+}
+
+/** A row of the percentile table. */
+export interface PercentileRow {
+  readonly metric: LatencyMetric;
+  /** Undefined when an imported run's file cannot give it. */
+  readonly stats: Stats | undefined;
+  readonly count: number | undefined;
+  readonly sloValue?: number;
+  readonly missed: boolean;
+  /** The stream is buffered and this latency times the buffer. */
+  readonly proxy: boolean;
+}
+
+export function percentileRows(run: RunFile): PercentileRow[] {
+  const s = run.summary;
+  const missed = new Set(s.sloMissed ?? []);
+  const proxy = measuresProxy(s);
+  return latenciesFor('percentiles', [s]).map((m) => {
+    const st = latencyStats(m, s);
+    return {
+      metric: m, stats: absent(run, st) ? undefined : st, count: st?.count,
+      ...(m.slo && run.workload?.slo?.[m.slo] !== undefined ? { sloValue: run.workload.slo[m.slo] } : {}),
+      missed: m.slo !== undefined && missed.has(m.slo), proxy: proxy && m.proxy === true,
+    };
+  });
+}
+
+/** A row of the compare table: a latency's stats on each side, or a figure's value. */
+export type CompareRow =
+  | { readonly metric: LatencyMetric; readonly a: Stats | undefined; readonly b: Stats | undefined }
+  | { readonly metric: FigureMetric; readonly a: number | undefined; readonly b: number | undefined };
+
+export function compareRows(a: RunFile, b: RunFile): CompareRow[] {
+  return metricsFor('compare', [a.summary, b.summary]).map((m): CompareRow => {
+    if (m.kind === 'figure') return { metric: m, a: figureValue(m, a.summary), b: figureValue(m, b.summary) };
+    // an imported side without this metric (ITL without chunk times) has none: "–", never 0
+    const side = (r: RunFile) => { const st = latencyStats(m, r.summary); return absent(r, st) ? undefined : st; };
+    return { metric: m, a: side(a), b: side(b) };
+  });
+}
+
+/** The latencies whose distribution is drawn (a CDF each): those of the catalogue that one of the runs has. */
+export function distributionMetrics(...runs: readonly RunFile[]): LatencyMetric[] {
+  return latenciesFor('distributions', runs.map((r) => r.summary));
+}
