@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { chunksToCsv as chunksToCsvOf, CHUNK_CSV_COLUMNS } from '../../src/engine/files/chunksCsv';
 import { Scrubber, scrubRun } from '../../src/engine/core/redact';
 import { fixtureRun, fixtureWhereRun } from '../support/fixtureRuns';
+import { parseCsv } from '../support/csv';
 import type { RequestRecord, RunFile } from '../../src/engine/core/types';
 
 /** The chunk CSV of a run, scrubbed as every export is (no secret known here). */
@@ -14,26 +15,6 @@ function run(requests: RequestRecord[]): RunFile {
   return { ...base, requests };
 }
 
-/** RFC 4180 fields of one CSV text (quoted fields may hold commas, quotes and line breaks). */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') { field += '"'; i++; }
-      else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') { row.push(field); field = ''; }
-    else if (c === '\r' && text[i + 1] === '\n') { row.push(field); rows.push(row); row = []; field = ''; i++; }
-    else field += c;
-  }
-  assert.equal(field, '', 'the text ends with CRLF');
-  return rows;
-}
 
 test('a row per chunk: index, number, ms after sentAt, epoch ms, the gap, and the cause of a stall the chunk ended', () => {
   const csv = chunksToCsv(run([

@@ -16,26 +16,8 @@ import { requestsToCsv } from '../../src/engine/files/runFile';
 import { traceToJson } from '../../src/engine/files/traceEvents';
 import type { RequestRecord, RunFile, StallCause } from '../../src/engine/core/types';
 import { fixtureRun } from '../support/fixtureRuns';
+import { parseCsv } from '../support/csv';
 
-/** RFC 4180 fields of one CSV text (quoted fields may hold commas, quotes and line breaks). */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') { field += '"'; i++; }
-      else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') { row.push(field); field = ''; }
-    else if (c === '\r' && text[i + 1] === '\n') { row.push(field); rows.push(row); row = []; field = ''; i++; }
-    else field += c;
-  }
-  return rows;
-}
 
 /** What a spreadsheet would take as a formula: an unquoted or quoted cell whose text starts with a trigger. */
 const FORMULA = /^[ ]*[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/;

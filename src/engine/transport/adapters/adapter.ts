@@ -417,9 +417,17 @@ export function cachedTokens(obj: Record<string, unknown>, field: string, where:
   return resultOf(r);
 }
 
-/** A timing result as an event's fields. */
-export function timingFields(t: TimingResult | undefined): { serverTimings?: ServerTimings; ignoredTimings?: readonly string[] } {
-  return { ...(t?.timings ? { serverTimings: t.timings } : {}), ...(t?.notes ? { ignoredTimings: t.notes } : {}) };
+/** An event's timing fields. */
+export interface TimingFields {
+  serverTimings?: ServerTimings;
+  ignoredTimings?: readonly string[];
+}
+
+/** `info` with a timing result set as its fields, in place (interpret runs once per streamed event: no copy). */
+export function withTimings<T extends TimingFields>(info: T, t: TimingResult | undefined): T {
+  if (t?.timings) info.serverTimings = t.timings;
+  if (t?.notes) info.ignoredTimings = t.notes;
+  return info;
 }
 
 /** Several timing results of one event, merged (later ones win field by field). */

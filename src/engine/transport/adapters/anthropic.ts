@@ -7,10 +7,10 @@
 // `system`, not turns. Anthropic refuses fields it does not know (`seed`, `ignore_eos`): not sent.
 // Sampling: temperature, top_p, stop_sequences; the API has no penalties and no response_format
 // (each noted, not sent). Images are image blocks: base64 for `data:` URLs, a url source for http(s).
-import type { EndpointSpec, RequestSpec, ServerTimings } from '../../core/types';
-import type { BuiltRequest, EndpointAdapter, EventInfo, Turn, UsageInfo } from './adapter';
+import type { EndpointSpec, RequestSpec } from '../../core/types';
+import type { BuiltRequest, EndpointAdapter, EventInfo, TimingFields, Turn, UsageInfo } from './adapter';
 import { count, isObject, str } from '../../core/json';
-import { bodyStart, cachedTokens, dataUrl, IMAGE_URL_NOTE, joinPath, jsonHeaders, jsonPost, maxTokensOf, OPENAI_MODELS, splitSystem, streamError, systemImagesNote, timingFields, withDefaultHeaders } from './adapter';
+import { bodyStart, cachedTokens, dataUrl, IMAGE_URL_NOTE, joinPath, jsonHeaders, jsonPost, maxTokensOf, OPENAI_MODELS, splitSystem, streamError, systemImagesNote, withDefaultHeaders, withTimings } from './adapter';
 
 const ANTHROPIC_VERSION = '2023-06-01';
 const API_HEADERS: Readonly<Record<string, string>> = { 'anthropic-version': ANTHROPIC_VERSION };
@@ -121,7 +121,7 @@ function messageInfo(message: Record<string, unknown>, whole: boolean): EventInf
  * tokens. `output_tokens` is cumulative (message_delta), thinking included. message_start's
  * output_tokens is a placeholder (1 or 2) before anything is generated: not kept as a count.
  */
-function usageInfo(value: unknown, start = false): { usage?: UsageInfo; serverTimings?: ServerTimings; ignoredTimings?: readonly string[] } {
+function usageInfo(value: unknown, start = false): { usage?: UsageInfo } & TimingFields {
   if (!isObject(value)) return {};
   const usage: { promptTokens?: number; completionTokens?: number } = {};
   const input = count(value.input_tokens);
@@ -131,5 +131,5 @@ function usageInfo(value: unknown, start = false): { usage?: UsageInfo; serverTi
   const output = count(value.output_tokens);
   if (output !== undefined && !start) usage.completionTokens = output;
   const counted = usage.promptTokens !== undefined || usage.completionTokens !== undefined;
-  return { ...(counted ? { usage } : {}), ...timingFields(cachedTokens(value, 'cache_read_input_tokens', 'usage')) };
+  return withTimings<{ usage?: UsageInfo } & TimingFields>(counted ? { usage } : {}, cachedTokens(value, 'cache_read_input_tokens', 'usage'));
 }

@@ -9,10 +9,10 @@
 // penalties); a response format as responseMimeType application/json, with a json_schema's schema
 // as responseJsonSchema (JSON Schema as given, not the OpenAPI subset of responseSchema). Images:
 // inlineData for `data:` URLs, fileData for http(s) URLs (fetched by Gemini, noted).
-import type { ContentPart, EndpointSpec, RequestSpec, ServerTimings } from '../../core/types';
-import type { BuiltRequest, EndpointAdapter, EventInfo, UsageInfo } from './adapter';
+import type { ContentPart, EndpointSpec, RequestSpec } from '../../core/types';
+import type { BuiltRequest, EndpointAdapter, EventInfo, TimingFields, UsageInfo } from './adapter';
 import { count, isObject, str } from '../../core/json';
-import { cachedTokens, dataUrl, IMAGE_URL_NOTE, jsonHeaders, jsonPost, jsonSchemaOf, maxTokensOf, replacePath, requestPath, splitBaseUrl, splitSystem, streamError, systemImagesNote, timingFields } from './adapter';
+import { cachedTokens, dataUrl, IMAGE_URL_NOTE, jsonHeaders, jsonPost, jsonSchemaOf, maxTokensOf, replacePath, requestPath, splitBaseUrl, splitSystem, streamError, systemImagesNote, withTimings } from './adapter';
 import { sentPrompt } from './cacheBust';
 
 const IMAGE_TYPES: Readonly<Record<string, string>> = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', heic: 'image/heic', heif: 'image/heif' };
@@ -142,7 +142,7 @@ function withAltSse(query: string): string {
  * (as OpenAI's completion_tokens holds its reasoning tokens), thoughts also apart; the prompt count
  * includes the cached tokens, which are also kept as the server's cached count.
  */
-function usageOf(value: unknown): { usage?: UsageInfo; serverTimings?: ServerTimings; ignoredTimings?: readonly string[] } {
+function usageOf(value: unknown): { usage?: UsageInfo } & TimingFields {
   if (!isObject(value)) return {};
   const usage: { promptTokens?: number; completionTokens?: number; reasoningTokens?: number } = {};
   const prompt = count(value.promptTokenCount);
@@ -151,5 +151,5 @@ function usageOf(value: unknown): { usage?: UsageInfo; serverTimings?: ServerTim
   if (prompt !== undefined) usage.promptTokens = prompt;
   if (candidates !== undefined || thoughts !== undefined) usage.completionTokens = (candidates ?? 0) + (thoughts ?? 0);
   if (thoughts !== undefined) usage.reasoningTokens = thoughts;
-  return { ...(Object.keys(usage).length > 0 ? { usage } : {}), ...timingFields(cachedTokens(value, 'cachedContentTokenCount', 'usageMetadata')) };
+  return withTimings<{ usage?: UsageInfo } & TimingFields>(Object.keys(usage).length > 0 ? { usage } : {}, cachedTokens(value, 'cachedContentTokenCount', 'usageMetadata'));
 }

@@ -6,9 +6,9 @@
 // list), frequency/presence_penalty, and a response format as `json_schema` (`{}`: any JSON). The
 // prompt is text: images cannot be sent here (noted).
 import type { EndpointSpec, RequestSpec } from '../../core/types';
-import type { BuiltRequest, EndpointAdapter, EventInfo } from './adapter';
+import type { BuiltRequest, EndpointAdapter, EventInfo, TimingFields, UsageInfo } from './adapter';
 import { isObject, str } from '../../core/json';
-import { bodyStart, countsUsage, hasImages, joinPath, jsonHeaders, jsonPost, jsonSchemaOf, llamaTimings, maxTokensOf, promptText, snakeSampling, streamError, textOnlyNote, timingFields } from './adapter';
+import { bodyStart, countsUsage, hasImages, joinPath, jsonHeaders, jsonPost, jsonSchemaOf, llamaTimings, maxTokensOf, promptText, snakeSampling, streamError, textOnlyNote, withTimings } from './adapter';
 
 export const llamacppAdapter: EndpointAdapter = {
   api: 'llamacpp',
@@ -36,12 +36,14 @@ export const llamacppAdapter: EndpointAdapter = {
     if (!isObject(event)) return {};
     const error = streamError(event);
     if (error !== undefined) return { error };
-    const info: { content?: string; tokens?: number } = {};
+    const info: { content?: string; tokens?: number; done?: boolean; usage?: UsageInfo } & TimingFields = {};
     const content = str(event.content);
     if (content) info.content = content;
     if (Array.isArray(event.tokens) && event.tokens.length > 0 && content) info.tokens = event.tokens.length;
     if (event.stop !== true) return info;
+    info.done = true;
     const usage = countsUsage(event.tokens_evaluated, event.tokens_predicted);
-    return { ...info, done: true, ...(usage ? { usage } : {}), ...timingFields(llamaTimings(event.timings)) };
+    if (usage) info.usage = usage;
+    return withTimings(info, llamaTimings(event.timings));
   },
 };

@@ -5,9 +5,9 @@
 // sent as OpenAI's content array (text and image_url parts, as vLLM, SGLang and llama.cpp take it);
 // a participant's name as the message's `name`.
 import type { ChatMessage, EndpointSpec, Prompt, RequestSpec } from '../../core/types';
-import type { BuiltRequest, EndpointAdapter, EventInfo } from './adapter';
+import type { BuiltRequest, EndpointAdapter, EventInfo, TimingFields } from './adapter';
 import { isObject, str } from '../../core/json';
-import { bodyStart, commonSampling, hasImageUrls, IMAGE_URL_NOTE, joinPath, jsonHeaders, jsonPost, llamaTimings, maxTokensOf, mergeTimings, OPENAI_MODELS, openaiCachedTokens, openaiUsage, streamError, timingFields, vllmMetrics } from './adapter';
+import { bodyStart, commonSampling, hasImageUrls, IMAGE_URL_NOTE, joinPath, jsonHeaders, jsonPost, llamaTimings, maxTokensOf, mergeTimings, OPENAI_MODELS, openaiCachedTokens, openaiUsage, streamError, vllmMetrics, withTimings } from './adapter';
 
 export const openaiChatAdapter: EndpointAdapter = {
   api: 'openai-chat',
@@ -53,7 +53,7 @@ export function interpretOpenAi(event: unknown, kind: 'chat' | 'completions'): E
   if (error !== undefined) return { error };
   const info: {
     content?: string; reasoning?: string; tokens?: number; usage?: ReturnType<typeof openaiUsage>; responseId?: string;
-  } = {};
+  } & TimingFields = {};
   const id = str(event.id);
   if (id) info.responseId = id;
   const choices = event.choices;
@@ -87,5 +87,5 @@ export function interpretOpenAi(event: unknown, kind: 'chat' | 'completions'): E
   const usage = openaiUsage(event.usage);
   if (usage) info.usage = usage;
   // llama.cpp's `timings`, vLLM's per-request `metrics`, OpenAI's cached prompt tokens: whichever the server sends.
-  return { ...info, ...timingFields(mergeTimings(llamaTimings(event.timings), vllmMetrics(event.metrics), openaiCachedTokens(event.usage))) };
+  return withTimings(info, mergeTimings(llamaTimings(event.timings), vllmMetrics(event.metrics), openaiCachedTokens(event.usage)));
 }
