@@ -1,10 +1,9 @@
 // The CLI reference of docs/cli.md, written from the options table and the commands' usage texts, so
 // the page cannot disagree with what the parser takes (test/unit/cliReference.test.ts). Pure text.
-import { OPTIONS, option } from '../jobs/options';
-import type { CommandName, OptionGroup, OptionSpec } from '../jobs/options';
+import { OPTION_GROUPS, OPTIONS, option } from '../jobs/options';
+import type { CommandName, OptionSpec } from '../jobs/options';
 import { usage } from './usage';
 
-const GROUPS: readonly OptionGroup[] = ['Endpoint', 'Local server', 'Load', 'Prompts', 'Sweep', 'Prefill dial', 'Limits and judgement', 'Output'];
 
 /** Text as a table cell or list item: no raw `|`, `*`, `<` or line break (backticked spans are kept). */
 function cell(text: string): string {
@@ -75,7 +74,7 @@ function commandLines(commands: readonly CommandName[]): string[] {
 export function cliReference(options: readonly OptionSpec[] = OPTIONS): string {
   const commands = option('help').commands;
   const out = ['### Commands', '', ...commandLines(commands)];
-  for (const group of GROUPS) {
+  for (const group of OPTION_GROUPS) {
     const rows = options.filter((o) => o.group === group);
     if (rows.length === 0) continue;
     out.push('', `### ${group}`, '', '| flag | commands | default | setting | meaning |', '|---|---|---|---|---|', ...rows.map(optionRow));

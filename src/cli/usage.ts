@@ -1,7 +1,7 @@
 // Each command's help, written from the options table, so the help can never disagree with what
 // the parser takes.
-import { optionsOf } from '../jobs/options';
-import type { CommandName, OptionGroup, OptionSpec } from '../jobs/options';
+import { OPTION_GROUPS, optionsOf } from '../jobs/options';
+import type { CommandName, OptionSpec } from '../jobs/options';
 import { IMPORT_TOOL_ROWS } from '../engine/core/types';
 import { latenciesFor } from '../present/metricCatalogue';
 
@@ -34,13 +34,25 @@ const ABOUT: Readonly<Record<CommandName, { usage: string; about: string }>> = {
       'Prints the same table as run (or sweep), with what the source does not record. The format is told from the content; ' +
       "the statistics are recomputed from the requests, the tool's own beside them.", 0).join('\n'),
   },
+  compare: {
+    usage: 'llm-profiler compare BASE NEW [options]',
+    about: wrap(
+      'Is NEW slower than BASE? Two run files (or imported results, or two sweeps point by point): TTFT, TPOT, ITL and E2E at p50, p90, p99 and the mean, ' +
+      'and output throughput, each with the difference, its 95% bootstrap confidence interval (requests resampled; repetitions first when the runs have them) ' +
+      'and a verdict: slower, faster, or no difference these samples could detect, with the smallest change they could have.', 0).join('\n'),
+  },
+  ab: {
+    usage: 'llm-profiler ab --url A [--url B] [--model MA [--model MB]] [options]',
+    about: wrap(
+      'Compare two endpoints (or one endpoint with two models) under the same load in one run: A and B take turns in blocks, ' +
+      'so a slow minute hurts both sides alike, then the comparison of `compare` is printed (B against A).', 0).join('\n'),
+  },
   serve: {
     usage: 'llm-profiler serve [options]',
     about: 'Start a local llama.cpp server (OpenAI-compatible, on 127.0.0.1) and keep it running until Ctrl+C.',
   },
 };
 
-const GROUPS: readonly OptionGroup[] = ['Endpoint', 'Local server', 'Load', 'Prompts', 'Sweep', 'Prefill dial', 'Limits and judgement', 'Output'];
 
 const EXIT_CODES = `Exit codes: 0 ok, 1 some requests failed (or the endpoint is down), 2 usage error,
 3 an SLO was missed (with --fail-on-slo), 130 interrupted (what finished is printed and written).`;
@@ -81,7 +93,7 @@ export function usage(command: CommandName): string {
   const { usage: line, about } = ABOUT[command];
   const out = [`Usage: ${line}`, '', about];
   const mine = optionsOf(command);
-  for (const group of GROUPS) {
+  for (const group of OPTION_GROUPS) {
     const inGroup = mine.filter((o) => o.group === group);
     if (inGroup.length === 0) continue;
     out.push('', group, ...inGroup.flatMap((o) => optionLines(o, command)));
@@ -100,6 +112,8 @@ Commands
   prefill-dial   compare prefill chunk sizes on the local server
   cache-check    does the server serve repeated prompts from its prefix cache? TTFT cold vs warm
   serve          start the bundled local server
+  compare        is NEW slower than BASE? each figure's difference with its 95% interval and a verdict
+  ab             two endpoints (or models) under the same load, in alternating blocks, compared
   import         another tool's results (${IMPORT_TOOL_ROWS.map((t) => t.label).join(', ')}) as a run: the same table, timeline, compare
 
 Run "llm-profiler <command> --help" for a command's options.

@@ -8,13 +8,16 @@ import { parseSlo } from '../engine/core/slo';
 import { API_KINDS } from '../engine/core/apis';
 import { SYNTHETIC_PRESETS } from '../localServer/presets';
 
-export type CommandName = 'run' | 'sweep' | 'prefill-dial' | 'cache-check' | 'serve' | 'import';
+export type CommandName = 'run' | 'sweep' | 'prefill-dial' | 'cache-check' | 'serve' | 'import' | 'compare' | 'ab';
 /** Where a default applies: a command, or the extension's settings. */
 export type Surface = CommandName | 'settings';
 
 export type OptionKind = 'string' | 'int' | 'number' | 'boolean' | 'enum';
 
-export type OptionGroup = 'Endpoint' | 'Local server' | 'Load' | 'Prompts' | 'Sweep' | 'Prefill dial' | 'Limits and judgement' | 'Output';
+export type OptionGroup = 'Endpoint' | 'Local server' | 'Load' | 'Prompts' | 'Sweep' | 'Prefill dial' | 'Comparison' | 'Limits and judgement' | 'Output';
+
+/** The groups in the order the help and the reference list them. */
+export const OPTION_GROUPS: readonly OptionGroup[] = ['Endpoint', 'Local server', 'Load', 'Prompts', 'Sweep', 'Prefill dial', 'Comparison', 'Limits and judgement', 'Output'];
 
 export interface OptionRule {
   /** The other option's key. */
@@ -51,6 +54,8 @@ export interface OptionSpec {
   /** Commands where it takes a comma-separated list (a sweep's values). */
   readonly list?: readonly CommandName[];
   readonly repeatable?: boolean;
+  /** Commands where it may be given once or twice: the first is side A's, the second side B's (`ab --url A --url B`). */
+  readonly perSide?: readonly CommandName[];
   readonly group: OptionGroup;
   /** The placeholder in the usage text (N, URL, S…). */
   readonly value?: string;
@@ -68,11 +73,13 @@ export interface OptionSpec {
   readonly needs?: OptionRule;
 }
 
-const ALL: readonly CommandName[] = ['run', 'sweep', 'prefill-dial', 'cache-check', 'serve', 'import'];
+const ALL: readonly CommandName[] = ['run', 'sweep', 'prefill-dial', 'cache-check', 'serve', 'import', 'compare', 'ab'];
 const MEASURING: readonly CommandName[] = ['run', 'sweep', 'prefill-dial'];
-const ENDPOINT: readonly CommandName[] = ['run', 'sweep'];
+const ENDPOINT: readonly CommandName[] = ['run', 'sweep', 'ab'];
 /** Commands that send to an endpoint (--url) or to the bundled server started for them. */
-const TARGET: readonly CommandName[] = ['run', 'sweep', 'cache-check'];
+const TARGET: readonly CommandName[] = ['run', 'sweep', 'cache-check', 'ab'];
+/** Commands that print a comparison of two runs. */
+const COMPARING: readonly CommandName[] = ['compare', 'ab'];
 const STARTS_SERVER: readonly CommandName[] = ['run', 'sweep', 'prefill-dial', 'cache-check', 'serve'];
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -159,21 +166,21 @@ function checkSlo(text: string): string | undefined {
 export const OPTIONS: readonly OptionSpec[] = [
   // ---- Endpoint ----
   {
-    key: 'url', flag: '--url', kind: 'string', commands: TARGET, group: 'Endpoint', value: 'URL', check: checkUrl,
-    help: 'base URL, e.g. http://127.0.0.1:8000 (a trailing /v1 is fine); without it the bundled llama.cpp server is started on 127.0.0.1, profiled and stopped',
+    key: 'url', flag: '--url', kind: 'string', commands: TARGET, perSide: ['ab'], group: 'Endpoint', value: 'URL', check: checkUrl,
+    help: 'base URL, e.g. http://127.0.0.1:8000 (a trailing /v1 is fine); without it the bundled llama.cpp server is started on 127.0.0.1, profiled and stopped; ab: once for one endpoint, twice for A then B',
   },
   {
     key: 'api', flag: '--api', kind: 'enum', choices: ['auto', ...API_KINDS], commands: TARGET, group: 'Endpoint', value: 'KIND',
-    defaults: { run: 'auto', sweep: 'auto', 'cache-check': 'auto' }, needs: NEEDS_URL, help: 'the API the endpoint speaks; auto detects it',
+    defaults: { run: 'auto', sweep: 'auto', 'cache-check': 'auto', ab: 'auto' }, needs: NEEDS_URL, help: 'the API the endpoint speaks; auto detects it',
   },
   {
-    key: 'model', flag: '--model', kind: 'string', commands: TARGET, group: 'Endpoint', value: 'M', needs: NEEDS_URL,
-    help: 'model name sent with each request', defaultNote: 'the first one the server lists',
+    key: 'model', flag: '--model', kind: 'string', commands: TARGET, perSide: ['ab'], group: 'Endpoint', value: 'M', needs: NEEDS_URL,
+    help: 'model name sent with each request (ab: twice for A then B)', defaultNote: 'the first one the server lists',
   },
   {
-    key: 'apiKeyEnv', flag: '--api-key-env', kind: 'string', commands: TARGET, group: 'Endpoint', value: 'VAR', needs: NEEDS_URL,
+    key: 'apiKeyEnv', flag: '--api-key-env', kind: 'string', commands: TARGET, perSide: ['ab'], group: 'Endpoint', value: 'VAR', needs: NEEDS_URL,
     check: (v) => (ENV_NAME.test(v) ? undefined : 'takes the NAME of an environment variable (e.g. OPENAI_API_KEY), not the key itself'),
-    help: 'read the API key from environment variable VAR (never printed or stored)',
+    help: 'read the API key from environment variable VAR (never printed or stored; ab: twice for A then B)',
   },
   {
     key: 'apiKeyHeader', flag: '--api-key-header', kind: 'string', commands: TARGET, group: 'Endpoint', value: 'NAME',
@@ -273,7 +280,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   // ---- Load ----
   {
     key: 'concurrency', flag: '--concurrency', short: '-c', kind: 'int', min: 1, max: 4096, commands: ENDPOINT, list: ['sweep'], group: 'Load', value: 'N',
-    defaults: { run: 1, settings: 4 }, setting: { key: 'workload.concurrency' },
+    defaults: { run: 1, ab: 1, settings: 4 }, setting: { key: 'workload.concurrency' },
     defaultNote: 'sweep: 1, 2, 4, … up to --concurrency-limit',
     help: 'requests in flight (closed loop), each sent when the last ends; a sweep takes a list: 1,2,4,8',
   },
@@ -283,7 +290,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     help: 'open loop: R requests/s with gamma-distributed gaps (Poisson by default); a sweep takes a list',
   },
   {
-    key: 'burstiness', flag: '--burstiness', kind: 'number', positive: true, commands: ENDPOINT, group: 'Load', value: 'B', defaults: { run: 1, sweep: 1 },
+    key: 'burstiness', flag: '--burstiness', kind: 'number', positive: true, commands: ENDPOINT, group: 'Load', value: 'B', defaults: { run: 1, sweep: 1, ab: 1 },
     needs: { key: 'rate', why: 'needs --rate (it shapes open-loop arrivals)' },
     help: 'shape of the gaps with --rate (1 = Poisson, <1 burstier, >1 steadier)',
   },
@@ -299,8 +306,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   },
   {
     key: 'requests', flag: '--requests', short: '-n', kind: 'int', min: 1, max: 10_000_000, commands: ENDPOINT, group: 'Load', value: 'N',
-    defaults: { run: 10, sweep: 16, settings: 32 }, setting: { key: 'workload.requests' },
-    help: 'measured requests (a sweep: per point)',
+    defaults: { run: 10, sweep: 16, ab: 100, settings: 32 }, setting: { key: 'workload.requests' },
+    help: 'measured requests (a sweep: per point; run --repeat: per repetition; ab: per side)',
   },
   {
     key: 'requestsPerPoint', flag: '--requests-per-point', kind: 'int', min: 1, max: 10_000_000, commands: ['sweep'], group: 'Sweep', value: 'N',
@@ -312,18 +319,26 @@ export const OPTIONS: readonly OptionSpec[] = [
     help: 'or: send for S seconds (a sweep: per point; the prefill dial: per chunk size)',
   },
   {
-    key: 'warmup', flag: '--warmup', kind: 'int', min: 0, max: 10_000, commands: ENDPOINT, group: 'Load', value: 'K',
-    defaults: { run: 1, sweep: 1, settings: 1 }, setting: { key: 'workload.warmup' }, help: 'requests sent first and not measured',
+    key: 'repeat', flag: '--repeat', kind: 'int', min: 1, max: 1000, commands: ['run'], group: 'Load', value: 'N', defaults: { run: 1 },
+    help: "run the workload N times in a row, each repetition kept (requests[].repeat) and its spread shown beside the pooled percentiles; compare then resamples repetitions first, so drift between runs is in its interval",
   },
   {
-    key: 'seed', flag: '--seed', kind: 'int', min: -2_147_483_648, max: 4_294_967_295, commands: [...MEASURING, 'cache-check'], group: 'Load', value: 'N',
-    defaults: { run: 0, sweep: 0, 'prefill-dial': 0, 'cache-check': 0 }, help: 'seed for prompts, arrivals and per-request sampling',
+    key: 'blocks', flag: '--blocks', kind: 'int', min: 2, max: 1000, commands: ['ab'], group: 'Load', value: 'N', defaults: { ab: 10 },
+    help: 'blocks per side: A and B take turns, a block each (who goes first alternates), so a slow minute hurts both; --requests is split over the blocks',
+  },
+  {
+    key: 'warmup', flag: '--warmup', kind: 'int', min: 0, max: 10_000, commands: ENDPOINT, group: 'Load', value: 'K',
+    defaults: { run: 1, sweep: 1, ab: 1, settings: 1 }, setting: { key: 'workload.warmup' }, help: 'requests sent first and not measured',
+  },
+  {
+    key: 'seed', flag: '--seed', kind: 'int', min: -2_147_483_648, max: 4_294_967_295, commands: [...MEASURING, 'cache-check', 'ab'], group: 'Load', value: 'N',
+    defaults: { run: 0, sweep: 0, 'prefill-dial': 0, 'cache-check': 0, ab: 0 }, help: 'seed for prompts, arrivals and per-request sampling (ab: and for the bootstrap)',
   },
 
   // ---- Prompts ----
   {
     key: 'promptTokens', flag: '--prompt-tokens', kind: 'int', min: 1, max: 1_048_576, commands: TARGET, list: ['sweep'], group: 'Prompts', value: 'N',
-    defaults: { run: 256, 'cache-check': 1024, settings: 256 }, setting: { key: 'workload.promptTokens' }, defaultNote: 'sweep: 256, or 64 on the bundled server',
+    defaults: { run: 256, 'cache-check': 1024, ab: 256, settings: 256 }, setting: { key: 'workload.promptTokens' }, defaultNote: 'sweep: 256, or 64 on the bundled server',
     help: 'synthetic prompts of about N tokens, each unique from its first token; a sweep over prompt length takes a list',
   },
   {
@@ -362,7 +377,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   },
   {
     key: 'maxTokens', flag: '--max-tokens', kind: 'int', min: 1, max: 1_048_576, commands: TARGET, group: 'Prompts', value: 'N',
-    defaults: { run: 128, sweep: 64, 'cache-check': 8, settings: 128 }, setting: { key: 'workload.maxTokens' }, help: 'output tokens per request',
+    defaults: { run: 128, sweep: 64, 'cache-check': 8, ab: 128, settings: 128 }, setting: { key: 'workload.maxTokens' }, help: 'output tokens per request',
   },
   { key: 'noIgnoreEos', flag: '--no-ignore-eos', kind: 'boolean', commands: ENDPOINT, group: 'Prompts', help: 'let the model stop early (ignore_eos is sent by default)' },
   {
@@ -412,14 +427,44 @@ export const OPTIONS: readonly OptionSpec[] = [
     defaults: { 'prefill-dial': 0.5 }, help: 'long prompts per second (open loop, seeded: every chunk size gets the same arrivals)',
   },
 
-  // ---- Limits and judgement ----
+  // ---- Comparison ----
   {
-    key: 'timeout', flag: '--timeout', kind: 'number', positive: true, unit: 'of seconds', commands: [...MEASURING, 'cache-check'], group: 'Limits and judgement', value: 'S',
-    defaults: { run: 120, sweep: 120, 'prefill-dial': 120, 'cache-check': 120, settings: 120 }, setting: { key: 'workload.timeoutMs', scale: 1000, min: 1, max: 3600 }, help: 'per request',
+    key: 'failOnRegression', flag: '--fail-on-regression', kind: 'string', commands: COMPARING, group: 'Comparison', value: 'PCT|ttft.p99=10%,…',
+    help: 'exit 1 when a 95% interval says NEW is slower by more than PCT: one number for every figure, or per figure (ttft.p99=10%,tpot.p50=3%,throughput=5%; a metric alone gates its every row)',
   },
   {
-    key: 'idleTimeout', flag: '--idle-timeout', kind: 'number', positive: true, unit: 'of seconds', commands: [...MEASURING, 'cache-check'], group: 'Limits and judgement', value: 'S',
-    defaults: { run: 30, sweep: 30, 'prefill-dial': 30, 'cache-check': 30 }, help: 'between chunks',
+    key: 'detect', flag: '--detect', kind: 'number', positive: true, unit: 'of percent', commands: COMPARING, group: 'Comparison', value: 'PCT', defaults: { compare: 5, ab: 5 },
+    help: 'the change the sample-size advice sizes for: where no difference is detected, how many requests a side would detect PCT%',
+  },
+  {
+    key: 'resamples', flag: '--resamples', kind: 'int', min: 100, max: 100_000, commands: COMPARING, group: 'Comparison', value: 'N',
+    defaultNote: '2000, fewer (at least 200) for runs of millions of values', help: 'bootstrap resamples behind each interval',
+  },
+  {
+    key: 'bootstrapSeed', flag: '--seed', kind: 'int', min: -2_147_483_648, max: 4_294_967_295, commands: ['compare'], group: 'Comparison', value: 'N', defaults: { compare: 0 },
+    help: "seed of the bootstrap's resampling (the same seed, the same intervals)",
+  },
+  {
+    key: 'force', flag: '--force', kind: 'boolean', commands: ['compare'], group: 'Comparison',
+    help: 'compare runs whose workloads differ (load, prompts, max tokens, API): the differences are printed first',
+  },
+  {
+    key: 'markdown', flag: '--markdown', kind: 'boolean', commands: COMPARING, group: 'Comparison', conflicts: [{ key: 'json' }],
+    help: 'print the comparison as a Markdown table for a pull-request comment; with GITHUB_STEP_SUMMARY set, also append it there',
+  },
+  {
+    key: 'junit', flag: '--junit', kind: 'string', commands: COMPARING, group: 'Comparison', value: 'FILE',
+    help: 'write a JUnit XML report: one test case per figure gated by --fail-on-regression',
+  },
+
+  // ---- Limits and judgement ----
+  {
+    key: 'timeout', flag: '--timeout', kind: 'number', positive: true, unit: 'of seconds', commands: [...MEASURING, 'cache-check', 'ab'], group: 'Limits and judgement', value: 'S',
+    defaults: { run: 120, sweep: 120, 'prefill-dial': 120, 'cache-check': 120, ab: 120, settings: 120 }, setting: { key: 'workload.timeoutMs', scale: 1000, min: 1, max: 3600 }, help: 'per request',
+  },
+  {
+    key: 'idleTimeout', flag: '--idle-timeout', kind: 'number', positive: true, unit: 'of seconds', commands: [...MEASURING, 'cache-check', 'ab'], group: 'Limits and judgement', value: 'S',
+    defaults: { run: 30, sweep: 30, 'prefill-dial': 30, 'cache-check': 30, ab: 30 }, help: 'between chunks',
   },
   {
     key: 'respectRetryAfter', flag: '--respect-retry-after', kind: 'boolean', commands: ENDPOINT, group: 'Limits and judgement',
@@ -436,16 +481,16 @@ export const OPTIONS: readonly OptionSpec[] = [
   },
   {
     key: 'percentiles', flag: '--percentiles', kind: 'number', min: 0, max: 100, commands: [...ENDPOINT, 'import'], list: ['run', 'sweep', 'import'], group: 'Limits and judgement', value: '50,90,99',
-    defaults: { run: [50, 90, 95, 99], sweep: [50, 90, 95, 99], import: [50, 90, 95, 99] }, help: 'percentiles to report',
+    defaults: { run: [50, 90, 95, 99], sweep: [50, 90, 95, 99], ab: [50, 90, 95, 99], import: [50, 90, 95, 99] }, help: 'percentiles to report',
   },
 
   // ---- Output ----
   { key: 'out', flag: '--out', short: '-o', kind: 'string', commands: [...MEASURING, 'cache-check', 'import'], group: 'Output', value: 'FILE', help: 'write the run file (JSON; nothing is written without it)' },
   {
-    key: 'outDir', flag: '--out-dir', kind: 'string', commands: ['import'], group: 'Output', value: 'DIR', conflicts: [{ key: 'out' }],
-    help: 'write one run file per file imported into DIR, named after it (NAME.run.json)',
+    key: 'outDir', flag: '--out-dir', kind: 'string', commands: ['import', 'ab'], group: 'Output', value: 'DIR', conflicts: [{ key: 'out' }],
+    help: 'import: write one run file per file imported into DIR, named after it (NAME.run.json); ab: write each side\'s run file into DIR (a.run.json, b.run.json)',
   },
-  { key: 'json', flag: '--json', kind: 'boolean', commands: [...MEASURING, 'cache-check', 'import'], group: 'Output', help: 'print the result as JSON on stdout instead of the table' },
+  { key: 'json', flag: '--json', kind: 'boolean', commands: [...MEASURING, 'cache-check', 'import', 'compare', 'ab'], group: 'Output', help: 'print the result as JSON on stdout instead of the table' },
   {
     key: 'traceOut', flag: '--trace-out', kind: 'string', commands: [...MEASURING, 'cache-check', 'import'], group: 'Output', value: 'FILE',
     help: 'write the run as a trace (Trace Event Format JSON: a track per request, queue/prefill/decode slices, a mark per chunk) to open in ui.perfetto.dev',

@@ -175,6 +175,7 @@ const request = v.object({
   intermediaries: opt(v.record(str, str)),
   cacheBust: opt(v.picklist(['cache_prompt', 'nonce'])),
   repeatOf: opt(num),
+  repeat: opt(num),
   promptRef: opt(num),
   malformedEvents: opt(num),
   exceedsMaxTokens: opt(bool),
@@ -370,6 +371,8 @@ export const RunFileSchema = v.looseObject({
   serverMetrics: opt(serverMetrics),
   prefixCache: opt(prefixCacheCheck),
   importedFrom: opt(importedFrom),
+  repeats: opt(list(v.object({ index: num, startedAt: str, durationS: num, summary, requestIndexes: numbers }))),
+  ab: opt(v.object({ pairId: str, side: v.picklist(['A', 'B']), otherId: str, blocks: num, blockRequests: num })),
 });
 
 /** What is wrong with a value that should be a run file; each reader words it its own way. */

@@ -302,6 +302,11 @@ export interface RequestRecord {
   readonly cacheBust?: CacheBust;
   /** The `index` of an earlier request of this run that sent the same prompt (a warm candidate). */
   readonly repeatOf?: number;
+  /**
+   * (`run --repeat N`, `ab`) Which repetition or block of the run this request was sent in, from 0.
+   * `compare` resamples repetitions first, then requests within them, so drift between them is in its interval.
+   */
+  readonly repeat?: number;
   /** Index into RunFile.prompts: what this request's prompt was sent with. */
   readonly promptRef?: number;
   /** Malformed events skipped in this stream. */
@@ -702,7 +707,35 @@ export interface RunFile {
   readonly prefixCache?: PrefixCacheCheck;
   /** Present on a run imported from another benchmark tool's result (`llm-profiler import`). */
   readonly importedFrom?: ImportedFrom;
+  /** (`run --repeat N`) Each repetition of the workload on its own: requests[].repeat points here by index. */
+  readonly repeats?: readonly RepeatSummary[];
+  /** (`ab`) This run is one side of an interleaved A/B: its blocks alternate with the other side's. */
+  readonly ab?: AbRecord;
   readonly [extra: string]: unknown;
+}
+
+/** One repetition of a `run --repeat N` (or one block of an `ab` side). */
+export interface RepeatSummary {
+  readonly index: number;
+  /** ISO time the repetition started. */
+  readonly startedAt: string;
+  readonly durationS: number;
+  readonly summary: Summary;
+  /** Indexes into RunFile.requests belonging to this repetition. */
+  readonly requestIndexes: readonly number[];
+}
+
+/** One side of an interleaved A/B run (`llm-profiler ab`). */
+export interface AbRecord {
+  /** Shared by both sides' run files: they were measured together. */
+  readonly pairId: string;
+  readonly side: 'A' | 'B';
+  /** The other side's run id. */
+  readonly otherId: string;
+  /** Blocks per side; block i of A ran just before block i of B (or after, alternating who goes first). */
+  readonly blocks: number;
+  /** Measured requests per block. */
+  readonly blockRequests: number;
 }
 
 // ---- Runs imported from other benchmark tools (src/engine/files/importers/) ----
