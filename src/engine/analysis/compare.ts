@@ -35,7 +35,7 @@ export const MIN_TAIL = 5;
 export const MIN_REQUESTS = 10;
 export const DEFAULT_RESAMPLES = 2000;
 /** Fewer resamples for very large runs, so a comparison stays within seconds: resamples × values ≤ this. */
-const WORK_BUDGET = 4e8;
+const WORK_BUDGET = 2e8;
 
 export type RowVerdict = 'slower' | 'faster' | 'no-difference' | 'too-few' | 'absent';
 
@@ -111,7 +111,9 @@ export function sideOf(run: RunFile, indexes?: readonly number[]): Side {
   const byRepeat = new Map<number, number[]>();
   requests.forEach((r, i) => {
     const g = r.repeat ?? 0;
-    byRepeat.set(g, [...(byRepeat.get(g) ?? []), i]);
+    const members = byRepeat.get(g);
+    if (members) members.push(i);
+    else byRepeat.set(g, [i]);
   });
   const keys = [...byRepeat.keys()].sort((a, b) => a - b);
   const groups = keys.map((k) => byRepeat.get(k)!);
