@@ -40,10 +40,10 @@ function build(command: JobCommandName, v: OptionValues, io: CliIo): Promise<Bui
   }
 }
 
-/** What --json prints: the part of the run file the command is about. */
+/** What --json prints: the part of the run file the command is about (a run's summary; with --repeat, each repetition's beside it). */
 function jsonOf(command: JobCommandName, run: RunFile): unknown {
   switch (command) {
-    case 'run': return run.summary;
+    case 'run': return run.repeats ? { ...run.summary, repeats: run.repeats.map(({ requestIndexes: _indexes, ...r }) => r) } : run.summary;
     case 'sweep': return run.sweep;
     case 'prefill-dial': return run.prefillDial;
     case 'cache-check': return run.prefixCache ?? null;
@@ -59,9 +59,8 @@ function textOf(command: JobCommandName, run: RunFile): string {
   }
 }
 
-/** The key named by --api-key-env, read from the environment: never printed or stored. */
-function apiKeyFrom(v: OptionValues, io: CliIo): string | undefined {
-  const name = v.str('apiKeyEnv');
+/** The key named by --api-key-env (`name`: a side's, for ab), read from the environment: never printed or stored. */
+export function apiKeyFrom(v: OptionValues, io: CliIo, name = v.str('apiKeyEnv')): string | undefined {
   if (name === undefined) return undefined;
   const key = io.env[name];
   if (!key) throw new UsageError(`--api-key-env: the environment variable ${name} is not set`, '--api-key-env');
@@ -73,7 +72,7 @@ function apiKeyFrom(v: OptionValues, io: CliIo): string | undefined {
  * id or error could otherwise move the cursor, clear the screen or retitle the window) and every
  * secret the job holds is scrubbed. The live line's own escape is the only one written.
  */
-class Printer {
+export class Printer {
   #scrubber = new Scrubber();
   constructor(private readonly io: CliIo) {}
 
@@ -111,7 +110,7 @@ function slotsText(s: LocalServerRequest): string {
 }
 
 /** A line rewritten in place on a terminal, cleared for good once the run ends or is interrupted. */
-class LiveLine {
+export class LiveLine {
   #on: boolean;
   constructor(private readonly printer: Printer, enabled: boolean) {
     this.#on = enabled;
@@ -132,11 +131,11 @@ class LiveLine {
   }
 }
 
-/** The proxy and trust settings from --proxy, --no-proxy, --ca-file, --insecure and the environment (HTTPS_PROXY, NO_PROXY, NODE_EXTRA_CA_CERTS…). */
-function networkFrom(v: OptionValues, io: CliIo): NetworkSpec | undefined {
+/** The proxy and trust settings from --proxy, --no-proxy, --ca-file, --insecure and the environment (HTTPS_PROXY, NO_PROXY, NODE_EXTRA_CA_CERTS…), for `url` (ab: a side's). */
+export function networkFrom(v: OptionValues, io: CliIo, url = v.str('url')): NetworkSpec | undefined {
   const proxy = v.str('proxy');
   return buildNetwork(
-    v.str('url'),
+    url,
     {
       ...(proxy !== undefined ? { proxy, proxySource: '--proxy' } : {}),
       ...(v.flag('noProxy') ? { direct: true } : {}),
@@ -172,20 +171,21 @@ function hooksFor(live: LiveLine, printer: Printer, local: boolean, apiKey: stri
  * symbolic link (the atomic write would replace the link, not write where it points). A run is
  * never measured only to be lost at the end.
  */
-async function checkOut(path: string, io: CliIo): Promise<void> {
+export async function checkOut(path: string, io: CliIo, flag = '--out'): Promise<void> {
   const target = resolve(io.cwd, path);
   const folder = await stat(dirname(target)).catch(() => undefined);
-  if (!folder?.isDirectory()) throw new UsageError(`--out: the folder ${dirname(target)} does not exist`, '--out');
+  if (!folder?.isDirectory()) throw new UsageError(`${flag}: the folder ${dirname(target)} does not exist`, flag);
   const existing = await lstat(target).catch(() => undefined);
-  if (existing?.isSymbolicLink()) throw new UsageError(`--out: ${target} is a symbolic link; give the path of a regular file`, '--out');
-  if (existing?.isDirectory()) throw new UsageError(`--out: ${target} is a folder; give a file name such as run.json`, '--out');
+  if (existing?.isSymbolicLink()) throw new UsageError(`${flag}: ${target} is a symbolic link; give the path of a regular file`, flag);
+  if (existing?.isDirectory()) throw new UsageError(`${flag}: ${target} is a folder; give a file name such as run.json`, flag);
 }
 
-async function writeOut(path: string, run: ScrubbedRun, io: CliIo, printer: Printer): Promise<boolean> {
+/** Writes a scrubbed run file atomically and says where (`what`: "run", "A's run"); false when it could not. */
+export async function writeOut(path: string, run: ScrubbedRun, io: CliIo, printer: Printer, what = 'run'): Promise<boolean> {
   const target = resolve(io.cwd, path);
   try {
     await writeRunFile(target, run, printer.scrubber);
-    printer.err(`llm-profiler: run written to ${target}\n`);
+    printer.err(`llm-profiler: ${what} written to ${target}\n`);
     return true;
   } catch (e) {
     printer.err(`llm-profiler: could not write the run file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}\n`);

@@ -21,6 +21,14 @@ export async function main(argv: readonly string[]): Promise<number> {
       const { importCommand } = await import('./importCommand');
       return importCommand(rest);
     }
+    case 'compare': {
+      const { compareCommand } = await import('./compareCommand');
+      return compareCommand(rest);
+    }
+    case 'ab': {
+      const { abCommand } = await import('./abCommand');
+      return abCommand(rest);
+    }
     case '-h':
     case '--help':
     case 'help':

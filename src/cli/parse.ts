@@ -104,13 +104,20 @@ export function parseCommandLine(command: CommandName, argv: readonly string[]):
       throw new UsageError(`${o.flag} needs a value`, o.flag);
     }
     const value = convert(o, command, t.value);
-    if (o.repeatable) {
+    if (o.perSide?.includes(command)) {
+      // once for both sides, or twice: side A's, then side B's
+      const before = (given.get(o.key) as readonly string[] | undefined) ?? [];
+      if (before.length >= 2) throw new UsageError(`${o.flag} given more than twice (once for both sides, or twice: A then B)`, o.flag);
+      given.set(o.key, [...before, value as string]);
+    } else if (o.repeatable) {
       given.set(o.key, [...((given.get(o.key) as readonly string[] | undefined) ?? []), value as string]);
     } else {
       if (given.has(o.key)) throw new UsageError(`${o.flag} given more than once`, o.flag);
       given.set(o.key, value);
     }
   }
+  // ab sends to endpoints only (it starts no local server), so --url is what the others' rules lean on
+  if (command === 'ab' && !given.has('url') && !given.has('help') && !given.has('version')) throw new UsageError('needs --url: once for one endpoint (with --model twice), or twice for two endpoints', '--url');
   checkRules(given, command);
   return new OptionValues(given);
 }

@@ -57,6 +57,16 @@ const ABOUT: Readonly<Record<CommandName, { usage: string; about: string }>> = {
 const EXIT_CODES = `Exit codes: 0 ok, 1 some requests failed (or the endpoint is down), 2 usage error,
 3 an SLO was missed (with --fail-on-slo), 130 interrupted (what finished is printed and written).`;
 
+/** `compare` and `ab`: 1 is the regression a CI job fails on, never a usage problem. */
+const COMPARE_EXIT_CODES = {
+  compare: `Exit codes: 0 ok (no figure gated by --fail-on-regression is slower by more than its threshold),
+1 a gated figure is slower by more than its threshold (or the JUnit report or step summary could not be
+written), 2 usage error: a bad flag or gate, a file that cannot be read, runs of different workloads
+(without --force), or a figure named in the gate that these runs cannot judge (p99 of 100 requests).`,
+  ab: `Exit codes: 0 ok (no figure gated by --fail-on-regression is slower by more than its threshold),
+1 a gated figure of B is slower than A's by more than its threshold, or requests failed, 2 usage error
+(a bad flag or gate, or a figure named in the gate that the run cannot judge), 130 interrupted.`,
+} as const;
 
 function defaultText(o: OptionSpec, command: CommandName): string | undefined {
   const d = o.defaults?.[command];
@@ -98,7 +108,8 @@ export function usage(command: CommandName): string {
     if (inGroup.length === 0) continue;
     out.push('', group, ...inGroup.flatMap((o) => optionLines(o, command)));
   }
-  if (command === 'import') out.push('', 'Exit codes: 0 ok, 1 a file could not be imported (nothing is written for it), 2 usage error.');
+  if (command === 'compare' || command === 'ab') out.push('', COMPARE_EXIT_CODES[command]);
+  else if (command === 'import') out.push('', 'Exit codes: 0 ok, 1 a file could not be imported (nothing is written for it), 2 usage error.');
   else if (command !== 'serve') out.push('', EXIT_CODES);
   return `${out.join('\n')}\n`;
 }

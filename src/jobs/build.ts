@@ -9,7 +9,8 @@ import { defaultConcurrencies } from '../engine/run/sweep';
 import type { SweepDimension } from '../engine/run/sweep';
 import type { Prompt, PromptPulledIn, SamplingKey, SloSpec, WorkloadMode, WorkloadSpec } from '../engine/core/types';
 import type { ApiKind } from '../engine/core/apis';
-import { defaultWorkload, workloadProblems } from '../engine/core/workload';
+import { defaultWorkload, workloadProblems, WorkloadError } from '../engine/core/workload';
+import { checkOneLoop } from '../engine/run/segments';
 import { GgufError } from '../localServer/gguf';
 import { modelContext } from '../localServer/model';
 import { isSyntheticPreset } from '../localServer/presets';
@@ -119,7 +120,11 @@ function targetOf(v: OptionValues, command: CommandName, parallel: number, ctx: 
   if (ctx.target) return ctx.target.kind === 'local' ? { kind: 'local', server: { ...ctx.target.server, parallel: Math.max(ctx.target.server.parallel, parallel) } } : ctx.target;
   const url = v.str('url');
   if (url === undefined) return { kind: 'local', server: localServerRequest(v, command, parallel, ctx) };
-  const model = v.str('model');
+  return endpointTarget(v, url, v.str('model'));
+}
+
+/** An endpoint target from the endpoint options, with this URL and model (`ab` gives each side its own). */
+export function endpointTarget(v: OptionValues, url: string, model: string | undefined): Target {
   const headers = headersOf(v);
   const apiKeyHeader = v.str('apiKeyHeader');
   return {
@@ -171,7 +176,7 @@ function modeOf(v: OptionValues, command: CommandName): WorkloadMode {
 }
 
 /** The workload fields `run` and `sweep` share, from the values (defaults from the table for `command`). */
-function workloadOf(v: OptionValues, command: CommandName, ctx: BuildContext, promptTokens: number): Partial<WorkloadSpec> {
+export function workloadOf(v: OptionValues, command: CommandName, ctx: BuildContext, promptTokens: number): Partial<WorkloadSpec> {
   const o: { -readonly [K in keyof WorkloadSpec]?: WorkloadSpec[K] } = {};
   o.mode = modeOf(v, command);
   const duration = v.num('duration');
@@ -236,7 +241,7 @@ async function fileSource(source: FileSource, v: OptionValues, ctx: BuildContext
  * The workload's prompt source (a prompt file's with its values and allowances, and what it pulled in)
  * and the prompts: the caller's (already filled), else the prompt file's or dataset's.
  */
-async function promptsFor(base: Partial<WorkloadSpec>, v: OptionValues, ctx: BuildContext): Promise<{ base: Partial<WorkloadSpec>; loaded: LoadedPrompts }> {
+export async function promptsFor(base: Partial<WorkloadSpec>, v: OptionValues, ctx: BuildContext): Promise<{ base: Partial<WorkloadSpec>; loaded: LoadedPrompts }> {
   const source = base.prompt!.kind === 'file' ? await fileSource(base.prompt!, v, ctx) : base.prompt!;
   const loaded: LoadedPrompts = ctx.prompts && ctx.prompts.length > 0
     ? { prompts: ctx.prompts, warnings: [], ...(ctx.pulledIn ? { pulledIn: ctx.pulledIn } : {}) }
@@ -245,10 +250,20 @@ async function promptsFor(base: Partial<WorkloadSpec>, v: OptionValues, ctx: Bui
   return { base: { ...base, prompt }, loaded };
 }
 
-function checked(w: WorkloadSpec): WorkloadSpec {
+export function checked(w: WorkloadSpec): WorkloadSpec {
   const problems = workloadProblems(w);
   if (problems.length > 0) throw new UsageError(problems.join('; '));
   return w;
+}
+
+/** A run in segments (`--repeat`, `ab`) sends from one event loop: a workload that wants worker threads is a usage error. */
+export function oneLoop(w: WorkloadSpec, what: string): void {
+  try {
+    checkOneLoop(w, what);
+  } catch (e) {
+    if (e instanceof WorkloadError) throw new UsageError(e.message, w.workers !== undefined ? '--workers' : undefined);
+    throw e;
+  }
 }
 
 function needSlo(failOnSlo: boolean, slo: SloSpec | undefined, where: string): void {
@@ -265,11 +280,14 @@ export async function buildRunJob(v: OptionValues, ctx: BuildContext = {}): Prom
   // one slot per request in flight, so the server never queues what the client meant to run in parallel
   const mode = workload.mode;
   const parallel = mode.kind === 'closed' ? mode.concurrency : (mode.maxConcurrency ?? 4);
+  const repeat = v.num('repeat') ?? 1;
+  if (repeat > 1) oneLoop(workload, '--repeat');
   const job: RunJob = {
     kind: 'run',
     target: await sizedTarget(targetOf(v, 'run', parallel, ctx), workload, loaded.prompts, syntheticLength(workload), ctx),
     workload,
     ...(loaded.prompts ? { prompts: loaded.prompts } : {}),
+    ...(repeat > 1 ? { repeat } : {}),
     failOnSlo,
   };
   return { job, warnings: loaded.warnings };

@@ -5,6 +5,8 @@ import { runCacheCheck } from '../engine/run/cacheCheck';
 import { assembleRunFile } from '../engine/run/runAssembly';
 import { newRunId } from '../engine/core/runId';
 import { runWorkload } from '../engine/run/runner';
+import { runRepeated } from '../engine/run/segments';
+import type { RunOptions } from '../engine/run/plan';
 import { plannedPrompts } from '../engine/run/plan';
 import { MetricsSampler } from '../engine/transport/serverMetrics';
 import { pointLabel, runPrefillDial, runSweep } from '../engine/run/sweep';
@@ -45,9 +47,8 @@ export interface JobHooks extends ResolveHooks {
   onStatus?(message: string): void;
 }
 
-/** A run file with no requests yet: what a live view starts from. */
 /** The run as the live report first shows it: its head, no request yet, and what its prompts will be sent with. */
-function skeletonRun(runId: string, endpoint: EndpointSpec, workload: WorkloadSpec, detectedApi = false, prompts?: readonly Prompt[]): RunFile {
+export function skeletonRun(runId: string, endpoint: EndpointSpec, workload: WorkloadSpec, detectedApi = false, prompts?: readonly Prompt[]): RunFile {
   return assembleRunFile({ id: runId, startedAt: new Date().toISOString(), cancelled: false, endpoint, detectedApi, workload, prompts: plannedPrompts(workload, endpoint, prompts), requests: [], durationS: 0 });
 }
 
@@ -65,6 +66,20 @@ function guard<A extends unknown[]>(fn: ((...args: A) => void) | undefined): ((.
 /** The run file with what the server's /metrics said over it, when it has a /metrics. */
 function withServerMetrics(run: RunFile, serverMetrics: ServerMetrics | undefined): RunFile {
   return serverMetrics ? { ...run, serverMetrics } : run;
+}
+
+/** A run job's workload, once or (`--repeat N`) N times in a row, progress naming the repetition. */
+function runOnce(job: RunJob, endpoint: EndpointSpec, common: RunOptions, onProgress: ((p: JobProgress) => void) | undefined): Promise<RunFile> {
+  const repeat = job.repeat ?? 1;
+  if (repeat <= 1) return runWorkload(endpoint, job.workload, { ...common, ...(onProgress ? { onProgress } : {}) });
+  let current = 0;
+  return runRepeated(endpoint, job.workload, repeat, {
+    ...common,
+    onRepetition: (r) => {
+      current = r;
+    },
+    ...(onProgress ? { onProgress: (p: Progress) => onProgress({ ...p, phase: `repetition ${current + 1}/${repeat}` }) } : {}),
+  });
 }
 
 async function executeOnEndpoint(job: RunJob | SweepJob, runId: string, hooks: JobHooks): Promise<RunFile> {
@@ -87,8 +102,7 @@ async function executeOnEndpoint(job: RunJob | SweepJob, runId: string, hooks: J
       ...(hooks.streams ? { streams: true } : {}),
     };
     if (job.kind === 'run') {
-      const onProgress = guard(hooks.onProgress);
-      const run = await runWorkload(resolved.endpoint, job.workload, { ...common, ...(onProgress ? { onProgress } : {}) });
+      const run = await runOnce(job, resolved.endpoint, common, guard(hooks.onProgress));
       return withServerMetrics(run, await sampler?.stop().catch(() => undefined));
     }
     let next = 0;

@@ -46,6 +46,8 @@ export interface RunJob extends JobCommon {
   readonly workload: WorkloadSpec;
   /** Prompts loaded from the workload's prompt file or dataset, or given by the caller (a CodeLens prompt). */
   readonly prompts?: readonly Prompt[];
+  /** `run --repeat N`: the workload sent N times in a row, each repetition kept (absent or 1: once). */
+  readonly repeat?: number;
 }
 
 export interface SweepJob extends JobCommon {
@@ -77,6 +79,20 @@ export interface CacheCheckJob extends JobCommon {
 }
 
 export type Job = RunJob | SweepJob | DialJob | CacheCheckJob;
+
+/**
+ * `llm-profiler ab` (the extension's "Compare two endpoints"): the same workload on two targets in
+ * alternating blocks, in one process (src/jobs/ab.ts). Not a `Job`: it makes two run files.
+ */
+export interface AbJob {
+  readonly kind: 'ab';
+  /** Side A's target, then side B's. */
+  readonly targets: readonly [Target, Target];
+  /** Both sides send it: `requests` is per side, split evenly over the blocks. */
+  readonly workload: WorkloadSpec;
+  readonly blocks: number;
+  readonly prompts?: readonly Prompt[];
+}
 
 /** A job with what its inputs said on the way (a prompt file's warnings), for the surface to show. */
 export interface BuiltJob<J extends Job = Job> {

@@ -167,7 +167,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   // ---- Endpoint ----
   {
     key: 'url', flag: '--url', kind: 'string', commands: TARGET, perSide: ['ab'], group: 'Endpoint', value: 'URL', check: checkUrl,
-    help: 'base URL, e.g. http://127.0.0.1:8000 (a trailing /v1 is fine); without it the bundled llama.cpp server is started on 127.0.0.1, profiled and stopped; ab: once for one endpoint, twice for A then B',
+    help: 'base URL, e.g. http://127.0.0.1:8000 (a trailing /v1 is fine); without it the bundled llama.cpp server is started on 127.0.0.1, profiled and stopped; ab needs it: once for one endpoint (with two --model), twice for A then B',
   },
   {
     key: 'api', flag: '--api', kind: 'enum', choices: ['auto', ...API_KINDS], commands: TARGET, group: 'Endpoint', value: 'KIND',
@@ -300,7 +300,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     help: 'with --rate: at most N in flight (later arrivals wait)',
   },
   {
-    key: 'workers', flag: '--workers', kind: 'int', min: 1, max: 64, commands: ENDPOINT, group: 'Load', value: 'N',
+    key: 'workers', flag: '--workers', kind: 'int', min: 1, max: 64, commands: ['run', 'sweep'], group: 'Load', value: 'N',
     defaultNote: 'one loop below 512 streams, else the cores, at most 8',
     help: 'threads that send the requests, each with its own connections and clock; 1: one loop',
   },

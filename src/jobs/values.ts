@@ -42,9 +42,13 @@ export class OptionValues {
         throw new UsageError(`${where} ${key} must be ${orList(o.choices!)}, got ${shown(value)}`);
       } else if (o.kind === 'boolean' && typeof value !== 'boolean') {
         throw new UsageError(`${where} ${key} must be true or false, got ${shown(value)}`);
-      } else if (o.kind === 'string' && typeof value === 'string') {
-        const problem = o.check?.(value);
-        if (problem) throw new UsageError(`${where} ${key}${problem.startsWith(':') ? '' : ' '}${withoutCredentials(problem, value)}`);
+      } else if (o.kind === 'string') {
+        // one value, or a list (a repeatable option's, or an A/B option's two sides)
+        for (const text of typeof value === 'string' ? [value] : Array.isArray(value) ? value : []) {
+          if (typeof text !== 'string') throw new UsageError(`${where} ${key} must be text, got ${shown(text)}`);
+          const problem = o.check?.(text);
+          if (problem) throw new UsageError(`${where} ${key}${problem.startsWith(':') ? '' : ' '}${withoutCredentials(problem, text)}`);
+        }
       }
       map.set(key, value);
     }
@@ -55,8 +59,16 @@ export class OptionValues {
     return this.#values.has(key);
   }
 
+  /** A text option; of an option given per side (`ab --url A --url B`), side A's. */
   str(key: string): string | undefined {
-    return this.#values.get(key) as string | undefined;
+    const v = this.#values.get(key);
+    return Array.isArray(v) ? (v[0] as string | undefined) : (v as string | undefined);
+  }
+
+  /** An option given per side (`ab --url A --url B`): none, one for both sides, or A's then B's. */
+  sides(key: string): readonly string[] {
+    const v = this.#values.get(key);
+    return v === undefined ? [] : Array.isArray(v) ? (v as readonly string[]) : [v as string];
   }
 
   /** A number option (the first value where a list was given). */

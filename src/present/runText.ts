@@ -135,11 +135,60 @@ function latencyTable(run: RunFile): string[] {
   return out;
 }
 
+/** Lowest–highest of a figure over repetitions: "48.10–50.20", one value when they agree, a dash when none has it. */
+function rangeText(values: readonly (number | undefined)[]): string {
+  const xs = values.filter((x): x is number => x !== undefined && Number.isFinite(x));
+  if (xs.length === 0) return DASH;
+  const lo = num(Math.min(...xs));
+  const hi = num(Math.max(...xs));
+  return lo === hi ? lo : `${lo}–${hi}`;
+}
+
+/** The percentiles the spread shows: p50 and p99 where the run has them, else its lowest and highest. */
+function spreadPercentiles(pcts: readonly number[]): number[] {
+  const wanted = [50, 99].filter((p) => pcts.includes(p));
+  if (wanted.length === 2 || pcts.length === 0) return wanted;
+  return [...new Set([pcts[0]!, pcts[pcts.length - 1]!])];
+}
+
+/** "3 repetitions of 100 requests", "10 blocks of 10 requests", "3 repetitions of 30 s". */
+function segmentsText(run: RunFile, count: number): string {
+  const what = run.ab ? (count === 1 ? 'block' : 'blocks') : count === 1 ? 'repetition' : 'repetitions';
+  const w = run.workload;
+  const size = run.ab ? `${run.ab.blockRequests} requests` : w.durationS !== undefined ? `${formatQuantity(w.durationS)} s` : w.requests !== undefined ? `${w.requests} requests` : '';
+  return `${count} ${what}${size ? ` of ${size}` : ''}`;
+}
+
+/**
+ * The spread between repetitions (`run --repeat`) or an A/B side's blocks: each one's own p50 and p99
+ * (lowest–highest over them) beside the pooled figures above, and its output throughput. How far
+ * apart the same workload lands when nothing changed.
+ */
+export function repeatSpreadLines(run: RunFile): string[] {
+  // a cancelled run's last repetition was cut short: its figures are not the workload's
+  const all = run.repeats ?? [];
+  const reps = run.cancelled ? all.slice(0, -1) : all;
+  if (reps.length < 2) return [];
+  const pcts = spreadPercentiles(run.workload.percentiles);
+  const rows: string[][] = [['Metric (ms)', ...pcts.map((p) => `p${p}`)]];
+  for (const m of latenciesFor('cli', [run.summary])) {
+    rows.push([m.label, ...pcts.map((p) => rangeText(reps.map((r) => latencyStats(m, r.summary)?.[`p${p}`])))]);
+  }
+  const each = run.ab ? 'each block' : 'each repetition';
+  return [
+    `Between ${run.ab ? 'blocks' : 'repetitions'}: ${segmentsText(run, reps.length)}, lowest–highest of ${each}'s own figure${reps.length < all.length ? ' (the last, cut short, left out)' : ''}`,
+    grid(rows),
+    line('Output token throughput (tok/s):', rangeText(reps.map((r) => r.summary.outputTokensPerSecond))),
+  ];
+}
+
 /** The run's endpoint, workload and what it sent: the table's head. */
 function headLines(run: RunFile): string[] {
   const w = run.workload;
   const mode = w.mode.kind === 'closed' ? `closed loop, concurrency ${w.mode.concurrency}` : `open loop, ${formatQuantity(w.mode.rate)} req/s, burstiness ${formatQuantity(w.mode.burstiness)}`;
-  const out = [line('Endpoint:', endpointText(run.endpoint)), line('Workload:', mode), line('Sent with:', sentLine(run))];
+  const n = run.repeats?.length ?? 0;
+  const segments = n > 1 ? `; ${segmentsText(run, n)}, pooled below` : '';
+  const out = [line('Endpoint:', endpointText(run.endpoint)), line('Workload:', `${mode}${segments}`), line('Sent with:', sentLine(run))];
   for (const p of sentPerPromptLines(run)) out.push(`  ${p}`);
   const connections = connectionText(run.connection);
   if (connections !== undefined) out.push(line('Connections:', connections));
@@ -185,7 +234,8 @@ function noteLines(run: RunFile): string[] {
 
 /** The result, as the terminal shows it. */
 export function formatRunTable(run: RunFile): string {
-  const out = ['============ LLM Profiler result ============', ...headLines(run), ...figureLines(run), '', ...latencyTable(run), ''];
+  const spread = repeatSpreadLines(run);
+  const out = ['============ LLM Profiler result ============', ...headLines(run), ...figureLines(run), '', ...latencyTable(run), '', ...(spread.length > 0 ? [...spread, ''] : [])];
   out.push(...verdictLines(run), ...noteLines(run));
   const where = whereTimeLines(run);
   if (where.length > 0) out.push('', ...where);

@@ -40,6 +40,8 @@ export interface StepServerOptions {
   /** Tokens per response (default: the request's max_tokens, else 16). */
   readonly tokens?: number;
   readonly model?: string;
+  /** The models GET /v1/models lists (default: `model` alone), for a client that names one per request. */
+  readonly models?: readonly string[];
   readonly roleChunk?: boolean;
   readonly port?: number;
 }
@@ -152,7 +154,7 @@ export async function startStepServer(options: StepServerOptions = {}): Promise<
       return;
     }
     if (req.method === 'GET' && path === '/v1/models') {
-      sendJson(res, 200, { object: 'list', data: [{ id: model, object: 'model', created: 0, owned_by: 'step-server' }] });
+      sendJson(res, 200, { object: 'list', data: (options.models ?? [model]).map((id) => ({ id, object: 'model', created: 0, owned_by: 'step-server' })) });
       req.resume();
       return;
     }

@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseCommandLine } from '../../src/cli/parse';
+import { buildAbJob } from '../../src/jobs/ab';
 import { buildDialJob, buildRunJob, buildSweepJob } from '../../src/jobs/build';
+import { OptionValues } from '../../src/jobs/values';
 import { UsageError } from '../../src/jobs/errors';
 import type { RunJob } from '../../src/jobs/job';
 
@@ -122,4 +124,54 @@ test('sweep and prefill-dial share the parser: lists, the local-server flags, th
   assert.equal(dial.dial.decodeStreams, 2);
   assert.equal(dial.server.ctxSize, 3 * (2 * 1024 + 4 + 256));
   assert.throws(() => buildDialJob(parseCommandLine('prefill-dial', ['--batch-sizes', '16'])), /at least two sizes/);
+});
+
+test('ab takes --url, --model and --api-key-env once for both sides or twice (A then B); other commands and flags once', async () => {
+  const two = parseCommandLine('ab', ['--url', 'http://a:1', '--url=http://b:2', '--model', 'm', '--api-key-env', 'KA', '--api-key-env', 'KB']);
+  assert.deepEqual(two.sides('url'), ['http://a:1', 'http://b:2']);
+  assert.deepEqual(two.sides('model'), ['m']);
+  assert.deepEqual(two.sides('apiKeyEnv'), ['KA', 'KB']);
+  assert.deepEqual(two.sides('header'), []);
+  // what reads one value gets side A's
+  assert.equal(two.str('url'), 'http://a:1');
+  const job = (await buildAbJob(two)).job;
+  assert.deepEqual(job.targets, [{ kind: 'endpoint', url: 'http://a:1', api: 'auto', model: 'm' }, { kind: 'endpoint', url: 'http://b:2', api: 'auto', model: 'm' }]);
+  assert.equal(job.blocks, 10);
+  assert.equal(job.workload.requests, 100);
+  // one endpoint, two models
+  const models = (await buildAbJob(parseCommandLine('ab', ['--url', 'http://a:1', '--model', 'm1', '--model', 'm2', '-n', '40', '--blocks', '4']))).job;
+  assert.deepEqual(models.targets.map((t) => t.kind === 'endpoint' && [t.url, t.model]), [['http://a:1', 'm1'], ['http://a:1', 'm2']]);
+  assert.equal(models.blocks, 4);
+  // one endpoint, two keys: the sides differ in the key alone
+  await buildAbJob(parseCommandLine('ab', ['--url', 'http://a:1', '--api-key-env', 'KA', '--api-key-env', 'KB']));
+  assert.equal(parseCommandLine('ab', ['--help']).flag('help'), true);
+
+  const errors: [string[], string, RegExp][] = [
+    [['--url', 'http://a:1', '--url', 'http://b:2', '--url', 'http://c:3'], '--url', /--url given more than twice \(once for both sides, or twice: A then B\)/],
+    [['--url', 'http://a:1', '--model', 'x', '--model', 'y', '--model', 'z'], '--model', /--model given more than twice/],
+    [['--model', 'x', '--model', 'y'], '--url', /needs --url/],
+    [['--url', 'http://a:1', '--url', 'http://b:pw@h:2'], '--url', /credentials/],
+    [['--url', 'http://a:1', '--blocks', '1'], '--blocks', /--blocks must be a whole number ≥ 2/],
+    [['--url', 'http://a:1', '--requests', '5', '--requests', '6'], '--requests', /given more than once/],
+  ];
+  for (const [argv, flag, re] of errors) {
+    assert.throws(() => parseCommandLine('ab', argv), (e: unknown) => e instanceof UsageError && re.test(e.message) && e.flag === flag, `${argv.join(' ')} → ${re.source}`);
+  }
+  // elsewhere a per-side flag is still given once
+  assert.throws(() => parseRunArgs(['--url', 'http://a:1', '--url', 'http://b:2']), (e: unknown) => e instanceof UsageError && /--url given more than once/.test(e.message));
+  assert.equal(parseRunArgs(['--url', 'http://a:1']).str('url'), 'http://a:1');
+  // the two sides must differ; the requests split evenly into the blocks
+  await assert.rejects(buildAbJob(parseCommandLine('ab', ['--url', 'http://a:1', '--url', 'http://a:1/'])), /the two sides are the same/);
+  await assert.rejects(buildAbJob(parseCommandLine('ab', ['--url', 'http://a:1', '--url', 'http://b:2', '-n', '25', '--blocks', '10'])), /give a multiple of 10 \(20 or 30\)/);
+  // the extension's values: a side's list checked value by value
+  assert.deepEqual(OptionValues.of({ url: ['http://a:1', 'http://b:2'] }).sides('url'), ['http://a:1', 'http://b:2']);
+  assert.throws(() => OptionValues.of({ url: ['http://a:1', 'ftp://b'] }), /url must be http/);
+});
+
+test('run --repeat: the count on the job; one loop only', async () => {
+  assert.equal((await runJob(['--url', 'http://h:1', '--repeat', '3'])).repeat, 3);
+  assert.equal((await runJob(['--url', 'http://h:1'])).repeat, undefined);
+  assert.throws(() => parseRunArgs(['--repeat', '0']), /--repeat must be a whole number ≥ 1/);
+  await assert.rejects(runJob(['--url', 'http://h:1', '--repeat', '2', '--workers', '2', '-c', '4']), (e: unknown) => e instanceof UsageError && e.flag === '--workers' && /--repeat sends from one event loop/.test(e.message));
+  assert.equal((await runJob(['--url', 'http://h:1', '--workers', '2', '-c', '4'])).repeat, undefined);
 });

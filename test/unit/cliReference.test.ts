@@ -47,7 +47,7 @@ test('an option added to the table changes the reference (the page would fail ab
 
 test('defaults: one value where every command agrees, else per command, then the note', () => {
   assert.equal(defaultCell(option('batchSize')), '512');
-  assert.equal(defaultCell(option('requests')), 'run: 10; sweep: 16');
+  assert.equal(defaultCell(option('requests')), 'run: 10; sweep: 16; ab: 100');
   assert.equal(defaultCell(option('parallel')), 'prefill-dial: 4; serve: 4; run: the concurrency; sweep: the largest concurrency');
   assert.equal(defaultCell(option('json')), '');
 });

@@ -97,7 +97,7 @@ test('the gate: one number for all, or per figure; fails only when the whole int
   assert.throws(() => parseGate('ttft.p42=3%'), /no figure "ttft.p42"/);
   assert.throws(() => parseGate('ttft.p99=x'), GateSyntaxError);
   const one = parseGate('2%');
-  assert.equal(one.all, true);
+  assert.equal(one.named.size, 0);
   assert.equal(one.thresholds.get('tpot.p50'), 2);
   const per = parseGate('ttft.p99=10%, tpot=3,throughput=5%');
   assert.deepEqual([...per.thresholds.entries()].sort(), [['throughput', 5], ['tpot.mean', 3], ['tpot.p50', 3], ['tpot.p90', 3], ['tpot.p99', 3], ['ttft.p99', 10]]);
@@ -108,6 +108,8 @@ test('the gate: one number for all, or per figure; fails only when the whole int
   const all = applyGate(c, parseGate('3%'));
   assert.ok(all.skipped.some((s) => s.key === 'ttft.p99'), 'unjudgeable rows are skipped under one number for all');
   assert.equal(applyGate(c, parseGate('ttft.p99=3%')).results[0]!.outcome, 'cannot-judge', 'and named when gated by name');
+  const metric = applyGate(c, parseGate('ttft=3%'));
+  assert.ok(metric.skipped.some((s) => s.key === 'ttft.p99') && metric.results.every((r) => r.outcome !== 'cannot-judge'), 'a metric alone skips its unjudgeable rows');
 });
 
 test('comparability: a different load, prompt length, max tokens or API is refused; cache, buffering and failures are said first', () => {

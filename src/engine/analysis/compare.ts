@@ -104,8 +104,11 @@ export interface Side {
   readonly timeShare: readonly number[];
 }
 
-/** The side of a run to compare; `indexes` (into run.requests) picks a sweep point's requests. */
-export function sideOf(run: RunFile, indexes?: readonly number[]): Side {
+/**
+ * The side of a run to compare; `indexes` (into run.requests) picks a sweep point's requests, and
+ * `durationS` is then that point's duration (the run's would spread a point's tokens over the whole sweep).
+ */
+export function sideOf(run: RunFile, indexes?: readonly number[], durationS?: number): Side {
   const pool = indexes ? indexes.map((i) => run.requests[i]!).filter(Boolean) : run.requests;
   const requests = pool.filter((r) => !r.warmup && r.error === undefined);
   const byRepeat = new Map<number, number[]>();
@@ -117,7 +120,7 @@ export function sideOf(run: RunFile, indexes?: readonly number[]): Side {
   });
   const keys = [...byRepeat.keys()].sort((a, b) => a - b);
   const groups = keys.map((k) => byRepeat.get(k)!);
-  const seconds = (k: number): number => run.repeats?.find((r) => r.index === k)?.durationS ?? (keys.length === 1 ? run.summary.durationS : 0);
+  const seconds = (k: number): number => run.repeats?.find((r) => r.index === k)?.durationS ?? (keys.length === 1 ? (durationS ?? run.summary.durationS) : 0);
   const timeShare = new Array<number>(requests.length).fill(0);
   keys.forEach((k, gi) => {
     const members = groups[gi]!;
@@ -356,6 +359,6 @@ export function comparePoints(base: RunFile, next: RunFile, options: Omit<Compar
     const b = np.find((p) => p.label === label);
     if (!a) return { label, missing: 'base' };
     if (!b) return { label, missing: 'next' };
-    return { label, comparison: compareSides(sideOf(base, a.requestIndexes), sideOf(next, b.requestIndexes), options) };
+    return { label, comparison: compareSides(sideOf(base, a.requestIndexes, a.summary.durationS), sideOf(next, b.requestIndexes, b.summary.durationS), options) };
   });
 }

@@ -1,17 +1,17 @@
 // `--fail-on-regression`: which rows are gated and by how much, and whether a comparison passes.
 // A row fails only when its whole 95% interval says slower by more than its threshold: a latency's
 // interval entirely above +PCT, a throughput's entirely below −PCT. A row that cannot be judged (too
-// few samples for the percentile, a figure one side lacks) is named: gated by name, it is an error;
-// gated by "everything", it is skipped and listed.
+// few samples for the percentile, a figure one side lacks) is named: gated by its own name
+// ("ttft.p99"), it is an error; gated by "everything" or by its metric alone ("ttft"), it is skipped and listed.
 import type { Comparison, CompareRow, RowKey } from './compare';
 import { ROW_SPECS } from './compare';
 
 export class GateSyntaxError extends Error {}
 
-/** Threshold in % per gated row; `all` when one number gates every row. */
+/** Threshold in % per gated row; `named`: the rows the gate names one by one ("ttft.p99"), not by "everything" or a metric alone. */
 export interface RegressionGate {
   readonly thresholds: ReadonlyMap<RowKey, number>;
-  readonly all: boolean;
+  readonly named: ReadonlySet<RowKey>;
 }
 
 const ROW_KEYS: readonly RowKey[] = ROW_SPECS.map((s) => s.key);
@@ -26,9 +26,10 @@ function parsePct(text: string, what: string): number {
 export function parseGate(text: string): RegressionGate {
   if (!text.includes('=')) {
     const pct = parsePct(text, '--fail-on-regression');
-    return { thresholds: new Map(ROW_KEYS.map((k) => [k, pct])), all: true };
+    return { thresholds: new Map(ROW_KEYS.map((k) => [k, pct])), named: new Set() };
   }
   const thresholds = new Map<RowKey, number>();
+  const named = new Set<RowKey>();
   for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
     const eq = part.indexOf('=');
     if (eq <= 0) throw new GateSyntaxError(`--fail-on-regression: "${part}" is not METRIC.STAT=PCT (e.g. ttft.p99=10%)`);
@@ -37,8 +38,9 @@ export function parseGate(text: string): RegressionGate {
     const keys = ROW_KEYS.filter((k) => k === name || k.startsWith(`${name}.`));
     if (keys.length === 0) throw new GateSyntaxError(`--fail-on-regression: no figure "${name}"; the figures are ${ROW_KEYS.join(', ')} (or a metric alone: ttft, tpot, itl, e2e)`);
     for (const k of keys) thresholds.set(k, pct);
+    if (keys.length === 1 && keys[0] === name) named.add(keys[0]);
   }
-  return { thresholds, all: false };
+  return { thresholds, named };
 }
 
 export interface GateResult {
@@ -65,7 +67,7 @@ function signed(v: number): string {
   return `${v >= 0 ? '+' : '−'}${Math.abs(v).toFixed(1)}%`;
 }
 
-/** Each gated row's outcome. With `all`, rows that cannot be judged are left out (listed by `skipped`). */
+/** Each gated row's outcome. Rows that cannot be judged and were not named one by one are left out (listed by `skipped`). */
 export function applyGate(comparison: Comparison, gate: RegressionGate): { readonly results: readonly GateResult[]; readonly skipped: readonly GateResult[] } {
   const results: GateResult[] = [];
   const skipped: GateResult[] = [];
@@ -73,7 +75,7 @@ export function applyGate(comparison: Comparison, gate: RegressionGate): { reado
     const pct = gate.thresholds.get(row.key);
     if (pct === undefined) continue;
     const r = judge(row, pct);
-    (gate.all && r.outcome === 'cannot-judge' ? skipped : results).push(r);
+    (r.outcome === 'cannot-judge' && !gate.named.has(row.key) ? skipped : results).push(r);
   }
   return { results, skipped };
 }

@@ -130,9 +130,12 @@ export class Planner {
   readonly #firstSent = new Map<number, number>();
   readonly #sentWith = new WeakMap<Prompt, SentWith>();
   readonly #records = new PromptRecords();
+  /** The run sends its workload more than once (`run --repeat`): synthetic prompts are tracked too. */
+  readonly #repeats: boolean;
 
-  constructor(w: WorkloadSpec, source: PromptSource, endpoint: EndpointSpec) {
+  constructor(w: WorkloadSpec, source: PromptSource, endpoint: EndpointSpec, repeats = false) {
     this.#w = w;
+    this.#repeats = repeats;
     this.#source = source;
     this.#endpoint = endpoint;
     this.#adapter = adapterFor(endpoint.api);
@@ -144,9 +147,14 @@ export class Planner {
     return this.#records.list;
   }
 
-  plan(index: number, warmup: boolean, k: number, scheduledAt: number): Planned {
+  /**
+   * `identity`: the workload position whose request this one repeats (a later repetition of `run
+   * --repeat` sends what the first sent, its prompt and seed; default: its own index). The nonce
+   * that keeps a request cold follows `index`, so a repeated request is never served warm by it.
+   */
+  plan(index: number, warmup: boolean, k: number, scheduledAt: number, identity = index): Planned {
     const w = this.#w;
-    const { prompt, key } = this.#source.promptFor(index, warmup, k);
+    const { prompt, key: listKey } = this.#source.promptFor(identity, warmup, k);
     const { sent, ref } = this.#sentWithOf(prompt);
     const bust = this.#cacheBust;
     const spec: RequestSpec = {
@@ -154,13 +162,16 @@ export class Planner {
       warmup,
       prompt,
       ...sent,
-      seed: w.seed + index,
+      seed: w.seed + identity,
       ignoreEos: w.ignoreEos,
       ...(ref !== undefined ? { promptRef: ref } : {}),
       scheduledAt,
       ...(bust !== undefined ? { cacheBust: bust } : {}),
       ...(bust === 'nonce' ? { nonce: `${this.#nonceBase}-${index.toString(36)}` } : {}),
     };
+    // A synthetic prompt has no key: it repeats only where the run sends the same workload again (a
+    // repetition), where its workload position keys it (negative: apart from a list's positions).
+    const key = listKey ?? (this.#repeats ? -1 - identity : undefined);
     if (key === undefined) return { spec };
     const first = this.#firstSent.get(key);
     if (first === undefined) {

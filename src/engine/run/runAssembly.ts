@@ -6,7 +6,7 @@ import { analyzeTiming, annotateRequests } from '../analysis/attribution';
 import { summarize } from '../analysis/metrics';
 import { redactEndpoint } from '../core/redact';
 import { RUN_FORMAT, RUN_VERSION, TOOL_NAME, TOOL_VERSION } from '../core/runFormat';
-import type { ConnectionInfo, EndpointSpec, NetworkRecord, PromptRecord, RequestRecord, RunFile, WorkloadSpec } from '../core/types';
+import type { AbRecord, ConnectionInfo, EndpointSpec, NetworkRecord, PromptRecord, RepeatSummary, RequestRecord, RunFile, WorkloadSpec } from '../core/types';
 
 export interface RunParts {
   readonly id: string;
@@ -26,7 +26,17 @@ export interface RunParts {
   readonly connection?: ConnectionInfo;
   /** In index order. */
   readonly requests: readonly RequestRecord[];
-  /** The measured phase's wall time, s (vLLM's dur_s). */
+  /** The measured phase's wall time, s (vLLM's dur_s); a run in segments: their sum. */
+  readonly durationS: number;
+  /** A run in segments (`run --repeat`, an `ab` side's blocks): each one's start and wall time; its requests carry its index as `repeat`. */
+  readonly segments?: readonly SegmentParts[];
+  readonly ab?: AbRecord;
+}
+
+export interface SegmentParts {
+  readonly index: number;
+  /** ISO time. */
+  readonly startedAt: string;
   readonly durationS: number;
 }
 
@@ -47,5 +57,22 @@ export function assembleRunFile(p: RunParts): RunFile {
     ...(p.connection ? { connection: p.connection } : {}),
     requests,
     summary: summarize(requests, p.workload, { durationS: p.durationS, analysis }),
+    ...(p.segments ? { repeats: p.segments.map((seg) => segmentSummary(seg, requests, p.workload, analysis)) } : {}),
+    ...(p.ab ? { ab: p.ab } : {}),
+  };
+}
+
+/** One segment's own summary, over its measured requests and its own wall time. */
+function segmentSummary(seg: SegmentParts, requests: readonly RequestRecord[], workload: WorkloadSpec, analysis: ReturnType<typeof analyzeTiming>): RepeatSummary {
+  const positions: number[] = [];
+  requests.forEach((r, i) => {
+    if (!r.warmup && r.repeat === seg.index) positions.push(i);
+  });
+  return {
+    index: seg.index,
+    startedAt: seg.startedAt,
+    durationS: seg.durationS,
+    summary: summarize(positions.map((i) => requests[i]!), workload, { durationS: seg.durationS, analysis }),
+    requestIndexes: positions,
   };
 }

@@ -22,7 +22,8 @@ import { Sender } from './sender';
 /** How long closing the client may take on the way out of a cancelled run. */
 const CLOSE_GRACE_MS = 30;
 
-function abortable(signal: AbortSignal | undefined): { promise: Promise<void>; dispose(): void } {
+/** A promise that resolves when `signal` aborts (never without one); dispose() stops listening. */
+export function abortable(signal: AbortSignal | undefined): { promise: Promise<void>; dispose(): void } {
   if (!signal) return { promise: new Promise<void>(() => undefined), dispose: () => undefined };
   if (signal.aborted) return { promise: Promise.resolve(), dispose: () => undefined };
   let onAbort!: () => void;
@@ -33,34 +34,62 @@ function abortable(signal: AbortSignal | undefined): { promise: Promise<void>; d
   return { promise, dispose: () => signal.removeEventListener('abort', onAbort) };
 }
 
-/** Warmup (a closed loop, excluded from statistics), then the measured phase in the workload's mode. */
-async function runPhases(w: WorkloadSpec, planner: Planner, sender: Sender, tally: RunTally, signal: AbortSignal | undefined): Promise<void> {
+/** The warmup: a closed loop of `w.warmup` requests, excluded from statistics. */
+export async function warmupPhase(w: WorkloadSpec, planner: Planner, sender: Sender, signal: AbortSignal | undefined): Promise<void> {
+  if (w.warmup <= 0) return;
   const clock = realClock;
-  const epoch = (t: number) => clock.origin + t;
-  if (w.warmup > 0) {
-    const send = (k: number) => sender.send(planner.plan(k, true, k, epoch(clock.now())));
-    await closedLoop({ workers: Math.min(w.warmup, connectionsFor(w)), more: (k) => k < w.warmup, send, ...(signal ? { signal } : {}) });
-  }
-  if (signal?.aborted) return;
-  tally.startPhase();
-  const deadline = w.durationS !== undefined ? clock.now() + w.durationS * 1000 : undefined;
-  const first = w.warmup;
+  const send = (k: number) => sender.send(planner.plan(k, true, k, clock.origin + clock.now()));
+  await closedLoop({ workers: Math.min(w.warmup, connectionsFor(w)), more: (k) => k < w.warmup, send, ...(signal ? { signal } : {}) });
+}
+
+/** Which measured requests a phase sends: the whole workload, or a segment of it (a repetition, a block). */
+export interface MeasuredSpan {
+  /** The record index of the phase's first request. */
+  readonly firstIndex: number;
+  /** The workload position of its first request: its request j sends what measured request firstK + j of the workload does. */
+  readonly firstK: number;
+  /** Requests in the phase; absent: until `durationS` has passed. */
+  readonly requests?: number;
+  readonly durationS?: number;
+  /** The open loop's arrival seed. */
+  readonly seed: number;
+}
+
+/** The measured requests of `span`, in the workload's mode (closed or open loop); resolves with how many were sent. */
+export async function measuredPhase(w: WorkloadSpec, span: MeasuredSpan, planner: Planner, sender: Sender, signal: AbortSignal | undefined): Promise<number> {
+  const clock = realClock;
+  const deadline = span.durationS !== undefined ? clock.now() + span.durationS * 1000 : undefined;
+  // request j of the phase: its record index, and the workload position whose prompt and seed it sends
+  const plan = (j: number, at: number) => planner.plan(span.firstIndex + j, false, span.firstK + j, clock.origin + at, w.warmup + span.firstK + j);
+  let sent = 0;
+  const send = (j: number, at: number) => {
+    sent = Math.max(sent, j + 1);
+    return sender.send(plan(j, at));
+  };
   const m = w.mode;
   if (m.kind === 'closed') {
-    const send = (k: number) => sender.send(planner.plan(first + k, false, k, epoch(clock.now())));
-    await closedLoop({ workers: m.concurrency, more: (k) => withinPhase(w.requests, deadline, k, clock.now()), send, ...(signal ? { signal } : {}) });
+    await closedLoop({ workers: m.concurrency, more: (j) => withinPhase(span.requests, deadline, j, clock.now()), send: (j) => send(j, clock.now()), ...(signal ? { signal } : {}) });
   } else {
     await openLoop({
       rate: m.rate,
       burstiness: m.burstiness,
-      seed: w.seed,
+      seed: span.seed,
       ...(m.maxConcurrency !== undefined ? { maxConcurrency: m.maxConcurrency } : {}),
-      more: (k, due) => withinPhase(w.requests, deadline, k, due),
-      send: (k, due) => sender.send(planner.plan(first + k, false, k, epoch(due))),
+      more: (j, due) => withinPhase(span.requests, deadline, j, due),
+      send,
       ...(signal ? { signal } : {}),
       clock,
     });
   }
+  return sent;
+}
+
+/** Warmup (a closed loop, excluded from statistics), then the measured phase in the workload's mode. */
+async function runPhases(w: WorkloadSpec, planner: Planner, sender: Sender, tally: RunTally, signal: AbortSignal | undefined): Promise<void> {
+  await warmupPhase(w, planner, sender, signal);
+  if (signal?.aborted) return;
+  tally.startPhase();
+  await measuredPhase(w, { firstIndex: w.warmup, firstK: 0, ...(w.requests !== undefined ? { requests: w.requests } : {}), ...(w.durationS !== undefined ? { durationS: w.durationS } : {}), seed: w.seed }, planner, sender, signal);
   tally.endPhase();
 }
 

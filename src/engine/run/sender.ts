@@ -44,8 +44,10 @@ export class Sender {
   readonly #client: EndpointClient;
   readonly #tally: RunTally;
   readonly #options: RunOptions;
-  readonly #pending = new Map<number, { ctrl: AbortController; spec: RequestSpec; repeatOf: number | undefined; sentAt: number; done: Promise<void> }>();
+  readonly #pending = new Map<number, { ctrl: AbortController; spec: RequestSpec; repeatOf: number | undefined; repeat: number | undefined; sentAt: number; done: Promise<void> }>();
   readonly #observer: StreamObserver;
+  /** The repetition or block now being sent (`run --repeat`, `ab`): each record sent from now on carries it as `repeat`. */
+  segment: number | undefined;
 
   constructor(client: EndpointClient, tally: RunTally, options: RunOptions) {
     this.#client = client;
@@ -58,6 +60,7 @@ export class Sender {
   send({ spec, repeatOf }: Planned): Promise<void> {
     const ctrl = new AbortController();
     const sentAt = realClock.origin + realClock.now();
+    const repeat = this.segment;
     this.#tally.sent(spec.index, spec.warmup, sentAt, spec.scheduledAt);
     const done = (async () => {
       let rec: RequestRecord;
@@ -74,11 +77,12 @@ export class Sender {
       }
       if (repeatOf !== undefined) rec = { ...rec, repeatOf };
       if (spec.promptRef !== undefined) rec = { ...rec, promptRef: spec.promptRef };
+      if (repeat !== undefined) rec = { ...rec, repeat };
       this.#tally.returned();
       this.#pending.delete(spec.index);
       this.#finish(rec);
     })();
-    this.#pending.set(spec.index, { ctrl, spec, repeatOf, sentAt, done });
+    this.#pending.set(spec.index, { ctrl, spec, repeatOf, repeat, sentAt, done });
     return done;
   }
 
@@ -88,7 +92,7 @@ export class Sender {
     await Promise.race([Promise.all([...this.#pending.values()].map((p) => p.done)), sleep(ABORT_GRACE_MS, undefined)]);
     for (const p of [...this.#pending.values()]) {
       const rec = failedRecord(p.spec, p.sentAt, 'aborted', 'cancelled by the user');
-      this.#finish(p.repeatOf !== undefined ? { ...rec, repeatOf: p.repeatOf } : rec);
+      this.#finish({ ...rec, ...(p.repeatOf !== undefined ? { repeatOf: p.repeatOf } : {}), ...(p.repeat !== undefined ? { repeat: p.repeat } : {}) });
     }
   }
 
