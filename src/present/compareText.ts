@@ -196,13 +196,14 @@ export function adviceLines(comparison: Comparison, pct: number): string[] {
 
 const RESAMPLING_WORDS: Readonly<Record<Comparison['method']['resampling'], string>> = {
   requests: 'requests resampled',
+  'time blocks': 'blocks of consecutive requests resampled whole',
   'repetitions, then requests': 'repetitions resampled, then requests within them',
   'paired blocks, then requests': 'the same A/B blocks drawn on both sides, then requests within them',
 };
 
 /** How the intervals were made, in one line. */
 export function methodLine(m: Comparison['method']): string {
-  const drift = m.resampling === 'requests' ? '; drift between runs is not in the interval (one repetition a side: use run --repeat or ab)' : '';
+  const drift = m.resampling === 'requests' || m.resampling === 'time blocks' ? '; drift between runs is not in the interval (one repetition a side: use run --repeat or ab)' : '';
   return `Method: percentile bootstrap of the difference, ${formatInt(m.resamples)} resamples (${RESAMPLING_WORDS[m.resampling]}, seed ${m.seed}), ` +
     `${Math.round(m.confidence * 100)}% intervals; a percentile is judged only with ${m.minTail} values beyond it on each side${drift}.`;
 }

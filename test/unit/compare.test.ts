@@ -3,7 +3,7 @@
 // refuse two different workloads.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { adviseSampleSize, compareRuns, compareSides, requestsToDetect, sideOf, valuesNeeded } from '../../src/engine/analysis/compare';
+import { adviseSampleSize, compareRuns, compareSides, requestsToDetect, sideOf, timeBlocks, valuesNeeded } from '../../src/engine/analysis/compare';
 import type { CompareRow, RowKey, Side } from '../../src/engine/analysis/compare';
 import { applyGate, GateSyntaxError, parseGate } from '../../src/engine/analysis/compareGate';
 import { comparability } from '../../src/engine/analysis/comparable';
@@ -144,4 +144,34 @@ test('runs: sides are the successful measured requests, grouped by repetition; a
   const ab = (side: 'A' | 'B'): RunFile => ({ ...repeated, ab: { pairId: 'p', side, otherId: 'o', blocks: 2, blockRequests: 30 } });
   assert.equal(compareRuns(ab('A'), ab('B'), { resamples: 100 }).method.resampling, 'paired blocks, then requests');
   assert.equal(compareRuns(repeated, repeated, { resamples: 100 }).method.resampling, 'repetitions, then requests');
+});
+
+test('a run without repetitions is resampled in blocks of consecutive requests, at least as many as were in flight', () => {
+  // 100 requests, 16 in flight at a time (each 320 ms, a wave every 320 ms): blocks of 16, so 6 of them
+  const wave = (i: number): RequestRecord => request(i, { sentAt: Math.floor(i / 16) * 320, ttftMs: 20, e2eMs: 320 });
+  const blocks = timeBlocks(Array.from({ length: 100 }, (_, i) => wave(i)));
+  assert.equal(blocks.length, 6);
+  assert.deepEqual(blocks.flat().sort((a, b) => a - b), Array.from({ length: 100 }, (_, i) => i));
+  // one at a time: √100 = 10 a block
+  assert.equal(timeBlocks(Array.from({ length: 100 }, (_, i) => request(i, { sentAt: i * 100, e2eMs: 100 }))).length, 10);
+  assert.equal(timeBlocks([request(0, { e2eMs: 1 })]).length, 1);
+});
+
+test('a hiccup that slowed one wave of a run is noise within that run, not a regression, when blocks are drawn whole', () => {
+  // two runs of the same server; in BASE one wave of 16 in-flight requests was slowed by a pause (+40%)
+  const run = (slowWave: boolean): Side => {
+    const requests = Array.from({ length: 96 }, (_, i) => {
+      const step = slowWave && Math.floor(i / 16) === 2 ? 14 : 10;
+      const times = Array.from({ length: 32 }, (_, k) => 20 + k * (step + ((i * 7 + k) % 5) * 0.05));
+      return request(i, { sentAt: Math.floor(i / 16) * 400, ttftMs: 20, e2eMs: times[31]!, outputTokens: 32, chunkTimesMs: times });
+    });
+    return { runId: 'r', startedAt: '', requests, groups: timeBlocks(requests), whole: true, timeShare: requests.map((r) => r.e2eMs! / 1000) };
+  };
+  const blocked = compareSides(run(true), run(false), { resamples: 1000 });
+  assert.equal(blocked.method.resampling, 'time blocks');
+  assert.equal(row(blocked.rows, 'tpot.p90').verdict, 'no-difference', rowSentence(row(blocked.rows, 'tpot.p90')));
+  // the same requests drawn one by one take the slow wave for a slower run
+  const loose = (s: Side): Side => ({ ...s, groups: [s.requests.map((_, i) => i)], whole: false });
+  const byRequest = compareSides(loose(run(true)), loose(run(false)), { resamples: 1000 });
+  assert.equal(row(byRequest.rows, 'tpot.p90').verdict, 'faster', rowSentence(row(byRequest.rows, 'tpot.p90')));
 });

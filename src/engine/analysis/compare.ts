@@ -80,7 +80,7 @@ export interface Comparison {
     readonly resamples: number;
     readonly confidence: number;
     readonly seed: number;
-    readonly resampling: 'requests' | 'repetitions, then requests' | 'paired blocks, then requests';
+    readonly resampling: 'requests' | 'time blocks' | 'repetitions, then requests' | 'paired blocks, then requests';
     readonly minTail: number;
   };
   readonly rows: readonly CompareRow[];
@@ -98,8 +98,10 @@ export interface Side {
   readonly runId: string;
   readonly startedAt: string;
   readonly requests: readonly RequestRecord[];
-  /** Indexes into `requests`, one list per repetition (one list when the run has none). */
+  /** Indexes into `requests`: one list per repetition, or per time block of a run without repetitions. */
   readonly groups: readonly (readonly number[])[];
+  /** The groups are time blocks of one run, drawn whole (a block bootstrap); else repetitions, requests drawn within each. */
+  readonly whole?: boolean;
   /** Per request: its share of the run's wall time (e2e × group duration / the group's summed e2e), for throughput. */
   readonly timeShare: readonly number[];
 }
@@ -119,16 +121,46 @@ export function sideOf(run: RunFile, indexes?: readonly number[], durationS?: nu
     else byRepeat.set(g, [i]);
   });
   const keys = [...byRepeat.keys()].sort((a, b) => a - b);
-  const groups = keys.map((k) => byRepeat.get(k)!);
+  const repeats = keys.map((k) => byRepeat.get(k)!);
   const seconds = (k: number): number => run.repeats?.find((r) => r.index === k)?.durationS ?? (keys.length === 1 ? (durationS ?? run.summary.durationS) : 0);
   const timeShare = new Array<number>(requests.length).fill(0);
   keys.forEach((k, gi) => {
-    const members = groups[gi]!;
+    const members = repeats[gi]!;
     const e2eSum = members.reduce((s, i) => s + (requests[i]!.e2eMs ?? 0), 0);
     const dur = seconds(k) > 0 ? seconds(k) : e2eSum / 1000;
     for (const i of members) timeShare[i] = e2eSum > 0 ? ((requests[i]!.e2eMs ?? 0) * dur) / e2eSum : dur / members.length;
   });
-  return { runId: run.id, startedAt: run.startedAt, requests, groups, timeShare };
+  const base = { runId: run.id, startedAt: run.startedAt, requests, timeShare };
+  return keys.length > 1 ? { ...base, groups: repeats } : { ...base, groups: timeBlocks(requests), whole: true };
+}
+
+/**
+ * A run without repetitions, cut by send time into blocks of consecutive requests, drawn whole (a block
+ * bootstrap). Requests in flight together share the server's steps, and a busy second slows every
+ * request in it: they are not independent, and drawing them one by one would make the interval too
+ * narrow. A block holds at least as many requests as were in flight on average (Little's law: summed
+ * E2E over the wall time) and at least √n; there are 2 to 20 blocks.
+ */
+export function timeBlocks(requests: readonly RequestRecord[]): number[][] {
+  const order = requests.map((_, i) => i).sort((a, b) => requests[a]!.sentAt - requests[b]!.sentAt || a - b);
+  const n = order.length;
+  const size = Math.max(Math.round(Math.sqrt(n)), Math.ceil(inFlight(requests)));
+  const k = Math.max(1, Math.min(20, Math.floor(n / Math.max(1, size)), Math.floor(n / 2)), Math.min(2, Math.floor(n / 2)));
+  return Array.from({ length: k }, (_, b) => order.slice(Math.floor((b * n) / k), Math.floor(((b + 1) * n) / k)));
+}
+
+/** Requests in flight on average over the requests' own span: their summed E2E over the span (Little's law). */
+function inFlight(requests: readonly RequestRecord[]): number {
+  let start = Infinity;
+  let end = -Infinity;
+  let busy = 0;
+  for (const r of requests) {
+    const e2e = r.e2eMs ?? 0;
+    start = Math.min(start, r.sentAt);
+    end = Math.max(end, r.sentAt + e2e);
+    busy += e2e;
+  }
+  return end > start ? busy / (end - start) : 1;
 }
 
 /** A side's values per figure, sorted once, tagged by request. */
@@ -216,8 +248,8 @@ export function compareSides(base: Side, next: Side, options: CompareOptions = {
   const pcts = ROW_SPECS.map(() => [] as number[]);
   for (let k = 0; k < resamples; k++) {
     const picks = paired ? drawGroups(base.groups.length, rng) : undefined;
-    const fa = figures(a, drawWeights(base.groups, base.requests.length, rng, picks));
-    const fb = figures(b, drawWeights(next.groups, next.requests.length, rng, picks));
+    const fa = figures(a, drawWeights(base.groups, base.requests.length, rng, picks, base.whole));
+    const fb = figures(b, drawWeights(next.groups, next.requests.length, rng, picks, next.whole));
     ROW_SPECS.forEach((_, i) => {
       if (!Number.isFinite(fa[i]!) || !Number.isFinite(fb[i]!)) return;
       diffs[i]!.push(fb[i]! - fa[i]!);
@@ -232,11 +264,18 @@ export function compareSides(base: Side, next: Side, options: CompareOptions = {
       resamples,
       confidence: CONFIDENCE,
       seed,
-      resampling: paired ? 'paired blocks, then requests' : base.groups.length > 1 || next.groups.length > 1 ? 'repetitions, then requests' : 'requests',
+      resampling: resamplingOf(base, next, paired),
       minTail: MIN_TAIL,
     },
     rows,
   };
+}
+
+function resamplingOf(base: Side, next: Side, paired: boolean): Comparison['method']['resampling'] {
+  if (paired) return 'paired blocks, then requests';
+  const repeated = (s: Side): boolean => s.groups.length > 1 && !s.whole;
+  if (repeated(base) || repeated(next)) return 'repetitions, then requests';
+  return base.whole || next.whole ? 'time blocks' : 'requests';
 }
 
 function ones(n: number): Uint32Array {

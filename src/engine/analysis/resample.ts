@@ -88,14 +88,16 @@ export function weightedMean(values: ClusteredValues, weights: ArrayLike<number>
  * One bootstrap draw of a side in two stages: `groups` (repetitions, or blocks) drawn with
  * replacement, then within each group drawn, its requests with replacement. With one group this is
  * the plain request bootstrap. `groupDraws`, when given, fixes the groups drawn (a paired A/B draws
- * the same blocks on both sides). Returns how many times each request was drawn.
+ * the same blocks on both sides); `whole` takes each drawn group's requests as they are (a block
+ * bootstrap of time blocks). Returns how many times each request was drawn.
  */
-export function drawWeights(groups: readonly (readonly number[])[], requests: number, rng: Rng, groupDraws?: readonly number[]): Uint32Array {
+export function drawWeights(groups: readonly (readonly number[])[], requests: number, rng: Rng, groupDraws?: readonly number[], whole = false): Uint32Array {
   const weights = new Uint32Array(requests);
   const picks = groupDraws ?? drawGroups(groups.length, rng);
   for (const g of picks) {
     const members = groups[g]!;
-    for (let i = 0; i < members.length; i++) weights[members[rng.int(members.length)]!]!++;
+    if (whole) for (const m of members) weights[m]!++;
+    else for (let i = 0; i < members.length; i++) weights[members[rng.int(members.length)]!]!++;
   }
   return weights;
 }
