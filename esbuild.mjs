@@ -40,6 +40,8 @@ export const targets = [
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
   },
   { entryPoints: ['webview/report/main.ts'], outfile: 'dist/webview/report.js', platform: 'browser', format: 'iife', target: 'es2022' },
+  // the report's comparison thread (webview/report/compareRunner.ts starts it beside report.js)
+  { entryPoints: ['webview/report/compareWorker.ts'], outfile: 'dist/webview/compareWorker.js', platform: 'browser', format: 'iife', target: 'es2022' },
   { entryPoints: ['webview/sidebar/main.ts'], outfile: 'dist/webview/sidebar.js', platform: 'browser', format: 'iife', target: 'es2022' },
 ];
 

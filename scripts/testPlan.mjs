@@ -15,8 +15,12 @@ export const ARTIFACTS = 'test-artifacts';
  */
 export const ALONE = {
   'test/unit/promptWorker.test.ts': { why: "this thread is held < 200 ms while the prompt reader's thread reads 6 MB" },
+  'test/unit/compareThread.test.ts': { why: 'this thread is held < 200 ms while the comparison thread compares two runs of 4,000 requests' },
+  'test/e2e/compareVerdicts.test.ts': { why: "the report's thread is held < 200 ms while its worker compares two runs of 10,000 requests" },
   'test/integration/cacheCheck.test.ts': { why: 'a warm TTFT under 0.7 of a cold one, on the cost model and on llama.cpp' },
+  'test/integration/ciGate.test.ts': { why: "the example CI job: a step server's 50% longer step fails its 10% gate, through the installed CLI" },
   'test/integration/client.test.ts': { why: "chunk arrival against the server's write times, to a few ms", light: true },
+  'test/integration/compareCli.test.ts': { why: 'two runs of one step server within a 10% regression gate (A/A), and another twice as slow called slower' },
   'test/integration/detect.test.ts': { why: 'a preflight gives up within 1.5 s', light: true },
   'test/integration/keepAlive.test.ts': { why: 'a closed connection fails within 200 ms', light: true },
   'test/integration/keepAliveLlamaServer.test.ts': { why: "llama-server's close 0.2 to 8 ms after the last chunk" },
@@ -26,6 +30,7 @@ export const ALONE = {
   'test/integration/network.test.ts': { why: "TTFT through a TLS proxy within 150 ms of the server's 40 ms" },
   'test/integration/providers.test.ts': { why: "TTFO against the fake's pacing, to 6 ms", light: true },
   'test/integration/rateLimit.test.ts': { why: "each retry waits what its 429 said, by the server's receipt times", light: true },
+  'test/integration/repeatAb.test.ts': { why: "an A/B's blocks take turns without overlapping, and a 50% slower TPOT clears a 5% regression gate", light: true },
   'test/integration/runner.test.ts': { why: "an open loop's sends follow the seeded schedule", light: true },
   'test/integration/scriptedServer.test.ts': { why: 'chunks arrive within 50 ms of the other process writing them', light: true },
   'test/integration/serverMetrics.test.ts': { why: 'gauges sampled about once a second; the llama.cpp server' },

@@ -2,7 +2,8 @@
 // result in place. Reading the file is the engine's parsePromptFile (promptVariables.ts), on the prompt
 // reader's worker thread, with the answers remembered for the file; which lenses show is promptModel.ts `lensPlan`: a file that cannot be
 // profiled gets its reason first and no run lens, its warnings (a few), and the variables still to fill.
-// Registration follows the llmProfiler.codeLens settings.
+// Registration follows the llmProfiler.codeLens settings. With a baseline pinned for the file, the last
+// run's lens says how it compares (baselineText.ts).
 import * as vscode from 'vscode';
 import { Command } from './commands';
 import type { ConfigService } from './config';
@@ -13,6 +14,9 @@ import { lensPlan } from './promptModel';
 import { parseWithAnswers, type PromptAnswers } from './promptVariables';
 import type { PromptReader } from './promptWorker/client';
 import type { RunsModel } from './runsModel';
+import type { RunIndexEntry } from './runStore';
+import type { BaselineService } from './baselineService';
+import { baselineLens } from './baselineText';
 
 export class PromptCodeLens extends Disposable implements vscode.CodeLensProvider {
   readonly #onDidChange = this._register(new vscode.EventEmitter<void>());
@@ -20,9 +24,11 @@ export class PromptCodeLens extends Disposable implements vscode.CodeLensProvide
   #registration: vscode.Disposable | undefined;
   #registeredFor = '';
 
-  constructor(private readonly config: ConfigService, private readonly runs: RunsModel, private readonly answers: PromptAnswers, private readonly reader: PromptReader) {
+  constructor(private readonly config: ConfigService, private readonly runs: RunsModel, private readonly answers: PromptAnswers, private readonly reader: PromptReader,
+    private readonly baselines: Pick<BaselineService, 'verdict' | 'scopesOf' | 'onDidChange'>) {
     super();
     this.#sync();
+    this._register(baselines.onDidChange(() => this.#onDidChange.fire()));
     this._register(config.onDidChange(() => { this.#sync(); this.#onDidChange.fire(); }));
     this._register(runs.onDidChange(() => this.#onDidChange.fire()));
     this._register(answers.onDidChange(() => this.#onDidChange.fire()));
@@ -41,6 +47,23 @@ export class PromptCodeLens extends Disposable implements vscode.CodeLensProvide
       { scheme: 'file', pattern }, { scheme: 'untitled', pattern },
     ]);
     this.#registration = vscode.languages.registerCodeLensProvider(selector, this);
+  }
+
+  /**
+   * The last run's result in place: against the prompt file's baseline when it has one ("TTFT p50 41 ms
+   * · +12% vs baseline (slower)", opening the comparison), else its figures (opening the run). The
+   * comparison is worked out on its own thread the first time; the lens follows when it is done.
+   */
+  #resultLens(range: vscode.Range, run: RunIndexEntry): vscode.CodeLens {
+    const lastRun = runName(run);
+    const against = this.baselines.verdict(run);
+    // the endpoint's baseline of another workload (synthetic prompts) says nothing of this prompt: not shown
+    const lens = against && !(against.scope === 'endpoint' && against.state === 'not-comparable') ? baselineLens(against) : undefined;
+    if (against && lens) {
+      return new vscode.CodeLens(range, { title: lens.title, tooltip: `${lens.tooltip}\nLast run: ${lastRun}`, command: Command.CompareRuns, arguments: [against.base.id, run.id] });
+    }
+    const pinned = this.baselines.scopesOf(run.id).length > 0;
+    return new vscode.CodeLens(range, { title: `${lensResult(run)}${pinned ? ' · baseline' : ''}`, tooltip: `Last run: ${lastRun}${pinned ? ' (pinned as a baseline)' : ''}: open it`, command: Command.OpenRun, arguments: [run.id] });
   }
 
   async provideCodeLenses(doc: vscode.TextDocument, token: vscode.CancellationToken): Promise<vscode.CodeLens[]> {
@@ -93,10 +116,9 @@ export class PromptCodeLens extends Disposable implements vscode.CodeLensProvide
           if (run) {
             // the SLO where the prompt lives wins over the settings' one, as for the run itself
             const verdict = lensVerdict(run, parsed.slo ?? this.config.current.slo);
-            const lastRun = runName(run);
             // first on its line, and short: a narrow editor (the report open beside) cuts a line of lenses at its end
-            if (verdict) lenses.splice(first, 0, new vscode.CodeLens(range, { title: verdict.title, tooltip: `${verdict.tooltip}\nLast run: ${lastRun}: open it`, command: Command.OpenRun, arguments: [run.id] }));
-            lenses.push(new vscode.CodeLens(range, { title: lensResult(run), tooltip: `Last run: ${lastRun}: open it`, command: Command.OpenRun, arguments: [run.id] }));
+            if (verdict) lenses.splice(first, 0, new vscode.CodeLens(range, { title: verdict.title, tooltip: `${verdict.tooltip}\nLast run: ${runName(run)}: open it`, command: Command.OpenRun, arguments: [run.id] }));
+            lenses.push(this.#resultLens(range, run));
           }
           break;
         }

@@ -19,6 +19,9 @@ export const enum Command {
   FillPromptVariables = 'llmProfiler.fillPromptVariables',
   ComparePrefillChunks = 'llmProfiler.comparePrefillChunks',
   OpenBenchmarkResult = 'llmProfiler.openBenchmarkResult',
+  PinBaseline = 'llmProfiler.pinBaseline',
+  UnpinBaseline = 'llmProfiler.unpinBaseline',
+  CompareEndpoints = 'llmProfiler.compareEndpoints',
 }
 
 

@@ -3,6 +3,8 @@
 // undici, the runner and the local server launcher are never compiled at activation.
 export { executeJob } from '../jobs/execute';
 export { buildCacheCheckJob, buildDialJob, buildRunJob, buildSweepJob } from '../jobs/build';
+// "Compare two endpoints": an interleaved A/B, two run files
+export { buildAbJob, executeAbJob } from '../jobs/ab';
 export { localEndpoint, startLocalServerFor } from '../jobs/resolve';
 export { startLocalServer } from '../localServer/launcher';
 export { detectApi, reachable } from '../engine/transport/detect';

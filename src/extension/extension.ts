@@ -3,11 +3,14 @@
 // runtime and the report's chart code load on first use.
 import { activationClock } from './activationClock';
 import * as vscode from 'vscode';
+import { registerBaselineCommands } from './commands/baselines';
+import { registerCompareEndpointsCommand } from './commands/compareEndpoints';
 import { registerEndpointCommands } from './commands/endpoints';
 import { registerImportCommands } from './commands/import';
 import { registerLocalServerCommands } from './commands/localServer';
 import { registerProfileCommands } from './commands/profile';
 import { registerRunCommands } from './commands/runs';
+import { BaselineService } from './baselineService';
 import { VIEW_SIDEBAR } from './commands';
 import { PromptCodeLens } from './codeLens';
 import { ConfigService } from './config';
@@ -33,7 +36,7 @@ export interface ExtensionApi {
   readonly moduleEvalMs: number;
   readonly activateMs: number;
   readonly runsDir: string;
-  readonly test?: Pick<Services, 'trust' | 'localServer' | 'runs' | 'config' | 'jobs' | 'promptAnswers'> & { readonly sidebar: SidebarProvider; /** Everything posted to a webview (state and messages, as scrubbed), from activation on. */ readonly webviewPosts: readonly unknown[] };
+  readonly test?: Pick<Services, 'trust' | 'localServer' | 'runs' | 'config' | 'jobs' | 'promptAnswers' | 'baselines'> & { readonly sidebar: SidebarProvider; /** Everything posted to a webview (state and messages, as scrubbed), from activation on. */ readonly webviewPosts: readonly unknown[] };
 }
 
 /** Set by activate, awaited by deactivate: no process outlives the extension. */
@@ -56,19 +59,23 @@ function services(context: vscode.ExtensionContext): Services {
   const promptAnswers = own(new PromptAnswers(context.workspaceState));
   // its thread starts on the first read, not here
   const reader = own(promptReader(context, log));
-  return { context, log, config, keys, trust, targets: new Targets(config, keys, trust, log, context.workspaceState), runs, localServer, reports, jobs, network, runsDir, promptAnswers, promptReader: reader };
+  // pins in the workspace's state; comparisons on their own thread, started on the first
+  const baselines = own(new BaselineService(context, runs, log));
+  return { context, log, config, keys, trust, targets: new Targets(config, keys, trust, log, context.workspaceState), runs, localServer, reports, jobs, network, runsDir, promptAnswers, promptReader: reader, baselines };
 }
 
 export function activate(context: vscode.ExtensionContext): ExtensionApi {
   const started = performance.now();
   const s = services(context);
   const sidebar = new SidebarProvider(context.extensionUri, s);
-  context.subscriptions.push(sidebar, vscode.window.registerWebviewViewProvider(VIEW_SIDEBAR, sidebar), new PromptCodeLens(s.config, s.runs, s.promptAnswers, s.promptReader));
+  context.subscriptions.push(sidebar, vscode.window.registerWebviewViewProvider(VIEW_SIDEBAR, sidebar), new PromptCodeLens(s.config, s.runs, s.promptAnswers, s.promptReader, s.baselines));
   registerProfileCommands(s);
   registerLocalServerCommands(s);
   registerEndpointCommands(s);
   registerRunCommands(s);
   registerImportCommands(s);
+  registerBaselineCommands(s);
+  registerCompareEndpointsCommand(s);
   stopOnDeactivate = async () => { await Promise.all([s.localServer.stop(), s.jobs.stopServers()]); };
   // Listing runs is I/O: after activation, not inside it.
   setTimeout(() => { void s.runs.refresh(); }, 0);
@@ -76,7 +83,7 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
   const activateMs = performance.now() - started;
   const moduleEvalMs = activationClock.moduleEnd - activationClock.moduleStart;
   s.log.info(`activated: module evaluation ${moduleEvalMs.toFixed(1)} ms + activate() ${activateMs.toFixed(1)} ms; runs kept in ${s.runsDir}`);
-  const test = context.extensionMode === vscode.ExtensionMode.Test ? { trust: s.trust, jobs: s.jobs, localServer: s.localServer, runs: s.runs, sidebar, config: s.config, promptAnswers: s.promptAnswers, webviewPosts: s.log.tapWebview() } : undefined;
+  const test = context.extensionMode === vscode.ExtensionMode.Test ? { trust: s.trust, jobs: s.jobs, localServer: s.localServer, runs: s.runs, sidebar, config: s.config, promptAnswers: s.promptAnswers, baselines: s.baselines, webviewPosts: s.log.tapWebview() } : undefined;
   return { activationMs: moduleEvalMs + activateMs, moduleEvalMs, activateMs, runsDir: s.runsDir, ...(test ? { test } : {}) };
 }
 

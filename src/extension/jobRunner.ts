@@ -1,4 +1,4 @@
-// The one place the extension runs a job (a profile, a sweep, the prefill dial): one at a time, under
+// The one place the extension runs a job (a profile, a sweep, the prefill dial, an A/B): one at a time, under
 // a cancellable progress notification and a status bar item, live in the report panel when asked,
 // stored when done, and opened. The job itself is built and executed by the engine (src/jobs),
 // loaded on the first run.
@@ -8,7 +8,8 @@ import { displayUrl, scrubRun, secretsOf } from '../engine/core/redact';
 import type { ScrubbedRun } from '../engine/core/redact';
 import type { NetworkSpec, Progress, RequestRecord, RunFile } from '../engine/core/types';
 import type { JobProgress } from '../jobs/execute';
-import type { BuiltJob } from '../jobs/job';
+import type { AbResult } from '../engine/run/abRun';
+import type { AbJob, BuiltJob } from '../jobs/job';
 import type { LocalServerHandle, LocalServerOptions } from '../localServer/types';
 import { proxyNotice } from '../present/endpointText';
 import { describeJob, pulledInLine } from '../present/jobText';
@@ -40,6 +41,18 @@ export interface JobRequest {
   readonly extras?: Readonly<Record<string, unknown>>;
   /** Show the run live in the report panel (a single workload; a sweep or dial opens when it ends). */
   readonly live?: boolean;
+}
+
+/** An interleaved A/B job: two sides, one workload (src/jobs/ab.ts). */
+export interface AbRequest extends Pick<JobRequest, 'label' | 'title' | 'failed'> {
+  build(engine: EngineModule): Promise<{ readonly job: AbJob; readonly warnings: readonly string[] }>;
+  /** Side A's key, then B's. */
+  readonly apiKeys: readonly [string | undefined, string | undefined];
+}
+
+export interface AbOutcome {
+  readonly a: RunOutcome;
+  readonly b: RunOutcome;
 }
 
 export interface RunOutcome {
@@ -149,21 +162,85 @@ export class JobRunner extends Disposable {
       else void this.#summaryToast(stored, path);
       return outcome;
     } catch (err) {
-      const message = this.log.redact((err as Error).message ?? String(err));
-      this.log.error(`run ${runId} (${req.label}) failed: ${message}`);
+      const message = this.#failed(err, runId, req);
       if (live) this.reports?.showError(message);
-      // A setting that cannot be used (http.proxy, llmProfiler.tls.caFile…) is named first: offer to open it.
-      const setting = (err as Error).name === 'UsageError' ? /^(llmProfiler\.[\w.]+|http\.\w+)\b/.exec(message)?.[1] : undefined;
-      const actions = setting ? ['Open settings', 'Show log'] : ['Show log'];
-      void vscode.window.showErrorMessage(`LLM Profiler: ${req.failed ?? `${req.label} failed`}: ${message.split('\n')[0]}`, ...actions).then((p) => {
-        if (p === 'Open settings') void vscode.commands.executeCommand('workbench.action.openSettings', setting);
-        else if (p) this.log.show();
-      });
       return undefined;
     } finally {
       if (this.#active?.runId === runId) this.#active = undefined;
       this.#changed();
     }
+  }
+
+  /** Says why a job failed (logged, and shown with a way to its setting or the log); returns the message, scrubbed. */
+  #failed(err: unknown, runId: string, req: Pick<JobRequest, 'label' | 'failed'>): string {
+    const message = this.log.redact((err as Error).message ?? String(err));
+    this.log.error(`run ${runId} (${req.label}) failed: ${message}`);
+    // A setting that cannot be used (http.proxy, llmProfiler.tls.caFile…) is named first: offer to open it.
+    const setting = (err as Error).name === 'UsageError' ? /^(llmProfiler\.[\w.]+|http\.\w+)\b/.exec(message)?.[1] : undefined;
+    const actions = setting ? ['Open settings', 'Show log'] : ['Show log'];
+    void vscode.window.showErrorMessage(`LLM Profiler: ${req.failed ?? `${req.label} failed`}: ${message.split('\n')[0]}`, ...actions).then((p) => {
+      if (p === 'Open settings') void vscode.commands.executeCommand('workbench.action.openSettings', setting);
+      else if (p) this.log.show();
+    });
+    return message;
+  }
+
+  /**
+   * Runs an interleaved A/B job (two endpoints, or one with two models) to two stored run files, and
+   * opens them side by side in the report's Compare. One slot, as any run; never throws.
+   */
+  async runAb(req: AbRequest): Promise<AbOutcome | undefined> {
+    const claimed = await this.#claim(req.label);
+    if (!claimed) return undefined;
+    const { runId, abort } = claimed;
+    try {
+      const engine = await loadEngine();
+      const { job, warnings } = await req.build(engine);
+      for (const t of job.targets) if (t.kind === 'endpoint') this.log.addSecrets(secretsOf(t));
+      // each side's proxy and certificates from the settings as they are now
+      const url = (i: number) => { const t = job.targets[i]!; return t.kind === 'endpoint' ? t.url : undefined; };
+      const networks = [await this.network.forUrl(engine, url(0)), await this.network.forUrl(engine, url(1))] as const;
+      for (const w of warnings) this.log.warn(`run ${runId}: ${w}`);
+      this.log.info(`run ${runId}: A/B in ${job.blocks} blocks a side, ${job.workload.requests} measured requests a side: ${req.label}`);
+      const result = await this.#executeAb(engine, job, req, [runId, newRunId()], abort, networks);
+      const [a, b] = [scrubRun(result.a, this.log.scrubber), scrubRun(result.b, this.log.scrubber)];
+      const paths = [await this.runs.save(a), await this.runs.save(b)];
+      for (const [i, run] of [a, b].entries()) this.log.info(`run ${run.id} (${i ? 'B' : 'A'}): ${run.cancelled ? 'cancelled; kept what finished' : 'done'}: ${summaryText(run)}; saved to ${paths[i]}`);
+      const outcome: AbOutcome = { a: { runId: a.id, path: paths[0]!, cancelled: Boolean(a.cancelled) }, b: { runId: b.id, path: paths[1]!, cancelled: Boolean(b.cancelled) } };
+      this.#onDidFinish.fire(outcome.a);
+      this.#onDidFinish.fire(outcome.b);
+      this.reports?.show(a, b);
+      return outcome;
+    } catch (err) {
+      this.#failed(err, runId, req);
+      return undefined;
+    } finally {
+      if (this.#active?.runId === runId) this.#active = undefined;
+      this.#changed();
+    }
+  }
+
+  #executeAb(engine: EngineModule, job: AbJob, req: AbRequest, runIds: readonly [string, string], abort: AbortController, networks: readonly [NetworkSpec | undefined, NetworkSpec | undefined]): Thenable<AbResult> {
+    const runId = runIds[0];
+    return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: req.title, cancellable: true }, async (progress, token) => {
+      token.onCancellationRequested(() => abort.abort());
+      const side = (i: 0 | 1) => ({ ...(req.apiKeys[i] !== undefined ? { apiKey: req.apiKeys[i] } : {}), ...(networks[i] !== undefined ? { network: networks[i] } : {}) });
+      return engine.executeAbJob(job, {
+        runIds,
+        signal: abort.signal,
+        sides: [side(0), side(1)],
+        acquireLocalServer: (request) => this.localServer.lease(request),
+        startLocalServer: (options) => this.#startServer(engine, options),
+        onLog: (line) => this.log.info(`[server] ${line}`),
+        onStart: ({ endpoint }, name) => this.log.info(`run ${runId}: ${name}: ${displayUrl(endpoint.url)} (${endpoint.api}${endpoint.model ? `, ${endpoint.model}` : ''})`),
+        onProgress: (p) => {
+          if (this.#active?.runId !== runId) return;
+          this.#active = { ...this.#active, progress: p };
+          progress.report({ message: progressLine(p) });
+          this.#changed();
+        },
+      });
+    });
   }
 
   /** Sends a stored run's metrics to the OTLP endpoint of the settings; a failure is logged and shown, never thrown (the run is kept). */

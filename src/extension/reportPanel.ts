@@ -161,6 +161,10 @@ class ReportPanel {
       case 'exportPng':
         await this.#owner.exportPng(m.name, m.dataUrl);
         return;
+      case 'pinBaseline':
+        // only a run this panel shows, and only a stored one (the command says so otherwise)
+        if (typeof m.runId === 'string' && this.#runById(m.runId)) await vscode.commands.executeCommand(Command.PinBaseline, m.runId);
+        return;
       case 'openDropped': {
         // strings only, a few: the page is not trusted to send more
         const files = Array.isArray(m.files) ? m.files.filter((f): f is string => typeof f === 'string' && f.length > 0 && f.length < 4096).slice(0, 10) : [];

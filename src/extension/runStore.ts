@@ -40,6 +40,8 @@ export interface RunIndexEntry {
   readonly itlP99Ms?: number;
   readonly e2eP99Ms?: number;
   readonly promptRef?: PromptRef;
+  /** The prompt file the run sent (the CodeLens's file, or the workload's): what a baseline of a prompt file is keyed by. */
+  readonly promptFile?: string;
   /** How the endpoint was reached when that changed what was measured: "via proxy http://p:3128" (networkShort). */
   readonly network?: readonly string[];
   /** What ran, for the run's name (runText.ts runWhat): "c=8 · 64 req", "sweep rate 1–8/s", "greet.prompt.md". */
@@ -86,11 +88,18 @@ export function indexEntry(run: RunFile, path: string): RunIndexEntry {
     itlP99Ms: s?.itlMs?.count ? finite(s.itlMs.p99) : undefined,
     e2eP99Ms: s?.e2eMs?.count ? finite(s.e2eMs.p99) : undefined,
     promptRef: ref && typeof ref.file === 'string' && typeof ref.startLine === 'number' ? ref : undefined,
+    ...promptFileOf(run, ref),
     what: imported?.what ?? runWhat(run),
     ...(networkShort(run.endpoint).length ? { network: networkShort(run.endpoint) } : {}),
     ...(run.prompts?.length && run.workload ? { sent: sentLine(run) } : {}),
     ...(run.importedFrom ? { importedFile: run.importedFrom.file } : {}),
   };
+}
+
+function promptFileOf(run: RunFile, ref: PromptRef | undefined): { promptFile?: string } {
+  if (ref && typeof ref.file === 'string') return { promptFile: ref.file };
+  const p = run.workload?.prompt;
+  return p?.kind === 'file' ? { promptFile: p.path } : {};
 }
 
 /**

@@ -1,5 +1,6 @@
 // What activate builds once and hands to each area's registrations: no singletons, no module state.
 import type * as vscode from 'vscode';
+import type { BaselineService } from './baselineService';
 import type { ConfigService } from './config';
 import type { JobRunner } from './jobRunner';
 import type { LocalServerManager } from './localServerManager';
@@ -32,4 +33,6 @@ export interface Services {
   readonly promptAnswers: PromptAnswers;
   /** Reads prompt files off the extension host's thread (its worker thread stops when the extension does). */
   readonly promptReader: PromptReader;
+  /** Runs pinned as baselines of their endpoint or prompt file, and each run against its baseline. */
+  readonly baselines: BaselineService;
 }

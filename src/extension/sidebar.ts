@@ -1,9 +1,13 @@
 // The sidebar webview view: endpoints (reachability, last p50s), the local server, a small workload
-// form with a Run button, and recent runs. State flows host → webview as one `state` message; the
-// webview posts `ready` first and the host holds state until then.
+// form with a Run button, and recent runs (baselines marked, and runs that regressed against theirs).
+// State flows host → webview as one `state` message; the webview posts `ready` first and the host
+// holds state until then.
 import * as vscode from 'vscode';
 import { runName } from '../present/runText';
-import type { SidebarEndpoint, SidebarHostMessage, SidebarState, SidebarWebviewMessage, SidebarWorkload } from '../shared/protocol';
+import type { BaselineService } from './baselineService';
+import { regressionLines } from './baselineText';
+import type { RunIndexEntry } from './runStore';
+import type { SidebarEndpoint, SidebarHostMessage, SidebarRun, SidebarState, SidebarWebviewMessage, SidebarWorkload } from '../shared/protocol';
 import type { Log } from './log';
 import { Command } from './commands';
 import { useLlamaServerBinary } from './commands/localServer';
@@ -43,10 +47,11 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
   private readonly log: Pick<Log, 'forWebview' | 'info'>;
   private readonly network: NetworkSettings;
   private readonly targets: Pick<Targets, 'last' | 'onDidRemember'>;
+  private readonly baselines: Pick<BaselineService, 'verdict' | 'scopesOf' | 'onDidChange'>;
 
-  constructor(private readonly extensionUri: vscode.Uri, s: Pick<Services, 'config' | 'keys' | 'trust' | 'localServer' | 'runs' | 'jobs' | 'log' | 'network' | 'targets'> & { readonly context?: Pick<vscode.ExtensionContext, 'secrets'> }) {
+  constructor(private readonly extensionUri: vscode.Uri, s: Pick<Services, 'config' | 'keys' | 'trust' | 'localServer' | 'runs' | 'jobs' | 'log' | 'network' | 'targets' | 'baselines'> & { readonly context?: Pick<vscode.ExtensionContext, 'secrets'> }) {
     super();
-    ({ config: this.config, keys: this.keys, trust: this.trust, localServer: this.localServer, runs: this.runs, jobs: this.jobs, log: this.log, network: this.network, targets: this.targets } = s);
+    ({ config: this.config, keys: this.keys, trust: this.trust, localServer: this.localServer, runs: this.runs, jobs: this.jobs, log: this.log, network: this.network, targets: this.targets, baselines: this.baselines } = s);
     const push = () => this.schedulePush();
     for (const e of this.config.current.endpoints) this.#known.set(e.name, e.url);
     this._register(this.config.onDidChange(() => { this.#workload = undefined; this.#endpointsChanged(); void this.#refreshKeys(); push(); }));
@@ -55,6 +60,8 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
     if (s.context) this._register(s.context.secrets.onDidChange(() => { void this.#refreshKeys(); }));
     this._register(this.localServer.onDidChange(push));
     this._register(this.runs.onDidChange(push));
+    // a pin, or a comparison with a baseline worked out: the runs' marks follow
+    this._register(this.baselines.onDidChange(push));
     this._register(this.jobs.onDidChange(push));
     this._register({ dispose: () => clearTimeout(this.#pushTimer) });
   }
@@ -137,10 +144,7 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
         parallel: ls.config.parallel, message: ls.message,
         ...(unavailable ? { unavailable } : {}),
       },
-      runs: this.runs.runs.slice(0, 30).map((r) => ({
-        id: r.id, name: runName(r), endpointName: r.endpointName, startedAt: r.startedAt, completed: r.completed, failed: r.failed,
-        cancelled: r.cancelled, ttftP50Ms: r.ttftP50Ms, tpotP50Ms: r.tpotP50Ms, ...(r.network ? { network: r.network } : {}), ...(r.sent ? { sent: r.sent } : {}),
-      })),
+      runs: this.runs.runs.slice(0, 30).map((r) => this.#runOf(r)),
       workload: this.#workload ?? {
         concurrency: cfg.workload.concurrency, requests: cfg.workload.requests,
         maxTokens: cfg.workload.maxTokens, promptTokens: cfg.workload.promptTokens,
@@ -152,6 +156,18 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
       ],
       ...(lastEndpointId ? { lastEndpointId } : {}),
       ...(this.#select ? { select: this.#select } : {}),
+    };
+  }
+
+  /** A recent run as the list shows it: its figures, whether it is a baseline, and what regressed against its own. */
+  #runOf(r: RunIndexEntry): SidebarRun {
+    const pinned = this.baselines.scopesOf(r.id);
+    const against = this.baselines.verdict(r);
+    const regressed = against?.state === 'compared' && against.regressed.length ? regressionLines(against.regressed, against.base) : [];
+    return {
+      id: r.id, name: runName(r), endpointName: r.endpointName, startedAt: r.startedAt, completed: r.completed, failed: r.failed,
+      cancelled: r.cancelled, ttftP50Ms: r.ttftP50Ms, tpotP50Ms: r.tpotP50Ms, ...(r.network ? { network: r.network } : {}), ...(r.sent ? { sent: r.sent } : {}),
+      ...(pinned.length ? { baselineOf: pinned } : {}), ...(regressed.length ? { regressed } : {}),
     };
   }
 
@@ -230,6 +246,12 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
         return;
       case 'deleteRun':
         await vscode.commands.executeCommand(Command.DeleteRun, m.runId);
+        return;
+      case 'pinBaseline':
+        await vscode.commands.executeCommand(Command.PinBaseline, m.runId);
+        return;
+      case 'unpinBaseline':
+        await vscode.commands.executeCommand(Command.UnpinBaseline, m.runId);
         return;
       case 'addEndpoint':
         await vscode.commands.executeCommand(Command.AddEndpoint);

@@ -1,7 +1,7 @@
 // The HTML shell of both webviews (the report panel and the sidebar), as a pure function (no
 // `vscode` import): the host fills it in with real webview URIs, the browser tests with URLs on a
 // local test server. A strict CSP: nothing loads unless listed, the one script runs by nonce,
-// styles come only from media/. The initial state travels escaped in `<body data-state>`.
+// styles come only from media/; the report may fetch its worker's script and start it from a blob:. The initial state travels escaped in `<body data-state>`.
 import { randomBytes } from 'node:crypto';
 import type { RunFile } from '../engine/core/types';
 
@@ -24,6 +24,11 @@ export interface WebviewHtmlOptions {
   readonly state: unknown;
   /** Shown until the script draws. */
   readonly placeholder?: string;
+  /**
+   * The page starts a worker from its own bundle folder: VS Code lets a webview start one only from a
+   * blob: URL, made from the script fetched from `cspSource` (the report's comparison thread).
+   */
+  readonly workers?: boolean;
 }
 
 /** Escapes text for an HTML attribute value or text node. */
@@ -39,6 +44,7 @@ export function webviewHtml(o: WebviewHtmlOptions): string {
     `style-src ${o.cspSource}`,
     `img-src ${o.cspSource} data:`,
     `font-src ${o.cspSource}`,
+    ...(o.workers ? [`connect-src ${o.cspSource}`, 'worker-src blob:'] : []),
   ].join('; ');
   // no aria-live around the whole page (every redraw would be read out): the placeholder and the
   // pages' own small status regions say what changes
@@ -75,5 +81,5 @@ export interface ReportHtmlOptions extends Omit<WebviewHtmlOptions, 'state' | 't
 /** The report panel's page. */
 export function reportHtml(o: ReportHtmlOptions): string {
   const { initialState, title, ...rest } = o;
-  return webviewHtml({ ...rest, title: title ?? 'LLM Profiler report', state: initialState, placeholder: 'Loading the report…' });
+  return webviewHtml({ ...rest, title: title ?? 'LLM Profiler report', state: initialState, placeholder: 'Loading the report…', workers: true });
 }

@@ -33,6 +33,8 @@ export type ReportWebviewMessage =
   | { readonly type: 'exportTrace'; readonly runId: string }
   | { readonly type: 'exportChunksCsv'; readonly runId: string }
   | { readonly type: 'exportPng'; readonly name: string; readonly dataUrl: string }
+  /** Pin the run shown as the baseline of its endpoint or prompt file (LLM Profiler: Pin as baseline). */
+  | { readonly type: 'pinBaseline'; readonly runId: string }
   /**
    * Files dropped on the page (Shift held, as VS Code asks for a drop into a webview): each a URI
    * (text/uri-list, VS Code's resourceurls) or a path (its codefiles). The host opens each as a
@@ -92,6 +94,10 @@ export interface SidebarRun {
   readonly network?: readonly string[];
   /** What a prompt file's prompts were sent with ("max 256 tokens (from the file)"), when the run records it. */
   readonly sent?: string;
+  /** What this run is pinned as the baseline of: its endpoint (URL and model), its prompt file. */
+  readonly baselineOf?: readonly ('endpoint' | 'promptFile')[];
+  /** Slower than its baseline (a latency's p50 or p90, or the output throughput): a line each, "TPOT p50 4.1% slower than baseline <run name>". */
+  readonly regressed?: readonly string[];
 }
 
 export interface SidebarWorkload {
@@ -130,6 +136,9 @@ export type SidebarWebviewMessage =
   | { readonly type: 'openRun'; readonly runId: string }
   | { readonly type: 'compareRuns'; readonly runId: string; readonly otherId: string }
   | { readonly type: 'deleteRun'; readonly runId: string }
+  /** Pin the run as the baseline of its endpoint or prompt file (the host asks which when both apply), or unpin it. */
+  | { readonly type: 'pinBaseline'; readonly runId: string }
+  | { readonly type: 'unpinBaseline'; readonly runId: string }
   | { readonly type: 'addEndpoint' }
   | { readonly type: 'editEndpoint'; readonly endpointId: string }
   | { readonly type: 'removeEndpoint'; readonly endpointId: string }

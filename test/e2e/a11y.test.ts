@@ -1,5 +1,5 @@
 // axe-core over the report webview in every view it has (one run with stalls, SLOs, errors, "Sent
-// with" and "Where the time went"; a compare; a sweep; the prefill dial; a prefix-cache check; the
+// with" and "Where the time went"; a compare with its verdicts and whiskers; a sweep; the prefill dial; a prefix-cache check; the
 // error view; a live run mid-way), in the light, dark and high-contrast themes, at a normal width and
 // a narrow one (420 px, an editor split in two): no serious or critical violation, and nothing wider
 // than the page (a wide table scrolls in its own region). Needs
@@ -62,6 +62,8 @@ const runView = (name: string, make: () => RunFile, compare?: () => RunFile): Vi
   show: async (open) => {
     const page = await open(compare ? { kind: 'run', run: make(), compareWith: compare() } : { kind: 'run', run: make() });
     await rendered(page);
+    // a compare's verdicts and their whiskers come from its worker a moment later: checked with them
+    if (compare) await page.waitForSelector('body[data-comparison="done"]', { timeout: 30_000 });
     return page;
   },
 });

@@ -19,6 +19,9 @@ const LOCAL_MISSING: SidebarEndpoint = {
   unavailable: 'the local server is not bundled on this platform',
 };
 
+/** What the host says regressed (src/extension/baselineText.ts regressionLines). */
+const REGRESSED = ['TPOT p50 4.1% slower than baseline c=2 · 6 req on vllm, 10:14', 'Output tokens/s 3.2% slower than baseline c=2 · 6 req on vllm, 10:14'];
+
 function fullState(over: Partial<SidebarState> = {}): SidebarState {
   return {
     endpoints: [
@@ -29,8 +32,9 @@ function fullState(over: Partial<SidebarState> = {}): SidebarState {
     ],
     localServer: { state: 'error', source: 'preset:tiny', parallel: 4, message: 'exited with code 1', unavailable: 'the local server is not bundled on this platform' },
     runs: [
-      { id: 'r1', name: 'c=2 · 6 req on vllm, 10:14', endpointName: 'vllm', startedAt: '2026-12-04T10:14:00Z', completed: 6, failed: 0, cancelled: false, ttftP50Ms: 120, tpotP50Ms: 12 },
-      { id: 'r2', name: 'c=8 · 64 req on vllm, 10:20', endpointName: 'vllm', startedAt: '2026-12-04T10:20:00Z', completed: 60, failed: 4, cancelled: true, ttftP50Ms: 150, tpotP50Ms: 14, network: ['via proxy http://p:3128'] },
+      { id: 'r1', name: 'c=2 · 6 req on vllm, 10:14', endpointName: 'vllm', startedAt: '2026-12-04T10:14:00Z', completed: 6, failed: 0, cancelled: false, ttftP50Ms: 120, tpotP50Ms: 12, baselineOf: ['endpoint'] },
+      { id: 'r2', name: 'c=8 · 64 req on vllm, 10:20', endpointName: 'vllm', startedAt: '2026-12-04T10:20:00Z', completed: 60, failed: 4, cancelled: true, ttftP50Ms: 150, tpotP50Ms: 14, network: ['via proxy http://p:3128'],
+        regressed: REGRESSED },
     ],
     workload: { concurrency: 4, requests: 20, maxTokens: 128, promptTokens: 64 },
     running: { runId: 'r3', label: 'vllm', finished: 3, total: 20, ttftP50Ms: 130 },
@@ -223,5 +227,30 @@ test('a view restored after being hidden keeps the user\'s pick: the host\'s old
     assert.equal(await again.page.getByRole('combobox', { name: 'Endpoint' }).inputValue(), 'cfg:vllm');
   } finally {
     await again.close();
+  }
+});
+
+test('a run that regressed against its baseline is marked, named for assistive tech and explained in its tooltip; a baseline is marked; pin and unpin post to the host', async () => {
+  const { page, problems, close } = await open(fullState(), 'light');
+  try {
+    const mark = page.locator('li[data-key="r2"] .badge.regressed');
+    assert.equal(await mark.count(), 1);
+    assert.equal(await mark.textContent(), '▲ regressed');
+    // its accessible name says what regressed, as the tooltip does
+    assert.equal(await page.getByRole('img', { name: `Regressed against its baseline: ${REGRESSED.join('; ')}` }).count(), 1);
+    assert.equal(await mark.getAttribute('title'), REGRESSED.join('\n'));
+    assert.equal(await page.locator('li[data-key="r1"] .badge.regressed').count(), 0, 'the baseline itself is not marked');
+    assert.equal(await page.locator('li[data-key="r1"] .badge.baseline').textContent(), 'baseline');
+    assert.match(await page.locator('li[data-key="r1"] .badge.baseline').getAttribute('title') ?? '', /^The baseline of its endpoint/);
+    // the buttons say what they do, per run
+    await page.getByRole('button', { name: 'Unpin baseline: c=2 · 6 req on vllm, 10:14' }).click();
+    await page.getByRole('button', { name: 'Pin as baseline: c=8 · 64 req on vllm, 10:20' }).click();
+    assert.deepEqual((await posted(page)).filter((m) => /Baseline$/.test(m.type)), [{ type: 'unpinBaseline', runId: 'r1' }, { type: 'pinBaseline', runId: 'r2' }]);
+    // a state where nothing regressed: no mark left behind
+    await sendToPage(page, { type: 'state', state: fullState({ runs: fullState().runs.map((r) => ({ ...r, regressed: undefined })) }) });
+    await page.waitForFunction(() => !document.querySelector('.badge.regressed'));
+    assert.deepEqual(problems, []);
+  } finally {
+    await close();
   }
 });

@@ -120,7 +120,10 @@ export const reportSteps: Step[] = [
       assert.match(a!, /^greet\.prompt\.md, \d\d:\d\d(:\d\d)?$/, title);
       assert.match(b!, /^c=2 · 3 req, \d\d:\d\d(:\d\d)? on ui-scripted$/, title);
       // (the run's report may still be showing beside it)
-      await webviewFrameWith(page, 'body[data-view="compare"] [data-side="B"]');
+      const f = await webviewFrameWith(page, 'body[data-view="compare"] [data-side="B"]');
+      // the verdicts and their whiskers, worked out on the page's worker (started from a blob: as VS Code allows)
+      await f.locator('body[data-comparison="done"] table.compare-verdicts tr[data-key="ttft.p50"]').waitFor({ state: 'attached', timeout: 30_000 });
+      assert.equal(await f.locator('body').getAttribute('data-compare-where'), 'worker', 'the comparison ran on the report\'s worker in the real webview');
       await page.waitForTimeout(500);
       await shot(page, 'host-35-compare');
     },

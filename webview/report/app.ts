@@ -14,7 +14,9 @@ import { readTheme, watchTheme, type Theme } from './theme';
 import { Timeline } from './timeline';
 import { SWEEP_POINT_SELECTED, hasSweepView, renderSweep, type SweepPointSelectedDetail } from './sweepView';
 import { asRun } from './validate';
-import { compareRowId, compareTable, errorView, headerView, headlineView, percentileRowId, percentileTable, prefixCacheCheckView, reportedView, runTitle, sentWithView, stallsList } from './views';
+import { compareNotesList, pendingText, verdictCount, verdictTable } from './compareView';
+import { compareOffThread } from './compareRunner';
+import { compareNotes, compareRowId, compareTable, errorView, headerView, headlineView, percentileRowId, percentileTable, prefixCacheCheckView, reportedView, runTitle, sentWithView, stallsList } from './views';
 import { timelineNotes } from '../../src/present/importText';
 import { importToolLabel } from '../../src/present/toolLabels';
 import { latencyStats, type LatencyMetric } from '../../src/present/metricCatalogue';
@@ -310,7 +312,10 @@ export class ReportApp {
     trace.addEventListener('click', () => post('exportTrace', { runId: run.id }));
     const chunks = h('button', { type: 'button', class: 'action', text: 'Export chunks CSV', title: 'Save one CSV row per chunk', 'aria-label': side ? `Export chunks CSV${of}` : undefined });
     chunks.addEventListener('click', () => post('exportChunksCsv', { runId: run.id }));
-    return h('div', { class: 'actions' }, csv, json, trace, chunks);
+    // later runs of its endpoint or prompt file are compared with a baseline (the CodeLens, the sidebar's marks)
+    const pin = h('button', { type: 'button', class: 'action pin-baseline', text: 'Pin as baseline', title: 'Compare later runs of this endpoint or prompt file with this run', 'aria-label': side ? `Pin as baseline${of}` : undefined });
+    pin.addEventListener('click', () => post('pinBaseline', { runId: run.id }));
+    return h('div', { class: 'actions' }, csv, json, trace, chunks, pin);
   }
 
   // ---- two runs ----
@@ -324,6 +329,7 @@ export class ReportApp {
       return h('div', { class: 'side', 'data-side': tag }, head, headlineView(run, tag), prefixCacheCheckView(run, tag));
     };
     this.#root.append(h('div', { class: 'sides' }, side(a, 'A'), side(b, 'B')));
+    this.#root.append(this.#verdictSection(a, b));
     this.#root.append(section('Differences', 'differences', compareTable(a, b)));
     const charts = h('div', { class: 'charts' });
     this.#root.append(section('Distributions, overlaid', 'distributions', charts, 'A solid, B dashed.'));
@@ -351,6 +357,31 @@ export class ReportApp {
     }
     for (const c of charts.querySelectorAll<HTMLButtonElement>('button.png')) c.addEventListener('click', () => exportCanvasPng(c));
     document.body.dataset.rendered = String(performance.now() - started);
+  }
+
+  /**
+   * Is B slower than A: what makes them hard to compare first, then each figure's verdict and its
+   * interval, worked out off the page's thread (compareRunner.ts) and drawn when it comes.
+   */
+  #verdictSection(a: RunFile, b: RunFile): HTMLElement {
+    const status = h('p', { class: 'compare-status', role: 'status', text: pendingText(a, b) });
+    const box = h('div', { class: 'verdict-box' }, compareNotesList(compareNotes(a, b)), status);
+    document.body.dataset.comparison = 'pending';
+    const gen = this.#generation;
+    const started = performance.now();
+    compareOffThread(a, b).then((c) => {
+      if (gen !== this.#generation) return;
+      status.textContent = verdictCount(c);
+      box.append(verdictTable(c));
+      document.body.dataset.comparison = 'done';
+      document.body.dataset.comparisonMs = String(performance.now() - started);
+    }, (e: unknown) => {
+      if (gen !== this.#generation) return;
+      status.textContent = `The intervals could not be worked out: ${e instanceof Error ? e.message : String(e)}`;
+      document.body.dataset.comparison = 'error';
+    });
+    return section('Is B slower than A?', 'compare-verdicts', box,
+      'A is the base (BASE in the notes), B the new run (NEW). Each figure\'s difference comes with its 95% confidence interval, from resampling the requests of each run; a verdict is given only when the interval excludes no change.');
   }
 
   // ---- live ----

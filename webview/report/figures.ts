@@ -1,5 +1,5 @@
 // The report's figures as data, before any DOM: the headline tiles, the percentile table's rows, the
-// compare table's rows and the metrics the CDFs draw, each from the metric catalogue
+// compare table's rows, the verdicts of a comparison with their intervals, and the metrics the CDFs draw, each from the metric catalogue
 // (src/present/metricCatalogue.ts). views.ts and app.ts render them; unit tests read them under node.
 import type { RunFile, SloSpec, Stats, Summary } from '../../src/engine/core/types';
 import { SLO_PERCENTILE } from '../../src/engine/analysis/metrics';
@@ -8,6 +8,9 @@ import { connectionRetriesLine, rateLimitLine, statusCounts } from '../../src/pr
 import { formatInt, formatMs, formatNumber, formatPercent } from '../../src/present/units';
 import { measuresProxy } from '../../src/present/whereText';
 import { figureValue, latenciesFor, latencyStats, metricsFor, type FigureMetric, type LatencyMetric, type Metric } from '../../src/present/metricCatalogue';
+import type { Comparison, CompareRow as EngineCompareRow } from '../../src/engine/analysis/compare';
+import { rowSentence } from '../../src/present/compareText';
+import { niceTicks } from './ticks';
 
 /** What a latency behind a buffer times instead of the server. */
 export const PROXY_NOTE = 'measures the proxy, not the server';
@@ -142,4 +145,32 @@ export function compareRows(a: RunFile, b: RunFile): CompareRow[] {
 /** The latencies whose distribution is drawn (a CDF each): those of the catalogue that one of the runs has. */
 export function distributionMetrics(...runs: readonly RunFile[]): LatencyMetric[] {
   return latenciesFor('distributions', runs.map((r) => r.summary));
+}
+
+/** A row of the verdicts: the engine's row, its sentence (src/present/compareText.ts), and its interval to draw when it has one. */
+export interface VerdictRow {
+  readonly row: EngineCompareRow;
+  readonly sentence: string;
+  /** The 95% interval of B against A and the point, in %; absent without an interval (too few samples, not in both runs). */
+  readonly whisker?: { readonly lo: number; readonly hi: number; readonly point: number };
+}
+
+export function verdictRows(c: Comparison): VerdictRow[] {
+  return c.rows.map((row) => ({
+    row,
+    sentence: rowSentence(row),
+    ...(row.ciPct && row.diffPct !== undefined ? { whisker: { lo: row.ciPct[0], hi: row.ciPct[1], point: row.diffPct } } : {}),
+  }));
+}
+
+/** The whiskers' one % axis: every interval and point inside it, 0 always on it, a little room at both ends; its ticks. */
+export function percentAxis(rows: readonly VerdictRow[]): { readonly min: number; readonly max: number; readonly ticks: readonly number[] } | undefined {
+  const ends = rows.flatMap((r) => (r.whisker ? [r.whisker.lo, r.whisker.hi, r.whisker.point] : [])).filter(Number.isFinite);
+  if (ends.length === 0) return undefined;
+  const lo = Math.min(0, ...ends);
+  const hi = Math.max(0, ...ends);
+  const pad = Math.max((hi - lo) * 0.06, 0.5);
+  const min = lo < 0 ? lo - pad : 0 - pad / 2;
+  const max = hi > 0 ? hi + pad : 0 + pad / 2;
+  return { min, max, ticks: niceTicks(min, max, 6).ticks };
 }

@@ -14,6 +14,8 @@ import { networkNotes } from '../../src/present/endpointText';
 import { FROM_TEXT, sentLine, sentNotes, sentWithRows } from '../../src/present/sentText';
 import { importedLine, reportedRows, type ReportedRow } from '../../src/present/importText';
 import { importToolLabel } from '../../src/present/toolLabels';
+import { comparability, type ComparableProblem } from '../../src/engine/analysis/comparable';
+import { problemLines } from '../../src/present/compareText';
 import { compareRows, headlineFigures, noChunks, percentileRows, PROXY_NOTE, type CompareRow, type PercentileRow } from './figures';
 
 function percentileKeys(run: RunFile): `p${string}`[] {
@@ -235,11 +237,39 @@ export function compareTable(a: RunFile, b: RunFile): HTMLElement {
   const table = h('table', { class: 'compare' },
     h('caption', { id: COMPARE_CAPTION_ID, text: 'B against A: a positive Δ of a latency means B is slower; a rate\'s change is B\'s against A\'s' }),
     h('thead', {}, head), h('tbody', {}, ...compareRows(a, b).map(compareRow)));
+  return scrollRegion(table, 'Differences, B against A');
+}
+
+/** A line said before a compare's figures: `kind` names what it is about (a caveat's, or the engine's problem kind). */
+export interface CompareNote {
+  readonly kind: string;
+  readonly severity: 'refuse' | 'warn';
+  readonly text: string;
+}
+
+/**
+ * Everything to say before the figures of B against A, in one list: the engine's refusals first (not
+ * the same workload), then this report's caveats, then the engine's other notes, each said once (the
+ * engine's note on the cache or on buffering is left out where the report's caveat says it already).
+ */
+export function compareNotes(a: RunFile, b: RunFile): CompareNote[] {
   const caveats = compareCaveats(a, b);
-  const region = scrollRegion(table, 'Differences, B against A');
-  if (caveats.length === 0) return region;
-  return h('div', { class: 'compare-wrap' }, region,
-    h('ul', { class: 'compare-caveats', 'aria-label': 'Read the differences with care' }, ...caveats.map(([kind, text]) => h('li', { 'data-caveat': kind, text }))));
+  const said = new Set(caveats.map(([kind]) => CAVEAT_COVERS[kind]));
+  const problems = comparability(a, b, { sameRequests: sameAbPair(a, b) });
+  const line = (p: ComparableProblem): CompareNote => ({ kind: p.kind, severity: p.severity, text: problemLines([p])[0]! });
+  return [
+    ...problems.filter((p) => p.severity === 'refuse').map(line),
+    ...caveats.map(([kind, text]): CompareNote => ({ kind, severity: 'warn', text })),
+    ...problems.filter((p) => p.severity === 'warn' && !said.has(p.kind)).map(line),
+  ];
+}
+
+/** The engine's problem kind each of the report's caveats already says. */
+const CAVEAT_COVERS: Readonly<Record<string, ComparableProblem['kind']>> = { 'prefix-cache': 'cache', buffering: 'buffering' };
+
+/** Both sides of one interleaved A/B run: they were sent the very same requests, so their APIs may differ on purpose. */
+function sameAbPair(a: RunFile, b: RunFile): boolean {
+  return a.ab !== undefined && b.ab !== undefined && a.ab.pairId === b.ab.pairId;
 }
 
 /** What makes a difference in the compare table not what it seems: a warm cache on one side, a buffered stream. */

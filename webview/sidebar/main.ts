@@ -288,12 +288,34 @@ function renderServer(s: SidebarState): void {
   serverSection.replaceChildren(title, status, meta, ...missing, ...message, row);
 }
 
+/**
+ * A run slower than its baseline: a mark with its name for assistive tech ("Regressed against its
+ * baseline: TPOT p50 4.1% slower than baseline …"), the same lines as its tooltip.
+ */
+function regressedMark(lines: readonly string[]): HTMLElement {
+  const mark = el('span', 'badge regressed', '▲ regressed');
+  mark.setAttribute('role', 'img');
+  mark.setAttribute('aria-label', `Regressed against its baseline: ${lines.join('; ')}`);
+  mark.title = lines.join('\n');
+  return mark;
+}
+
+/** A run pinned as a baseline: of what. */
+function baselineBadge(scopes: readonly ('endpoint' | 'promptFile')[]): HTMLElement {
+  const b = badge('baseline');
+  b.classList.add('baseline');
+  b.title = `The baseline of its ${scopes.map((x) => (x === 'endpoint' ? 'endpoint' : 'prompt file')).join(' and its ')}: later runs there are compared with it`;
+  return b;
+}
+
 function runRow(r: SidebarRun): HTMLElement {
   const li = el('li', 'item');
   li.dataset.key = r.id;
   const when = new Date(r.startedAt);
   const head = el('div', 'row');
   head.append(el('span', 'name', r.name || r.endpointName));
+  if (r.regressed?.length) head.append(regressedMark(r.regressed));
+  if (r.baselineOf?.length) head.append(baselineBadge(r.baselineOf));
   if (r.cancelled) head.append(badge('cancelled'));
   if (r.failed) head.append(badge(`${r.failed} failed`));
   const meta = el('div', 'meta', `${Number.isNaN(when.getTime()) ? r.startedAt : when.toLocaleString()}${r.network?.length ? ` · ${r.network.join(' · ')}` : ''} · TTFT p50 ${ms(r.ttftP50Ms)} · TPOT p50 ${ms(r.tpotP50Ms)}${r.sent ? ` · ${r.sent}` : ''}`);
@@ -311,11 +333,17 @@ function runRow(r: SidebarRun): HTMLElement {
     compareFirst = undefined;
     render();
   });
+  const pinned = Boolean(r.baselineOf?.length);
+  // short, so a run's four buttons fit a narrow sidebar on one line; the name says the rest
+  const pin = button(pinned ? 'Unpin' : 'Pin', 'secondary', `${pinned ? 'Unpin baseline' : 'Pin as baseline'}: ${r.name || r.endpointName}`);
+  pin.title = pinned ? 'Later runs are no longer compared with this one' : 'Compare later runs of its endpoint or prompt file with this one (the CodeLens, and a mark here when one is slower)';
+  pin.dataset.focus = `pin:${r.id}`;
+  pin.addEventListener('click', () => post(pinned ? 'unpinBaseline' : 'pinBaseline', { runId: r.id }));
   const del = button('Delete', 'secondary', `Delete the run ${r.name || r.endpointName}`);
   del.dataset.focus = `delete:${r.id}`;
   del.addEventListener('click', () => post('deleteRun', { runId: r.id }));
   const row = el('div', 'actions');
-  row.append(open, compare, del);
+  row.append(open, compare, pin, del);
   li.append(head, meta, row);
   return li;
 }

@@ -18,7 +18,7 @@ function runItem(r: RunIndexEntry, now: Date): vscode.QuickPickItem & { id: stri
   return { label: runLabel(r, now), description: r.id, detail: figures.filter(Boolean).join(' · '), id: r.id };
 }
 
-async function pickRun(s: Services, placeHolder: string): Promise<string | undefined> {
+export async function pickRun(s: Services, placeHolder: string): Promise<string | undefined> {
   await s.runs.refresh();
   if (!s.runs.runs.length) { void vscode.window.showInformationMessage('LLM Profiler: no runs yet in this workspace. Run "Profile endpoint" first.'); return undefined; }
   const now = new Date();
@@ -85,6 +85,8 @@ async function deleteRun(s: Services, runId: string | undefined, opts: { confirm
     if (ok !== 'Delete') return false;
   }
   await s.runs.delete(id);
+  // a deleted run is nobody's baseline any more
+  await s.baselines.forgetRun(id);
   s.log.info(`deleted run ${id}`);
   // a report showing it keeps its copy, and says so
   s.reports.markDeleted(id);

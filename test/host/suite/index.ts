@@ -23,6 +23,7 @@ import { makeTestCerts } from '../../support/tlsCerts';
 import { hostTest, hostTimingTest, runAll, until } from './harness';
 import { registerPromptVariableTests } from './promptVariables';
 import { registerEndpointTests } from './endpoints';
+import { registerBaselineTests } from './baselines';
 
 const EXT_ID = 'llm-profiler.llm-profiler';
 const cfg = () => vscode.workspace.getConfiguration('llmProfiler');
@@ -361,6 +362,7 @@ hostTest('▶ Profile on a prompt runs it and shows the result in place', async 
 
 registerPromptVariableTests();
 registerEndpointTests();
+registerBaselineTests();
 
 hostTest('export as CSV, a corrupt run file reported and skipped, delete a run', async () => {
   assert.ok(firstRun);
