@@ -5,7 +5,7 @@
 // before the figures. The output and the exit code are compareOutput.ts's, shared with `ab`.
 import { basename, resolve } from 'node:path';
 import { comparability } from '../engine/analysis/comparable';
-import { comparePoints, compareRuns } from '../engine/analysis/compare';
+import { adviseSampleSize, comparePoints, compareRuns } from '../engine/analysis/compare';
 import { isObject } from '../engine/core/json';
 import { printable } from '../engine/core/redact';
 import { RUN_FORMAT, TOOL_VERSION } from '../engine/core/runFormat';
@@ -17,7 +17,7 @@ import { readUntrustedFile, UntrustedFileError } from '../engine/files/untrusted
 import { UsageError } from '../jobs/errors';
 import { optionsOf } from '../jobs/options';
 import type { OptionValues } from '../jobs/values';
-import { problemLines } from '../present/compareText';
+import { problemLines, sampleSizeText } from '../present/compareText';
 import { checkComparisonOptions, reportComparison } from './compareOutput';
 import type { ComparisonReport } from './compareOutput';
 import { EXIT, processIo } from './io';
@@ -115,7 +115,7 @@ export async function compareCommand(argv: readonly string[], io: CliIo = proces
       io.stdout.write(values.flag('help') ? usage('compare') : `${TOOL_VERSION}\n`);
       return EXIT.ok;
     }
-    if (files.length !== 2) throw new UsageError(files.length < 2 ? 'give two run files: llm-profiler compare BASE NEW' : `give two run files, BASE and NEW; ${files.length} were given`);
+    if (files.length === 0 || files.length > 2) throw new UsageError(files.length === 0 ? 'give two run files: llm-profiler compare BASE NEW (or one, for the sample sizes it would need)' : `give two run files, BASE and NEW; ${files.length} were given`);
     await checkComparisonOptions(values, io.cwd);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
@@ -131,7 +131,18 @@ export async function compareCommand(argv: readonly string[], io: CliIo = proces
       return EXIT.usage;
     }
   }
+  if (runs.length === 1) return adviseOne(io, runs[0]!, basename(files[0]!), values);
   const report = reportOf(runs[0]!, runs[1]!, sideNames(files[0]!, files[1]!), values);
   if (typeof report === 'string') return usageError(io, report);
   return reportComparison(io, report, values);
+}
+
+/** `compare RUN`: how many requests two runs like this one need to tell --detect % apart, from its own spread. */
+function adviseOne(io: CliIo, run: RunFile, name: string, values: OptionValues): number {
+  const pct = values.num('detect') ?? 5;
+  const advice = adviseSampleSize(run, pct, { ...(values.num('resamples') !== undefined ? { resamples: values.num('resamples')! } : {}), seed: values.num('bootstrapSeed') ?? 0 });
+  const requests = run.summary.completed;
+  if (values.flag('json')) io.stdout.write(`${JSON.stringify({ run: run.id, requests, detectPct: pct, advice }, null, 2)}\n`);
+  else io.stdout.write(sampleSizeText(name, requests, pct, advice));
+  return EXIT.ok;
 }

@@ -35,11 +35,12 @@ const ABOUT: Readonly<Record<CommandName, { usage: string; about: string }>> = {
       "the statistics are recomputed from the requests, the tool's own beside them.", 0).join('\n'),
   },
   compare: {
-    usage: 'llm-profiler compare BASE NEW [options]',
+    usage: 'llm-profiler compare BASE NEW [options]   or   llm-profiler compare RUN [--detect PCT]',
     about: wrap(
       'Is NEW slower than BASE? Two run files (or imported results, or two sweeps point by point): TTFT, TPOT, ITL and E2E at p50, p90, p99 and the mean, ' +
-      'and output throughput, each with the difference, its 95% bootstrap confidence interval (requests resampled; repetitions first when the runs have them) ' +
-      'and a verdict: slower, faster, or no difference these samples could detect, with the smallest change they could have.', 0).join('\n'),
+      'and output throughput, each with the difference, its 95% bootstrap confidence interval (blocks of consecutive requests resampled; repetitions first when the runs have them) ' +
+      'and a verdict: slower, faster, or no difference these samples could detect, with the smallest change they could have. ' +
+      'With one run: how many requests two runs like it need to tell a --detect % change from noise.', 0).join('\n'),
   },
   ab: {
     usage: 'llm-profiler ab --url A [--url B] [--model MA [--model MB]] [options]',

@@ -409,3 +409,25 @@ export function comparisonJunit(view: ComparisonView, gate: GateOutcome): string
   const total = counts(gate.results, gate.skipped);
   return ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites name="llm-profiler compare" ${countAttrs(total)}>`, ...suites, '</testsuites>', ''].join('\n');
 }
+
+/** One run's sample-size advice (`llm-profiler compare RUN`): a row per metric, a column per statistic. */
+export function sampleSizeText(name: string, requests: number, pct: number, advice: readonly { readonly key: RowKey; readonly requests?: number; readonly mdePct?: number }[]): string {
+  const stats = ['p50', 'p90', 'p99', 'mean'] as const;
+  const cell = (key: RowKey): string => {
+    const a = advice.find((x) => x.key === key);
+    return a?.requests === undefined ? '–' : formatInt(a.requests);
+  };
+  const rows = (['ttft', 'tpot', 'itl', 'e2e'] as const).map((m) => [rowLabel({ metric: m, stat: 'p50' }).replace(/ p50$/, ''), ...stats.map((s) => cell(`${m}.${s}`))]);
+  rows.push([rowKeyLabel('throughput'), cell('throughput'), '', '', '']);
+  const widths = [0, 1, 2, 3, 4].map((i) => Math.max(...[['', ...stats], ...rows].map((r) => r[i]!.length)));
+  const line = (r: readonly string[]): string => r.map((c, i) => (i === 0 ? c.padEnd(widths[0]!) : c.padStart(widths[i]! + 2))).join('').trimEnd();
+  return [
+    `${name}: ${formatInt(requests)} requests.`,
+    `To tell a ${formatQuantity(pct)}% change from noise (95% confidence, 80% power) between two runs as noisy as this one, each run needs about:`,
+    '',
+    line(['', ...stats]),
+    ...rows.map(line),
+    '',
+    "From this run's own spread (its bootstrap error, scaled as 1/√n); a percentile never below what it needs to be judged (p90: 50, p99: 500). Drift between runs adds to it: measure with --repeat to see it.",
+  ].join('\n') + '\n';
+}

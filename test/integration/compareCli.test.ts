@@ -53,7 +53,7 @@ test('A/A: no figure slower by more than 10%, exit 0; the table has its header, 
   assert.match(lines[1]!, /^NEW {3}a2\.json: run \S+, started .*, 60 requests$/);
   assert.match(r.stdout, /^ +BASE +NEW +Δ +Δ % +95% CI of Δ % +Verdict$/m);
   for (const label of ['TTFT p50', 'TPOT p90', 'ITL p99', 'E2E mean', 'Output tokens/s']) assert.match(r.stdout, new RegExp(`^${label} `, 'm'), label);
-  assert.match(r.stdout, /^Method: percentile bootstrap of the difference, 2,000 resamples \(requests resampled, seed 0\)/m);
+  assert.match(r.stdout, /^Method: percentile bootstrap of the difference, 2,000 resamples \(blocks of consecutive requests resampled whole, seed 0\)/m);
   assert.match(r.stdout, /Regression gate \(--fail-on-regression 10%\): passed/);
   // p99 of 60 requests cannot be judged: a gate of every figure leaves it out and says so
   assert.match(r.stdout, /Not gated, as they cannot be judged: TTFT p99, TPOT p99, E2E p99/);
@@ -82,9 +82,12 @@ test('a bad gate, a gate of a figure that does not exist, --junit without a gate
     assert.match(r.stderr, message);
     assert.equal(r.stdout, '');
   }
-  const one = await compare([file('a1.json')]);
-  assert.equal(one.code, 2);
-  assert.match(one.stderr, /give two run files/);
+  const none = await compare([]);
+  assert.equal(none.code, 2);
+  assert.match(none.stderr, /give two run files/);
+  const three = await compare([file('a1.json'), file('a2.json'), file('b.json')]);
+  assert.equal(three.code, 2);
+  assert.match(three.stderr, /give two run files, BASE and NEW; 3 were given/);
   const missing = await compare([file('a1.json'), file('nothing.json')]);
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /nothing\.json: no such file/);
@@ -194,4 +197,23 @@ test('compare --help names the exit codes', async () => {
   assert.equal(r.code, 0);
   assert.match(r.stdout, /^Usage: llm-profiler compare BASE NEW/);
   assert.match(r.stdout, /Exit codes: 0 ok .*\n1 a gated figure is slower by more than its threshold/);
+});
+
+test('one run: the requests two runs like it need to tell a --detect % change apart, from its own spread', async () => {
+  const r = await compare([file('a1.json'), '--detect', '10']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^a1\.json: 60 requests\.$/m);
+  assert.match(r.stdout, /To tell a 10% change from noise .* each run needs about:/);
+  assert.match(r.stdout, /^ +p50 +p90 +p99 +mean$/m);
+  // p99 never below the 500 it needs to be judged
+  assert.match(r.stdout, /^TTFT +[\d,]+ +[\d,]+ +(?:[5-9]\d\d|[\d,]{5,}) +[\d,]+$/m);
+  const j = await compare([file('a1.json'), '--json', '--detect', '1']);
+  const doc = JSON.parse(j.stdout) as { requests: number; detectPct: number; advice: { key: string; requests?: number }[] };
+  assert.equal(doc.requests, 60);
+  assert.equal(doc.detectPct, 1);
+  const need = (key: string, d: typeof doc) => d.advice.find((a) => a.key === key)!.requests!;
+  const loose = JSON.parse((await compare([file('a1.json'), '--json', '--detect', '4'])).stdout) as typeof doc;
+  // a change four times smaller needs about sixteen times the requests (the error shrinks as 1/√n), above the floor of 10
+  const [tight, wide] = [need('ttft.mean', doc), need('ttft.mean', loose)];
+  assert.ok(wide > 10 && tight / wide > 14 && tight / wide < 18, `ttft.mean: ${tight} at 1% vs ${wide} at 4%`);
 });

@@ -69,8 +69,10 @@ export interface ComparedSide {
   readonly startedAt: string;
   /** Successful measured requests compared. */
   readonly requests: number;
-  /** Repetitions or blocks resampled (1: requests only). */
+  /** Repetitions (or an A/B's blocks) resampled; 1 for a run without them. */
   readonly groups: number;
+  /** A run without repetitions: the blocks of consecutive requests it was cut into. */
+  readonly timeBlocks?: number;
 }
 
 export interface Comparison {
@@ -283,7 +285,8 @@ function ones(n: number): Uint32Array {
 }
 
 function sideInfo(s: Side): ComparedSide {
-  return { runId: s.runId, startedAt: s.startedAt, requests: s.requests.length, groups: s.groups.length };
+  const counts = s.whole ? { groups: 1, timeBlocks: s.groups.length } : { groups: s.groups.length };
+  return { runId: s.runId, startedAt: s.startedAt, requests: s.requests.length, ...counts };
 }
 
 function resampleCount(a: Prepared, b: Prepared, asked: number | undefined): number {
