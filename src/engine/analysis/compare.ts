@@ -126,14 +126,32 @@ export function sideOf(run: RunFile, indexes?: readonly number[], durationS?: nu
   const repeats = keys.map((k) => byRepeat.get(k)!);
   const seconds = (k: number): number => run.repeats?.find((r) => r.index === k)?.durationS ?? (keys.length === 1 ? (durationS ?? run.summary.durationS) : 0);
   const timeShare = new Array<number>(requests.length).fill(0);
-  keys.forEach((k, gi) => {
-    const members = repeats[gi]!;
-    const e2eSum = members.reduce((s, i) => s + (requests[i]!.e2eMs ?? 0), 0);
-    const dur = seconds(k) > 0 ? seconds(k) : e2eSum / 1000;
-    for (const i of members) timeShare[i] = e2eSum > 0 ? ((requests[i]!.e2eMs ?? 0) * dur) / e2eSum : dur / members.length;
-  });
-  const base = { runId: run.id, startedAt: run.startedAt, requests, timeShare };
-  return keys.length > 1 ? { ...base, groups: repeats } : { ...base, groups: timeBlocks(requests), whole: true };
+  if (keys.length > 1) {
+    keys.forEach((k, gi) => shareTime(requests, repeats[gi]!, seconds(k), timeShare));
+    return { runId: run.id, startedAt: run.startedAt, requests, timeShare, groups: repeats };
+  }
+  const blocks = timeBlocks(requests);
+  blockSeconds(requests, blocks, seconds(keys[0] ?? 0)).forEach((dur, b) => shareTime(requests, blocks[b]!, dur, timeShare));
+  return { runId: run.id, startedAt: run.startedAt, requests, timeShare, groups: blocks, whole: true };
+}
+
+/** Spreads `seconds` of wall time over a group's requests in proportion to their E2E (its throughput's denominator). */
+function shareTime(requests: readonly RequestRecord[], members: readonly number[], seconds: number, into: number[]): void {
+  const e2eSum = members.reduce((s, i) => s + (requests[i]!.e2eMs ?? 0), 0);
+  const dur = seconds > 0 ? seconds : e2eSum / 1000;
+  for (const i of members) into[i] = e2eSum > 0 ? ((requests[i]!.e2eMs ?? 0) * dur) / e2eSum : dur / members.length;
+}
+
+/**
+ * The wall time each time block stands for: from its first send to the next block's (the last block's
+ * to the run's end, its ramp-down with it), so the blocks' times add up to the run's and a resample's
+ * throughput carries the spread of how long its blocks took. Without the run's duration: E2E shares.
+ */
+function blockSeconds(requests: readonly RequestRecord[], blocks: readonly (readonly number[])[], durationS: number): number[] {
+  const starts = blocks.map((b) => b.reduce((t, i) => Math.min(t, requests[i]!.sentAt), Infinity));
+  const end = starts[0]! + durationS * 1000;
+  const times = starts.map((t, b) => ((b + 1 < starts.length ? starts[b + 1]! : end) - t) / 1000);
+  return durationS > 0 && times.every((t) => t > 0) ? times : blocks.map(() => 0);
 }
 
 /**
@@ -248,10 +266,11 @@ export function compareSides(base: Side, next: Side, options: CompareOptions = {
   const pb = figures(b, ones(next.requests.length));
   const diffs = ROW_SPECS.map(() => [] as number[]);
   const pcts = ROW_SPECS.map(() => [] as number[]);
+  const [ca, cb] = [blockCorrection(base), blockCorrection(next)];
   for (let k = 0; k < resamples; k++) {
     const picks = paired ? drawGroups(base.groups.length, rng) : undefined;
-    const fa = figures(a, drawWeights(base.groups, base.requests.length, rng, picks, base.whole));
-    const fb = figures(b, drawWeights(next.groups, next.requests.length, rng, picks, next.whole));
+    const fa = widen(figures(a, drawWeights(base.groups, base.requests.length, rng, picks, base.whole)), pa, ca);
+    const fb = widen(figures(b, drawWeights(next.groups, next.requests.length, rng, picks, next.whole)), pb, cb);
     ROW_SPECS.forEach((_, i) => {
       if (!Number.isFinite(fa[i]!) || !Number.isFinite(fb[i]!)) return;
       diffs[i]!.push(fb[i]! - fa[i]!);
@@ -271,6 +290,21 @@ export function compareSides(base: Side, next: Side, options: CompareOptions = {
     },
     rows,
   };
+}
+
+/**
+ * Drawing k blocks whole with replacement spreads a figure by (k − 1)/k of its true variance (the
+ * bootstrap's n − 1 against n, which matters when n is a handful of blocks): √(k / (k − 1)) undoes it.
+ */
+function blockCorrection(s: Side): number {
+  const k = s.groups.length;
+  return s.whole && k > 1 ? Math.sqrt(k / (k - 1)) : 1;
+}
+
+/** Each resampled figure moved away from the point figure by `factor`. */
+function widen(resampled: number[], point: readonly number[], factor: number): number[] {
+  if (factor === 1) return resampled;
+  return resampled.map((v, i) => point[i]! + (v - point[i]!) * factor);
 }
 
 function resamplingOf(base: Side, next: Side, paired: boolean): Comparison['method']['resampling'] {
