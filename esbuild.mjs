@@ -16,6 +16,23 @@ const lazyParts = {
   },
 };
 
+/**
+ * `import source from 'worker-source:webview/report/compareWorker.ts'`: that file bundled on its own, as
+ * a string. The report starts its comparison worker from a blob: of it, so the page needs no fetch (a
+ * webview's CSP with connect-src kept some report pages in code-server from loading at all).
+ * @type {import('esbuild').Plugin}
+ */
+const workerSource = {
+  name: 'worker-source',
+  setup(b) {
+    b.onResolve({ filter: /^worker-source:/ }, (args) => ({ path: args.path.slice('worker-source:'.length), namespace: 'worker-source' }));
+    b.onLoad({ filter: /.*/, namespace: 'worker-source' }, async (args) => {
+      const r = await build({ entryPoints: [args.path], bundle: true, write: false, platform: 'browser', format: 'iife', target: 'es2022', minify: b.initialOptions.minify ?? false, legalComments: 'none' });
+      return { contents: `export default ${JSON.stringify(r.outputFiles[0].text)};`, loader: 'js', watchFiles: [args.path] };
+    });
+  },
+};
+
 const node = { platform: 'node', format: 'cjs', target: 'node20' };
 
 /** @type {import('esbuild').BuildOptions[]} */
@@ -39,9 +56,8 @@ export const targets = [
     external: ['node-llama-cpp'],
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
   },
-  { entryPoints: ['webview/report/main.ts'], outfile: 'dist/webview/report.js', platform: 'browser', format: 'iife', target: 'es2022' },
-  // the report's comparison thread (webview/report/compareRunner.ts starts it beside report.js)
-  { entryPoints: ['webview/report/compareWorker.ts'], outfile: 'dist/webview/compareWorker.js', platform: 'browser', format: 'iife', target: 'es2022' },
+  // with the report's comparison worker inside it, as a string (webview/report/compareRunner.ts)
+  { entryPoints: ['webview/report/main.ts'], outfile: 'dist/webview/report.js', platform: 'browser', format: 'iife', target: 'es2022', plugins: [workerSource] },
   { entryPoints: ['webview/sidebar/main.ts'], outfile: 'dist/webview/sidebar.js', platform: 'browser', format: 'iife', target: 'es2022' },
 ];
 

@@ -1,7 +1,7 @@
 // The HTML shell of both webviews (the report panel and the sidebar), as a pure function (no
 // `vscode` import): the host fills it in with real webview URIs, the browser tests with URLs on a
 // local test server. A strict CSP: nothing loads unless listed, the one script runs by nonce,
-// styles come only from media/; the report may fetch its worker's script and start it from a blob:. The initial state travels escaped in `<body data-state>`.
+// styles come only from media/; the report may start its comparison worker from a blob:. The initial state travels escaped in `<body data-state>`.
 import { randomBytes } from 'node:crypto';
 import type { RunFile } from '../engine/core/types';
 
@@ -25,8 +25,8 @@ export interface WebviewHtmlOptions {
   /** Shown until the script draws. */
   readonly placeholder?: string;
   /**
-   * The page starts a worker from its own bundle folder: VS Code lets a webview start one only from a
-   * blob: URL, made from the script fetched from `cspSource` (the report's comparison thread).
+   * The page starts a worker: VS Code lets a webview start one only from a blob: URL, made here from
+   * source bundled into the page's script (the report's comparison thread). No connect-src: nothing is fetched.
    */
   readonly workers?: boolean;
 }
@@ -44,7 +44,7 @@ export function webviewHtml(o: WebviewHtmlOptions): string {
     `style-src ${o.cspSource}`,
     `img-src ${o.cspSource} data:`,
     `font-src ${o.cspSource}`,
-    ...(o.workers ? [`connect-src ${o.cspSource}`, 'worker-src blob:'] : []),
+    ...(o.workers ? ['worker-src blob:'] : []),
   ].join('; ');
   // no aria-live around the whole page (every redraw would be read out): the placeholder and the
   // pages' own small status regions say what changes

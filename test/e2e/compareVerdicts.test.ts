@@ -2,7 +2,7 @@
 // worded by src/present/compareText.ts as the CLI words it) and its 95% interval drawn as a whisker on
 // one % axis, coloured by the verdict; what makes two runs hard to compare said first, once each; and
 // the bootstrap of two 10,000-request runs worked out on the report's worker, the page responsive.
-// Needs `npm run build` (dist/webview/report.js and compareWorker.js).
+// Needs `npm run build` (dist/webview/report.js, with the comparison worker inside it).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';

@@ -16,7 +16,7 @@ export interface VsixResult {
 export const PLATFORM_VSIX_BUDGET = 30 * 1024 * 1024;
 
 /** What must be inside every VSIX (paths under extension/). */
-const REQUIRED = ['package.json', 'dist/extension.js', 'dist/engine.js', 'dist/files.js', 'dist/promptWorker.js', 'dist/cli.js', 'dist/localServer.mjs', 'dist/webview/sidebar.js', 'dist/webview/report.js', 'dist/webview/compareWorker.js', 'media/icon.svg', 'media/icon.png', 'media/sidebar.css'];
+const REQUIRED = ['package.json', 'dist/extension.js', 'dist/engine.js', 'dist/files.js', 'dist/promptWorker.js', 'dist/cli.js', 'dist/localServer.mjs', 'dist/webview/sidebar.js', 'dist/webview/report.js', 'media/icon.svg', 'media/icon.png', 'media/sidebar.css'];
 /** What must never be, in any VSIX. */
 const FORBIDDEN: readonly [RegExp, string][] = [
   [/\.map$/, 'a source map'],

@@ -17,7 +17,6 @@ const root = join(__dirname, '..', '..');
 export const bundlePath = join(root, 'dist', 'webview', 'report.js');
 export const cssPath = join(root, 'media', 'report.css');
 /** The report's comparison thread, fetched by the page from beside report.js (webview/report/compareRunner.ts). */
-export const compareWorkerPath = join(root, 'dist', 'webview', 'compareWorker.js');
 
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -126,7 +125,7 @@ export async function serveWebview<S>(assets: Readonly<Record<string, string>>, 
 }
 
 export function startReportServer(): Promise<ReportServer> {
-  return serveWebview<ReportInitialState>({ '/report.js': bundlePath, '/report.css': cssPath, '/compareWorker.js': compareWorkerPath }, (origin, state) => reportHtml({
+  return serveWebview<ReportInitialState>({ '/report.js': bundlePath, '/report.css': cssPath}, (origin, state) => reportHtml({
     cspSource: origin,
     nonce: randomBytes(16).toString('base64'),
     scriptUri: `${origin}/report.js`,

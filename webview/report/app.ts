@@ -381,7 +381,7 @@ export class ReportApp {
       document.body.dataset.comparison = 'error';
     });
     return section('Is B slower than A?', 'compare-verdicts', box,
-      'A is the base (BASE in the notes), B the new run (NEW). Each figure\'s difference comes with its 95% confidence interval, from resampling the requests of each run; a verdict is given only when the interval excludes no change.');
+      'A is the base (BASE in the notes), B the new run (NEW). Each figure\'s difference comes with its 95% confidence interval, from resampling each run (its blocks of consecutive requests, or its repetitions); a verdict is given only when the interval excludes no change.');
   }
 
   // ---- live ----

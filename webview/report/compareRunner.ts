@@ -1,9 +1,10 @@
 // Works out a comparison off the page's thread: the bootstrap (src/engine/analysis/compare.ts) of two
-// large runs takes seconds. The worker's bundle (dist/webview/compareWorker.js, beside this page's
-// report.js) is fetched and started from a blob: URL, as VS Code asks of a webview's workers (a
-// worker cannot load from the extension's folder directly); the page's CSP allows exactly that
-// (src/extension/webviewHtml.ts). Should the worker not start, the page works it out itself, a task
-// later and with fewer resamples (the method line says how many).
+// large runs takes seconds. The worker (compareWorker.ts) is bundled into this page's script as a
+// string (esbuild.mjs, `worker-source:`) and started from a blob: URL, as VS Code lets a webview
+// start workers; the page's CSP allows workers from blob: and nothing more (no fetch: a connect-src
+// kept some report pages in code-server from loading). Should the worker not start, the page works it
+// out itself, a task later and with fewer resamples (the method line says how many).
+import WORKER_SOURCE from 'worker-source:webview/report/compareWorker.ts';
 import { compareRuns, type Comparison } from '../../src/engine/analysis/compare';
 import type { RunFile } from '../../src/engine/core/types';
 
@@ -19,19 +20,13 @@ export type CompareAnswer = { readonly id: number; readonly comparison: Comparis
 /** Resamples when the page has to work it out on its own thread: the engine's least, so a large pair holds it a second or two, not many. */
 const IN_PAGE_RESAMPLES = 200;
 
-/** The page's own script, read while it runs for the first time (document.currentScript is gone later). */
-const SCRIPT_URL = typeof document !== 'undefined' ? (document.currentScript as HTMLScriptElement | null)?.src : undefined;
-
 let worker: Promise<Worker> | undefined;
 let nextId = 1;
 const waiting = new Map<number, { resolve: (c: Comparison) => void; reject: (e: Error) => void }>();
 
 async function startWorker(): Promise<Worker> {
-  if (!SCRIPT_URL || !/report\.js(\?.*)?$/.test(SCRIPT_URL) || typeof Worker === 'undefined') throw new Error('no worker here');
-  const url = SCRIPT_URL.replace(/report\.js(\?.*)?$/, 'compareWorker.js');
-  const res = await fetch(url);
-  if (!res.ok) throw new Error(`the comparison worker could not be loaded (HTTP ${res.status})`);
-  const blobUrl = URL.createObjectURL(new Blob([await res.text()], { type: 'text/javascript' }));
+  if (typeof Worker === 'undefined') throw new Error('no worker here');
+  const blobUrl = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: 'text/javascript' }));
   const w = new Worker(blobUrl);
   w.onmessage = (e: MessageEvent<CompareAnswer>) => {
     const job = waiting.get(e.data.id);

@@ -98,7 +98,7 @@ export function compareNotesList(notes: readonly { readonly kind: string; readon
 /** The status line while the intervals are worked out (a worker thread: the page stays responsive). */
 export function pendingText(a: RunFile, b: RunFile): string {
   const n = (r: RunFile) => formatInt(r.requests.filter((q) => !q.warmup && !q.error).length);
-  return `Working out the 95% intervals by resampling the requests (${n(a)} in A, ${n(b)} in B)…`;
+  return `Working out the 95% intervals by resampling each run (${n(a)} requests in A, ${n(b)} in B)…`;
 }
 
 /** What the status line says once the verdicts are drawn: "B against A, 16 figures: 2 slower, 1 faster, 13 no difference we can detect." */

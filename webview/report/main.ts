@@ -39,5 +39,7 @@ function initial(): void {
   else app.showPlaceholder(state.kind === 'loading' ? 'Loading the run…' : 'Run a profile to see its report here.');
 }
 
-initial();
+// `ready` first, as the host queues until then: a page that fails while drawing its first state must
+// still get the host's messages (the host answers `ready` with the state again)
 post('ready', {});
+initial();
