@@ -21,7 +21,7 @@ import { formatProgressLine, summaryText } from '../present/runText';
 import { checkComparisonOptions, reportComparison } from './compareOutput';
 import { EXIT, processIo } from './io';
 import type { CliIo } from './io';
-import { apiKeyFrom, checkOut, LiveLine, networkFrom, Printer, writeOut } from './jobCommand';
+import { apiKeyFrom, catchInterrupt, checkOut, LiveLine, networkFrom, Printer, writeOut } from './jobCommand';
 import { parseCommandLine } from './parse';
 import { usage } from './usage';
 
@@ -107,16 +107,8 @@ export async function abCommand(argv: readonly string[], io: CliIo = processIo()
     io.stdout.write(`${TOOL_VERSION}\n`);
     return EXIT.ok;
   }
-  const ac = new AbortController();
   const live = new LiveLine(printer, io.stderr.isTTY === true && !v.flag('json'));
-  let interrupts = 0;
-  const onSigint = () => {
-    if (++interrupts > 1) process.exit(EXIT.interrupted);
-    ac.abort();
-    live.stop();
-    err('interrupted: stopping, keeping what finished on both sides (Ctrl+C again to quit at once)');
-  };
-  process.on('SIGINT', onSigint);
+  const interrupt = catchInterrupt(live, err, 'keeping what finished on both sides');
   try {
     await checkComparisonOptions(v, io.cwd);
     const outDir = v.str('outDir');
@@ -128,7 +120,7 @@ export async function abCommand(argv: readonly string[], io: CliIo = processIo()
     for (const w of warnings) err(`warning: ${w}`);
     const perBlock = (job.workload.requests ?? 0) / job.blocks;
     err(`A and B take turns: ${job.blocks} blocks of ${perBlock} requests a side (AB BA AB …)`);
-    const result = await executeAbJob(job, hooksFor(live, printer, sides, ac.signal));
+    const result = await executeAbJob(job, hooksFor(live, printer, sides, interrupt.signal));
     live.stop();
     // what is printed and written is the scrubbed run: a server may have echoed a secret as its model name
     const runs: ScrubbedRun[] = [scrubRun(result.a, printer.scrubber), scrubRun(result.b, printer.scrubber)];
@@ -155,6 +147,6 @@ export async function abCommand(argv: readonly string[], io: CliIo = processIo()
     err((e instanceof Error ? e.message : String(e)).split('\n')[0]!);
     return EXIT.failed;
   } finally {
-    process.off('SIGINT', onSigint);
+    interrupt.release();
   }
 }

@@ -15,34 +15,14 @@ import { IMPORT_MAX_BYTES, importBenchmarkFile } from '../engine/files/importers
 import { parseRunFile, RunFileError } from '../engine/files/runFile';
 import { readUntrustedFile, UntrustedFileError } from '../engine/files/untrustedFile';
 import { UsageError } from '../jobs/errors';
-import { optionsOf } from '../jobs/options';
 import type { OptionValues } from '../jobs/values';
 import { problemLines, sampleSizeText } from '../present/compareText';
 import { checkComparisonOptions, reportComparison } from './compareOutput';
 import type { ComparisonReport } from './compareOutput';
 import { EXIT, processIo } from './io';
 import type { CliIo } from './io';
-import { parseCommandLine } from './parse';
+import { parseCommandLine, splitFiles } from './parse';
 import { usage } from './usage';
-
-/** The files (positionals) apart from the flags: a flag that takes a value takes the next token with it. */
-function splitArgs(argv: readonly string[]): { files: string[]; flags: string[] } {
-  const takesValue = new Set<string>(optionsOf('compare').filter((o) => o.kind !== 'boolean').flatMap((o) => [o.flag, ...(o.short ? [o.short] : [])]));
-  const files: string[] = [];
-  const flags: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === '--') {
-      files.push(...argv.slice(i + 1));
-      break;
-    }
-    if (a.startsWith('-') && a !== '-') {
-      flags.push(a);
-      if (takesValue.has(a) && i + 1 < argv.length) flags.push(argv[++i]!);
-    } else files.push(a);
-  }
-  return { files, flags };
-}
 
 /** A file that cannot be compared: the message names it as given. */
 class SideError extends Error {}
@@ -107,7 +87,7 @@ function reportOf(base: RunFile, next: RunFile, names: [string, string], values:
 
 /** Runs `llm-profiler compare` with argv (after the command); resolves with the exit code. */
 export async function compareCommand(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
-  const { files, flags } = splitArgs(argv);
+  const { files, flags } = splitFiles('compare', argv);
   let values: OptionValues;
   try {
     values = parseCommandLine('compare', flags);

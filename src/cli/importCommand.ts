@@ -12,7 +12,6 @@ import { writeRunFile } from '../engine/files/runFile';
 import { TOOL_VERSION } from '../engine/core/runFormat';
 import type { RunFile } from '../engine/core/types';
 import { UsageError } from '../jobs/errors';
-import { optionsOf } from '../jobs/options';
 import { reportedRows } from '../present/importText';
 import { importToolLabel } from '../present/toolLabels';
 import { formatRunTable } from '../present/runText';
@@ -20,27 +19,8 @@ import { formatSweep } from '../present/sweepText';
 import { checkExportPaths, exportSecrets, exportTargets, writeExports } from './exports';
 import { EXIT, processIo } from './io';
 import type { CliIo } from './io';
-import { parseCommandLine } from './parse';
+import { parseCommandLine, splitFiles } from './parse';
 import { usage } from './usage';
-
-/** The files (positionals) apart from the flags: a flag that takes a value takes the next token with it. */
-function splitArgs(argv: readonly string[]): { files: string[]; flags: string[] } {
-  const takesValue = new Set<string>(optionsOf('import').filter((o) => o.kind !== 'boolean').flatMap((o) => [o.flag, ...(o.short ? [o.short] : [])]));
-  const files: string[] = [];
-  const flags: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === '--') {
-      for (const f of argv.slice(i + 1)) files.push(f);
-      break;
-    }
-    if (a.startsWith('-') && a !== '-') {
-      flags.push(a);
-      if (takesValue.has(a) && i + 1 < argv.length) flags.push(argv[++i]!);
-    } else files.push(a);
-  }
-  return { files, flags };
-}
 
 /** The line above the table: where the run came from, and what its source does not record. */
 function importedHeader(run: RunFile): string {
@@ -87,7 +67,7 @@ function outFileIn(dir: string, file: string): string {
 /** Runs `llm-profiler import` with argv (after the command); resolves with the exit code. Never rejects. */
 export async function importCommand(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
   const err = (line: string) => io.stderr.write(`llm-profiler: ${printable(line)}\n`);
-  const { files, flags } = splitArgs(argv);
+  const { files, flags } = splitFiles('import', argv);
   let values;
   try {
     values = parseCommandLine('import', flags);

@@ -131,6 +131,23 @@ export class LiveLine {
   }
 }
 
+/**
+ * Ctrl+C during a run: the first aborts `signal` (what finished is kept) and says `what`; a second quits
+ * at once. `release()` takes the handler off again.
+ */
+export function catchInterrupt(live: LiveLine, say: (line: string) => void, what: string): { readonly signal: AbortSignal; release(): void } {
+  const ac = new AbortController();
+  let interrupts = 0;
+  const onSigint = () => {
+    if (++interrupts > 1) process.exit(EXIT.interrupted);
+    ac.abort();
+    live.stop();
+    say(`interrupted: stopping, ${what} (Ctrl+C again to quit at once)`);
+  };
+  process.on('SIGINT', onSigint);
+  return { signal: ac.signal, release: () => process.off('SIGINT', onSigint) };
+}
+
 /** The proxy and trust settings from --proxy, --no-proxy, --ca-file, --insecure and the environment (HTTPS_PROXY, NO_PROXY, NODE_EXTRA_CA_CERTS…), for `url` (ab: a side's). */
 export function networkFrom(v: OptionValues, io: CliIo, url = v.str('url')): NetworkSpec | undefined {
   const proxy = v.str('proxy');
@@ -228,16 +245,8 @@ export async function jobCommand(command: JobCommandName, argv: readonly string[
     return EXIT.ok;
   }
 
-  const ac = new AbortController();
   const live = new LiveLine(printer, io.stderr.isTTY === true && !values.flag('json'));
-  let interrupts = 0;
-  const onSigint = () => {
-    if (++interrupts > 1) process.exit(EXIT.interrupted);
-    ac.abort();
-    live.stop();
-    err('interrupted: stopping, keeping what finished (Ctrl+C again to quit at once)');
-  };
-  process.on('SIGINT', onSigint);
+  const interrupt = catchInterrupt(live, err, 'keeping what finished');
   try {
     const apiKey = apiKeyFrom(values, io);
     const network = networkFrom(values, io);
@@ -261,7 +270,7 @@ export async function jobCommand(command: JobCommandName, argv: readonly string[
     const local = job.kind === 'dial' || job.target.kind === 'local';
     if (job.kind !== 'dial' && job.target.kind === 'local') err(`no --url: starting the bundled llama.cpp server on 127.0.0.1 (synthetic model, CPU; ${slotsText(job.target.server)})`);
     // what is printed, written and sent is the scrubbed run: a server may have echoed a secret as its model name
-    const run = scrubRun(await executeJob(job, hooksFor(live, printer, local, apiKey, network, ac.signal)), printer.scrubber);
+    const run = scrubRun(await executeJob(job, hooksFor(live, printer, local, apiKey, network, interrupt.signal)), printer.scrubber);
     live.stop();
     printer.out(values.flag('json') ? `${JSON.stringify(jsonOf(command, run), null, 2)}\n` : textOf(command, run));
     let code = exitCodeOf(job, run, err);
@@ -281,6 +290,6 @@ export async function jobCommand(command: JobCommandName, argv: readonly string[
     if (e instanceof LocalServerError && e.logTail.length) io.stderr.write(`${e.logTail.slice(-5).map((l) => `  ${l}`).join('\n')}\n`);
     return EXIT.failed;
   } finally {
-    process.off('SIGINT', onSigint);
+    interrupt.release();
   }
 }

@@ -76,6 +76,28 @@ function checkRules(given: ReadonlyMap<string, Value>, command: CommandName): vo
   }
 }
 
+/**
+ * The files (positionals) of a command that takes them (`import FILE…`, `compare BASE NEW`) apart from
+ * its flags: a flag that takes a value takes the next token with it; after `--`, everything is a file.
+ */
+export function splitFiles(command: CommandName, argv: readonly string[]): { files: string[]; flags: string[] } {
+  const takesValue = new Set<string>(optionsOf(command).filter((o) => o.kind !== 'boolean').flatMap((o) => [o.flag, ...(o.short ? [o.short] : [])]));
+  const files: string[] = [];
+  const flags: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') {
+      files.push(...argv.slice(i + 1));
+      break;
+    }
+    if (a.startsWith('-') && a !== '-') {
+      flags.push(a);
+      if (takesValue.has(a) && i + 1 < argv.length) flags.push(argv[++i]!);
+    } else files.push(a);
+  }
+  return { files, flags };
+}
+
 /** Parses `command`'s argv (after the command name). Throws UsageError naming the flag. */
 export function parseCommandLine(command: CommandName, argv: readonly string[]): OptionValues {
   const mine = optionsOf(command);

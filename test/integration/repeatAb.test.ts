@@ -7,13 +7,12 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { abCommand } from '../../src/cli/abCommand';
 import { defaultWorkload } from '../../src/engine/core/workload';
 import type { RunFile } from '../../src/engine/core/types';
 import { runRepeated } from '../../src/engine/run/segments';
 import { formatRunTable } from '../../src/present/runText';
-import { runJobCommand } from '../support/cli';
+import { captureCli, runJobCommand } from '../support/cli';
 import type { CliResult } from '../support/cli';
 import { startStepServer } from '../support/stepServer';
 import type { StepServer } from '../support/stepServer';
@@ -29,15 +28,8 @@ async function withStepServers<T>(options: readonly Parameters<typeof startStepS
 }
 
 /** `llm-profiler ab …argv` in this process. */
-async function runAb(argv: readonly string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (b: Buffer) => (out += b.toString()));
-  stderr.on('data', (b: Buffer) => (err += b.toString()));
-  const code = await abCommand(argv, { stdout, stderr, env, cwd });
-  return { code, stdout: out, stderr: err };
+function runAb(argv: readonly string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return captureCli((io) => abCommand(argv, io), { env, cwd });
 }
 
 const readRun = (path: string): RunFile => JSON.parse(readFileSync(path, 'utf8')) as RunFile;

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { jobCommand } from '../../src/cli/jobCommand';
 import type { JobCommandName } from '../../src/cli/jobCommand';
+import type { CliIo } from '../../src/cli/io';
 
 export const ROOT = join(__dirname, '../..');
 export const CLI = join(ROOT, 'dist/cli.js');
@@ -64,14 +65,19 @@ export interface CliResult {
   readonly stderr: string;
 }
 
-/** `llm-profiler <command> …argv` in this process (the CLI's own code), with the given environment and folder. */
-export async function runJobCommand(command: JobCommandName, argv: readonly string[], options: { env: NodeJS.ProcessEnv; cwd: string }): Promise<CliResult> {
+/** A CLI command run in this process with its output captured: `call` gets the io (stdout, stderr, env, folder). */
+export async function captureCli(call: (io: CliIo) => Promise<number>, options: { env: NodeJS.ProcessEnv; cwd: string }): Promise<CliResult> {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let out = '';
   let err = '';
   stdout.on('data', (b: Buffer) => (out += b.toString()));
   stderr.on('data', (b: Buffer) => (err += b.toString()));
-  const code = await jobCommand(command, argv, { stdout, stderr, env: options.env, cwd: options.cwd });
+  const code = await call({ stdout, stderr, env: options.env, cwd: options.cwd });
   return { code, stdout: out, stderr: err };
+}
+
+/** `llm-profiler <command> …argv` in this process (the CLI's own code), with the given environment and folder. */
+export function runJobCommand(command: JobCommandName, argv: readonly string[], options: { env: NodeJS.ProcessEnv; cwd: string }): Promise<CliResult> {
+  return captureCli((io) => jobCommand(command, argv, io), options);
 }
