@@ -168,7 +168,9 @@ test('two runs of 10,000 requests: the bootstrap runs on the report\'s worker wh
     console.log(`10,000 + 10,000 requests: verdicts in ${held.comparisonMs.toFixed(0)} ms from the start of the compare view, ${held.waitedMs.toFixed(0)} ms after it was drawn; the page's thread held at most ${held.maxGapMs.toFixed(0)} ms meanwhile`);
     assert.equal(await page.getAttribute('body', 'data-comparison'), 'done');
     assert.equal(await page.getAttribute('body', 'data-compare-where'), 'worker');
-    assert.ok(held.waitedMs > 500, `measured over ${held.waitedMs.toFixed(0)} ms of the bootstrap`);
+    // over more than the 200 ms allowed below: a bootstrap on the page's thread would hold it that long at once
+    // (the engine's time blocks made it fast enough that 500 ms, the first bound, was not always left after the draw)
+    assert.ok(held.waitedMs > 250, `measured over ${held.waitedMs.toFixed(0)} ms of the bootstrap`);
     assert.ok(held.maxGapMs < 200, `the page was held ${held.maxGapMs.toFixed(0)} ms while the intervals were worked out`);
     // and the 5% slower decode is found in 10,000 requests
     assert.equal(await page.getAttribute('tr[data-key="tpot.p50"]', 'data-verdict'), 'slower');
