@@ -33,6 +33,11 @@ async function inkPixels(page: Page, selector: string, bg: string): Promise<numb
   }, { selector, bg });
 }
 
+/** Waits past the next frame: a view is set at once and drawn (its figures written on the canvas) at the next frame. */
+async function drawn(page: Page): Promise<void> {
+  await page.evaluate(() => new Promise((resolve) => { requestAnimationFrame(() => setTimeout(resolve, 0)); }));
+}
+
 function viewOf(page: Page): Promise<{ start: number; end: number; laneStart: number; laneEnd: number; frames: number }> {
   return page.$eval('.block.timeline canvas', (c) => ({
     start: Number((c as HTMLCanvasElement).dataset.viewStart),
@@ -151,6 +156,7 @@ test('wheel, keys and buttons zoom; Enter on a stall selects it on the timeline'
     await page.mouse.down();
     await page.mouse.move(b.x + b.width * 0.3, b.y + b.height * 0.4, { steps: 4 });
     await page.mouse.up();
+    await drawn(page);
     const panned = await viewOf(page);
     assert.ok(panned.start > zoomed.start, 'dragging left moves later in time');
     assert.ok(Math.abs((panned.end - panned.start) - (zoomed.end - zoomed.start)) < 1e-6, 'panning keeps the span');
@@ -407,6 +413,7 @@ test('a sweep run shows the sweep view, and choosing a point shows its requests 
       el.dispatchEvent(new CustomEvent('sweep-point-selected', { detail, bubbles: true }));
     }, { index: 2, label: point.label, requestIndexes: point.requestIndexes });
     await page.waitForFunction(() => document.body.dataset.shownRequests !== undefined);
+    await drawn(page);
     const v = await viewOf(page);
     assert.equal(v.laneEnd - v.laneStart, point.requestIndexes.length, 'the lanes of that point');
     await page.screenshot({ path: join(artifacts, 'report-sweep-dark.png'), fullPage: true });
