@@ -16,6 +16,7 @@ import { modelContext } from '../localServer/model';
 import { isSyntheticPreset } from '../localServer/presets';
 import { parseShapeSpec } from '../localServer/synthetic';
 import { UsageError } from './errors';
+import { chatSource, DEFAULT_CHAT_SESSIONS, groupsOf, rampMode, responseFormatOf, toolsOf, traceFormatOf } from './traffic';
 import type { BuiltJob, CacheCheckJob, DialJob, LocalServerRequest, RunJob, SweepJob, Target } from './job';
 import { defaultOf } from './options';
 import type { CommandName } from './options';
@@ -49,7 +50,7 @@ export interface BuildContext {
 const path = (ctx: BuildContext, p: string): string => resolvePath(ctx.cwd ?? process.cwd(), p);
 
 /** The sampling keys that have an option of their own (the rest come only from a prompt file). */
-const SAMPLING_OPTIONS: readonly SamplingKey[] = ['maxTokens', 'temperature', 'topP'];
+const SAMPLING_OPTIONS: readonly SamplingKey[] = ['maxTokens', 'temperature', 'topP', 'responseFormat', 'tools'];
 
 function sloOf(v: OptionValues): SloSpec | undefined {
   const text = v.str('slo');
@@ -169,28 +170,61 @@ async function sizedTarget(target: Target, workload: WorkloadSpec, prompts: read
 const syntheticLength = (w: WorkloadSpec): number[] => (w.prompt.kind === 'synthetic' ? [w.prompt.tokens] : []);
 
 function modeOf(v: OptionValues, command: CommandName): WorkloadMode {
+  if (v.str('trace') !== undefined) return { kind: 'trace', speed: v.num('traceSpeed') ?? 1, ...(v.num('maxConcurrency') !== undefined ? { maxConcurrency: v.num('maxConcurrency')! } : {}) };
+  const ramp = v.str('ramp');
+  if (ramp !== undefined) return rampMode(ramp, v);
   const rate = v.num('rate');
   if (rate === undefined) return { kind: 'closed', concurrency: v.num('concurrency') ?? defaultOf<number>('concurrency', command) ?? 1 };
   const maxConcurrency = v.num('maxConcurrency');
   return { kind: 'open', rate, burstiness: v.num('burstiness') ?? 1, ...(maxConcurrency !== undefined ? { maxConcurrency } : {}) };
 }
 
+/** Where the prompts come from: a prompt file, a dataset (its conversations with --multi-turn), --chat, a trace, or synthetic prompts (in --prefix-groups). */
+function promptSourceOf(v: OptionValues, ctx: BuildContext, promptTokens: number): WorkloadSpec['prompt'] {
+  const promptFile = v.str('promptFile');
+  if (promptFile !== undefined) return { kind: 'file', path: path(ctx, promptFile) };
+  const dataset = v.str('dataset');
+  if (dataset !== undefined) return { kind: 'dataset', path: path(ctx, dataset), ...(v.flag('multiTurn') ? { multiTurn: true } : {}) };
+  const chat = v.str('chat');
+  if (chat !== undefined) return chatSource(chat);
+  const trace = v.str('trace');
+  if (trace !== undefined) return { kind: 'trace', path: path(ctx, trace), format: traceFormatOf(trace) };
+  const groups = v.str('prefixGroups');
+  return { kind: 'synthetic', tokens: promptTokens, sharedPrefix: v.flag('sharedPrefix'), ...(groups !== undefined ? { groups: groupsOf(groups, promptTokens) } : {}) };
+}
+
+/** How much is sent: a duration, sessions (conversations), the whole trace, or a request count. */
+function sizeOf(v: OptionValues, command: CommandName, prompt: WorkloadSpec['prompt']): Partial<WorkloadSpec> {
+  const duration = v.num('duration');
+  if (duration !== undefined) return { durationS: duration };
+  const sessions = v.num('sessions');
+  const multiTurn = prompt.kind === 'chat' || (prompt.kind === 'dataset' && prompt.multiTurn === true);
+  if (sessions !== undefined && !multiTurn) throw new UsageError('--sessions needs conversations: --chat, or --dataset with --multi-turn', '--sessions');
+  if (multiTurn) return sessions !== undefined ? { sessions } : prompt.kind === 'chat' ? { sessions: DEFAULT_CHAT_SESSIONS } : {};
+  if (prompt.kind === 'trace') return {};
+  return { requests: v.num('requestsPerPoint') ?? v.num('requests') ?? defaultOf<number>('requests', command) ?? 10 };
+}
+
+/** --tools and --response-format, read from their files: values the user set, so they beat a prompt file's own. */
+export async function trafficFiles(v: OptionValues, ctx: BuildContext): Promise<Partial<WorkloadSpec>> {
+  const tools = v.str('tools');
+  const format = v.str('responseFormat');
+  return {
+    ...(tools !== undefined && tools !== 'none' ? { tools: await toolsOf(path(ctx, tools)) } : {}),
+    ...(format !== undefined && format !== 'none' ? { responseFormat: await responseFormatOf(format === 'json' ? format : path(ctx, format)) } : {}),
+  };
+}
+
 /** The workload fields `run` and `sweep` share, from the values (defaults from the table for `command`). */
 export function workloadOf(v: OptionValues, command: CommandName, ctx: BuildContext, promptTokens: number): Partial<WorkloadSpec> {
   const o: { -readonly [K in keyof WorkloadSpec]?: WorkloadSpec[K] } = {};
   o.mode = modeOf(v, command);
-  const duration = v.num('duration');
-  if (duration !== undefined) o.durationS = duration;
-  else o.requests = v.num('requestsPerPoint') ?? v.num('requests') ?? defaultOf<number>('requests', command) ?? 10;
+  o.prompt = promptSourceOf(v, ctx, promptTokens);
+  Object.assign(o, sizeOf(v, command, o.prompt));
   o.warmup = v.num('warmup') ?? defaultOf<number>('warmup', command) ?? 1;
-  o.maxTokens = v.num('maxTokens') ?? defaultOf<number>('maxTokens', command) ?? 128;
-  const promptFile = v.str('promptFile');
-  const dataset = v.str('dataset');
-  o.prompt = promptFile !== undefined
-    ? { kind: 'file', path: path(ctx, promptFile) }
-    : dataset !== undefined
-      ? { kind: 'dataset', path: path(ctx, dataset) }
-      : { kind: 'synthetic', tokens: promptTokens, sharedPrefix: v.flag('sharedPrefix') };
+  o.maxTokens = v.num('maxTokens') ?? (o.prompt.kind === 'chat' ? o.prompt.replyTokens : undefined) ?? defaultOf<number>('maxTokens', command) ?? 128;
+  const thinkTime = v.num('thinkTime');
+  if (thinkTime !== undefined) o.thinkTimeMs = thinkTime;
   o.ignoreEos = !v.flag('noIgnoreEos');
   const seed = v.num('seed');
   if (seed !== undefined) o.seed = seed;
@@ -211,8 +245,10 @@ export function workloadOf(v: OptionValues, command: CommandName, ctx: BuildCont
   const percentiles = v.nums('percentiles');
   if (percentiles !== undefined) o.percentiles = [...new Set(percentiles)].sort((a, b) => a - b);
   const prefixCache = v.str('prefixCache') as WorkloadSpec['prefixCache'];
-  if (prefixCache === 'cold' && v.flag('sharedPrefix')) {
-    throw new UsageError('--prefix-cache cold cannot be used with --shared-prefix: shared-prefix prompts exist to be served from the prefix cache, and keeping them cold would take that away (they are sent warm)', '--prefix-cache');
+  const meetsCache = (['sharedPrefix', 'prefixGroups', 'chat', 'multiTurn', 'trace'] as const).find((k) => v.has(k));
+  if (prefixCache === 'cold' && meetsCache !== undefined) {
+    const what = meetsCache === 'sharedPrefix' || meetsCache === 'prefixGroups' ? 'shared-prefix prompts exist to be served from the prefix cache' : meetsCache === 'trace' ? "a trace's shared blocks are meant to meet the prefix cache" : "a conversation's history is meant to meet the prefix cache";
+    throw new UsageError(`--prefix-cache cold cannot be used with --${meetsCache.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}: ${what}, and keeping it cold would take that away (they are sent warm)`, '--prefix-cache');
   }
   // absent: defaultWorkload decides (cold; warm for shared-prefix prompts)
   if (prefixCache !== undefined) o.prefixCache = prefixCache;
@@ -241,7 +277,8 @@ async function fileSource(source: FileSource, v: OptionValues, ctx: BuildContext
  * The workload's prompt source (a prompt file's with its values and allowances, and what it pulled in)
  * and the prompts: the caller's (already filled), else the prompt file's or dataset's.
  */
-export async function promptsFor(base: Partial<WorkloadSpec>, v: OptionValues, ctx: BuildContext): Promise<{ base: Partial<WorkloadSpec>; loaded: LoadedPrompts }> {
+export async function promptsFor(given: Partial<WorkloadSpec>, v: OptionValues, ctx: BuildContext): Promise<{ base: Partial<WorkloadSpec>; loaded: LoadedPrompts }> {
+  const base = { ...given, ...(await trafficFiles(v, ctx)) };
   const source = base.prompt!.kind === 'file' ? await fileSource(base.prompt!, v, ctx) : base.prompt!;
   const loaded: LoadedPrompts = ctx.prompts && ctx.prompts.length > 0
     ? { prompts: ctx.prompts, warnings: [], ...(ctx.pulledIn ? { pulledIn: ctx.pulledIn } : {}) }

@@ -18,7 +18,7 @@ export interface LoadedPrompts {
 }
 
 export async function loadPrompts(source: WorkloadSpec['prompt'], options: ReadPromptsOptions = {}): Promise<LoadedPrompts> {
-  if (source.kind === 'synthetic') return { warnings: [] };
+  if (source.kind !== 'file' && source.kind !== 'dataset') return { warnings: [] };
   try {
     const read = await readPrompts(source, options);
     const path = source.path;

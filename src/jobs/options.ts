@@ -14,10 +14,10 @@ export type Surface = CommandName | 'settings';
 
 export type OptionKind = 'string' | 'int' | 'number' | 'boolean' | 'enum';
 
-export type OptionGroup = 'Endpoint' | 'Local server' | 'Load' | 'Prompts' | 'Sweep' | 'Prefill dial' | 'Comparison' | 'Limits and judgement' | 'Output';
+export type OptionGroup = 'Endpoint' | 'Local server' | 'Load' | 'Prompts' | 'Traffic' | 'Sweep' | 'Prefill dial' | 'Comparison' | 'Limits and judgement' | 'Output';
 
 /** The groups in the order the help and the reference list them. */
-export const OPTION_GROUPS: readonly OptionGroup[] = ['Endpoint', 'Local server', 'Load', 'Prompts', 'Sweep', 'Prefill dial', 'Comparison', 'Limits and judgement', 'Output'];
+export const OPTION_GROUPS: readonly OptionGroup[] = ['Endpoint', 'Local server', 'Load', 'Prompts', 'Traffic', 'Sweep', 'Prefill dial', 'Comparison', 'Limits and judgement', 'Output'];
 
 export interface OptionRule {
   /** The other option's key. */
@@ -88,6 +88,29 @@ const HEADER_NAME = /^[A-Za-z0-9-]+$/;
 const HEADER_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** What an HTTP header value may hold: visible characters, spaces and tabs (no CR, LF or other controls). */
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/** `turns=6,user=64,reply=64` (any of the three, in any order). */
+function checkChatSpec(text: string): string | undefined {
+  for (const part of text.split(',')) {
+    const m = /^(turns|user|reply)=(\d+)$/.exec(part.trim());
+    if (!m || Number(m[2]) < 1 || Number(m[2]) > 1_048_576) return `must be turns=T,user=N,reply=M (whole numbers ≥ 1, any of them), got "${text}"`;
+  }
+  return undefined;
+}
+
+/** `linear:1-10` or `exponential:0.5-20`: from A to B requests per second. */
+function checkRampSpec(text: string): string | undefined {
+  const m = /^(linear|exponential):(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)$/.exec(text);
+  if (!m || !(Number(m[2]) > 0) || !(Number(m[3]) > 0)) return `must be linear:A-B or exponential:A-B (requests per second, above 0), got "${text}"`;
+  return undefined;
+}
+
+/** `8:512`: 8 groups sharing a 512-token prefix. */
+function checkGroupsSpec(text: string): string | undefined {
+  const m = /^(\d+):(\d+)$/.exec(text);
+  if (!m || Number(m[1]) < 1 || Number(m[2]) < 1) return `must be GROUPS:PREFIX_TOKENS (whole numbers ≥ 1), got "${text}"`;
+  return undefined;
+}
 
 const NEEDS_URL: OptionRule = { key: 'url', why: 'needs --url (without it the bundled local server is used)' };
 const NOT_WITH_URL: OptionRule = { key: 'url', why: 'sets up the bundled local server: it cannot be used with --url' };
@@ -387,6 +410,52 @@ export const OPTIONS: readonly OptionSpec[] = [
   {
     key: 'topP', flag: '--top-p', kind: 'number', min: 0, max: 1, commands: TARGET, group: 'Prompts', value: 'P',
     defaultNote: "the prompt file's, else the server's", help: "nucleus sampling (top_p); beats the prompt file's",
+  },
+
+  // ---- Traffic: conversations, traces, ramps, shared prefixes, tools ----
+  {
+    key: 'multiTurn', flag: '--multi-turn', kind: 'boolean', commands: ['run'], group: 'Traffic', needs: { key: 'dataset', why: 'reads the --dataset\'s conversations as sessions' },
+    help: 'each conversation line of the --dataset is a session: its turns in order, each carrying the history with the replies as streamed',
+  },
+  {
+    key: 'chat', flag: '--chat', kind: 'string', commands: ['run'], group: 'Traffic', value: 'turns=T,user=N,reply=M', check: checkChatSpec,
+    conflicts: [{ key: 'promptFile' }, { key: 'dataset' }, { key: 'sharedPrefix' }, { key: 'promptTokens', why: 'sets the prompt length: give user=N in --chat' }, { key: 'requests', why: 'sends whole sessions: give --sessions' }],
+    help: 'synthetic multi-turn sessions: T turns of N-token user messages, replies of up to M tokens (defaults turns=6,user=64,reply=64)',
+  },
+  {
+    key: 'sessions', flag: '--sessions', kind: 'int', min: 1, max: 1_000_000, commands: ['run'], group: 'Traffic', value: 'N', conflicts: [{ key: 'requests', why: 'a session sends all its turns: give one or the other' }],
+    defaultNote: '4 with --chat; every conversation of a --multi-turn dataset', help: 'sessions to run (--concurrency counts sessions in flight, --rate session arrivals)',
+  },
+  {
+    key: 'thinkTime', flag: '--think-time', kind: 'number', min: 0, max: 3_600_000, commands: ['run'], group: 'Traffic', value: 'MS', defaultNote: "0, or a turn's own think_time_ms",
+    help: "wait between a reply's end and the next turn, ms",
+  },
+  {
+    key: 'trace', flag: '--trace', kind: 'string', commands: ['run'], group: 'Traffic', value: 'F',
+    conflicts: [{ key: 'promptFile' }, { key: 'dataset' }, { key: 'chat' }, { key: 'sharedPrefix' }, { key: 'promptTokens', why: 'the trace gives each prompt\'s length' }, { key: 'concurrency', why: 'the trace gives the arrival times' }, { key: 'rate', why: 'the trace gives the arrival times' }, { key: 'requests' }],
+    help: 'replay a trace at its timestamps: Mooncake JSONL (timestamp, input_length, output_length, hash_ids) or the Azure LLM inference CSV',
+  },
+  {
+    key: 'traceSpeed', flag: '--trace-speed', kind: 'number', positive: true, commands: ['run'], group: 'Traffic', value: 'X', defaults: { run: 1 },
+    needs: { key: 'trace', why: 'speeds up a --trace' }, help: 'replay the trace X times faster (2: half the gaps)',
+  },
+  {
+    key: 'ramp', flag: '--ramp', kind: 'string', commands: ['run'], group: 'Traffic', value: 'linear:A-B', check: checkRampSpec,
+    conflicts: [{ key: 'rate', why: 'gives the rate: the ramp goes from A to B req/s' }, { key: 'concurrency' }],
+    help: 'an open loop whose rate goes from A to B req/s over the run, linear or exponential (vLLM\'s ramp-up)',
+  },
+  {
+    key: 'prefixGroups', flag: '--prefix-groups', kind: 'string', commands: ENDPOINT, group: 'Traffic', value: 'G:T', check: checkGroupsSpec,
+    conflicts: [{ key: 'promptFile' }, { key: 'dataset' }, { key: 'sharedPrefix' }],
+    help: 'synthetic prompts in G groups, each sharing its first T tokens (SGLang\'s generated shared prefix; sent warm)',
+  },
+  {
+    key: 'tools', flag: '--tools', kind: 'string', commands: ENDPOINT, perSide: ['ab'], group: 'Traffic', value: 'F.json',
+    help: 'send these function definitions (OpenAI tools, a JSON list) with every request, and time the tool calls streamed back; on ab, once per side (none: without)',
+  },
+  {
+    key: 'responseFormat', flag: '--response-format', kind: 'string', commands: ENDPOINT, perSide: ['ab'], group: 'Traffic', value: 'json|F.json',
+    help: 'structured output: json (a JSON object) or a JSON schema file; on ab, once per side (none: without), to see what the schema costs',
   },
 
   // ---- Sweep ----

@@ -3,6 +3,7 @@
 import { endpointText } from './endpointText';
 import type { PrefixCacheCheck, PrefixCacheSummary, RunFile } from '../engine/core/types';
 import { formatInt, formatMs } from './units';
+import { promptSourceWords } from './workloadText';
 
 function line(label: string, value: string): string {
   return `${label.padEnd(24)}${value}`;
@@ -18,7 +19,7 @@ function change(warm: number, cold: number): string {
 function promptWords(run: RunFile): string {
   const p = run.workload.prompt;
   if (p.kind === 'synthetic') return `a ${formatInt(p.tokens)}-token synthetic prompt`;
-  return `prompts from ${p.path}`;
+  return promptSourceWords(p);
 }
 
 /** The `cache-check` result, as the terminal shows it. */

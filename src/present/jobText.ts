@@ -1,6 +1,7 @@
 // A job in one line, for the log and notifications: what will be sent, how hard, where. Pure.
 import type { Job } from '../jobs/job';
 import { plannedSent, sentLine } from './sentText';
+import { modeAt } from './workloadText';
 
 function where(job: Job): string {
   if (job.kind === 'dial') return 'the local server';
@@ -25,7 +26,7 @@ export function describeJob(job: Job): string {
     const dim = job.dimension === 'concurrency' ? 'concurrency' : job.dimension === 'rate' ? 'request rate' : 'prompt length';
     return `${where(job)}: sweep over ${dim} ${job.values.join(', ')}, ${amount} per point, ${out}`;
   }
-  const load = w.mode.kind === 'closed' ? `at concurrency ${w.mode.concurrency}` : `at ${w.mode.rate} req/s`;
+  const load = modeAt(w.mode);
   return `${where(job)}: ${amount} ${load}, ${out}`;
 }
 

@@ -12,6 +12,7 @@ import { connectionText, endpointText, networkShort } from './endpointText';
 import { sentLine, sentNotes, sentPerPromptLines } from './sentText';
 import { importToolLabel } from './toolLabels';
 import { figureValue, latenciesFor, latencyStats, metricsFor, type FigureMetric } from './metricCatalogue';
+import { concurrentMode, modeLong, modeShort } from './workloadText';
 
 function pad(s: string, width: number, right = false): string {
   return right ? s.padStart(width) : s.padEnd(width);
@@ -185,7 +186,7 @@ export function repeatSpreadLines(run: RunFile): string[] {
 /** The run's endpoint, workload and what it sent: the table's head. */
 function headLines(run: RunFile): string[] {
   const w = run.workload;
-  const mode = w.mode.kind === 'closed' ? `closed loop, concurrency ${w.mode.concurrency}` : `open loop, ${formatQuantity(w.mode.rate)} req/s, burstiness ${formatQuantity(w.mode.burstiness)}`;
+  const mode = modeLong(w.mode);
   const n = run.repeats?.length ?? 0;
   const segments = n > 1 ? `; ${segmentsText(run, n)}, pooled below` : '';
   const out = [line('Endpoint:', endpointText(run.endpoint)), line('Workload:', `${mode}${segments}`), line('Sent with:', sentLine(run))];
@@ -348,9 +349,9 @@ function promptWhat(run: RunForName): string | undefined {
   const ref = run.promptRef as PromptRefLike | undefined;
   if (ref && typeof ref.file === 'string') return withName(fileName(ref.file), typeof ref.name === 'string' ? ref.name : undefined);
   const p = run.workload?.prompt;
-  if (!p || p.kind === 'synthetic') return undefined;
+  if (!p || p.kind === 'synthetic' || p.kind === 'chat') return undefined;
   const base = fileName(p.path);
-  if (p.kind === 'dataset') return base;
+  if (p.kind === 'dataset' || p.kind === 'trace') return base;
   const named = run.prompts?.filter((r) => r.name) ?? [];
   return run.prompts?.length === 1 && named.length === 1 ? withName(base, named[0]!.name) : base;
 }
@@ -359,7 +360,7 @@ function promptWhat(run: RunForName): string | undefined {
 function loadWhat(w: RunFile['workload']): string | undefined {
   const mode = w?.mode;
   if (!mode) return undefined;
-  const load = mode.kind === 'closed' ? `c=${mode.concurrency}` : `rate ${formatQuantity(mode.rate)}/s`;
+  const load = modeShort(mode);
   const size = w.durationS !== undefined ? `${w.durationS} s` : w.requests !== undefined ? `${w.requests} req` : undefined;
   return size ? `${load} · ${size}` : load;
 }
@@ -388,7 +389,7 @@ export function runWhat(run: RunForName): string {
   if (!prompt) return load ?? 'run';
   const m = run.workload?.mode;
   // one prompt, one at a time (▶ Profile's quick check): the prompt says it all
-  return m && (m.kind === 'open' || m.concurrency > 1) && load ? `${prompt} · ${load}` : prompt;
+  return m && concurrentMode(m) && load ? `${prompt} · ${load}` : prompt;
 }
 
 /** The parts of a run file's name. */

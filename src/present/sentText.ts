@@ -18,6 +18,7 @@ const SETTING_LABELS: Readonly<Record<SamplingKey, string>> = {
   frequencyPenalty: 'frequency penalty',
   presencePenalty: 'presence penalty',
   responseFormat: 'response format',
+  tools: 'tools',
 };
 
 /** The settings the one-line summary names (the rest are in the per-prompt rows). */

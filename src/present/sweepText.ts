@@ -6,6 +6,7 @@ import type { DialFigures } from '../engine/analysis/fit';
 import type { RunFile, SloSpec, Summary, SweepPoint } from '../engine/core/types';
 import { figureValue, latencyStats, metricsFor, type FigureMetric, type Metric } from './metricCatalogue';
 import { DASH, fixed, formatMs, formatQuantity } from './units';
+import { promptSourceWords } from './workloadText';
 
 export interface SweepFact {
   /** 'fit', 'slo-batch', 'prefill', 'knee', 'op', 'max', 'stopped', 'cancelled', or 'verdict-<kind>'. */
@@ -154,7 +155,7 @@ export function sweepWorkload(run: RunFile): string {
   const lo = Math.min(...counts), hi = Math.max(...counts);
   const size = counts.length === 0 ? (w.durationS !== undefined ? `${w.durationS} s per point` : '')
     : `${lo === hi ? lo : `${lo}–${hi}`} request${hi === 1 ? '' : 's'} per point${w.warmup ? ` (+ ${w.warmup} warmup)` : ''}`;
-  const prompts = w.prompt.kind === 'synthetic' ? `${w.prompt.tokens}-token prompts` : `prompts from ${w.prompt.path}`;
+  const prompts = promptSourceWords(w.prompt);
   // what every point shares: the prompts, except where they are what is swept (then one stream at a time)
   const shared = sw.dimension === 'promptTokens' ? 'concurrency 1' : prompts;
   return [`sweep over ${name} ${values.join(', ')}`, size, shared].filter(Boolean).join(' · ');

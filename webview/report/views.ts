@@ -17,6 +17,7 @@ import { importToolLabel } from '../../src/present/toolLabels';
 import { comparability, type ComparableProblem } from '../../src/engine/analysis/comparable';
 import { problemLines } from '../../src/present/compareText';
 import { compareRows, headlineFigures, noChunks, percentileRows, PROXY_NOTE, type CompareRow, type PercentileRow } from './figures';
+import { modeLong, promptSourceWords } from '../../src/present/workloadText';
 
 function percentileKeys(run: RunFile): `p${string}`[] {
   const ps = run.workload?.percentiles?.length ? run.workload.percentiles : [50, 90, 95, 99];
@@ -34,9 +35,9 @@ function describeWorkload(run: RunFile): string {
   // a sweep's own workload is only its first point's: say what was swept instead
   if (run.sweep) return `${sweepWorkload(run)} · ${sentLine(run)}`;
   if (run.prefillDial) return `chunked-prefill dial: ${dialWorkload(run)}`;
-  const mode = w.mode.kind === 'closed' ? `concurrency ${w.mode.concurrency}` : `${w.mode.rate} req/s (open loop)`;
-  const size = w.requests !== undefined ? `${formatInt(w.requests)} requests` : `${w.durationS ?? '?'} s`;
-  const prompt = w.prompt.kind === 'synthetic' ? `${w.prompt.tokens}-token prompts` : `prompts from ${w.prompt.path}`;
+  const mode = modeLong(w.mode);
+  const size = w.sessions !== undefined ? `${formatInt(w.sessions)} sessions` : w.requests !== undefined ? `${formatInt(w.requests)} requests` : w.durationS !== undefined ? `${w.durationS} s` : 'the whole trace';
+  const prompt = promptSourceWords(w.prompt);
   // what was sent (RunFile.prompts: a prompt file's max tokens, not the workload's default)
   return `${mode} · ${size}${w.warmup ? ` + ${w.warmup} warmup` : ''} · ${prompt} · ${sentLine(run)}`;
 }

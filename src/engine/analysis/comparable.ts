@@ -20,13 +20,16 @@ export interface ComparableOptions {
 function loadOf(w: WorkloadSpec): string {
   const m = w.mode;
   if (m.kind === 'closed') return `concurrency ${m.concurrency}`;
+  if (m.kind === 'trace') return `the trace's timestamps at ×${m.speed}`;
+  if (m.ramp) return `a ${m.ramp.kind} ramp ${m.ramp.start}→${m.rate}/s (burstiness ${m.burstiness})`;
   return `rate ${m.rate}/s (burstiness ${m.burstiness}${m.maxConcurrency !== undefined ? `, at most ${m.maxConcurrency} in flight` : ''})`;
 }
 
 function promptsOf(w: WorkloadSpec): string {
   const p = w.prompt;
-  if (p.kind === 'synthetic') return `synthetic prompts of ${p.tokens} tokens${p.sharedPrefix ? ' sharing a prefix' : ''}`;
-  return `${p.kind === 'file' ? 'the prompt file' : 'the dataset'} ${p.path}`;
+  if (p.kind === 'synthetic') return `synthetic prompts of ${p.tokens} tokens${p.groups ? ` in ${p.groups.count} groups sharing ${p.groups.prefixTokens}` : p.sharedPrefix ? ' sharing a prefix' : ''}`;
+  if (p.kind === 'chat') return `synthetic ${p.turns}-turn chats of ${p.userTokens}-token turns`;
+  return `${p.kind === 'file' ? 'the prompt file' : p.kind === 'trace' ? 'the trace' : p.multiTurn ? 'the conversations' : 'the dataset'} ${p.path}`;
 }
 
 /** The workload differences that make two runs different experiments. */

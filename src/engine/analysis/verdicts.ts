@@ -23,6 +23,7 @@ const NOTABLE_SHARE = 0.3;
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
 
 function load(mode: WorkloadMode): string {
+  if (mode.kind === 'trace') return `the trace's rate ×${mode.speed}`;
   return mode.kind === 'closed' ? `concurrency ${mode.concurrency}` : `${mode.rate} requests/s`;
 }
 

@@ -62,6 +62,11 @@ const slo = v.object({ ttftMs: opt(num), tpotMs: opt(num), itlMs: opt(num), e2eM
 const samplingKey = v.picklist(SAMPLING_KEYS);
 const paramSource = v.picklist(['workload', 'file', 'default']);
 
+const toolDefinition = v.object({
+  type: v.literal('function'),
+  function: v.object({ name: str, description: opt(str), parameters: opt(v.record(str, v.unknown())) }),
+});
+
 const responseFormat = v.variant('type', [
   v.object({ type: v.literal('text') }),
   v.object({ type: v.literal('json_object') }),
@@ -80,6 +85,7 @@ const promptRecord = v.object({
     frequencyPenalty: opt(num),
     presencePenalty: opt(num),
     responseFormat: opt(responseFormat),
+    tools: opt(list(toolDefinition)),
   }),
   from: v.object({
     maxTokens: opt(paramSource),
@@ -89,6 +95,7 @@ const promptRecord = v.object({
     frequencyPenalty: opt(paramSource),
     presencePenalty: opt(paramSource),
     responseFormat: opt(paramSource),
+    tools: opt(paramSource),
   }),
   notes: opt(list(str)),
 });
@@ -96,14 +103,15 @@ const promptRecord = v.object({
 const workload = v.object({
   mode: v.variant('kind', [
     v.object({ kind: v.literal('closed'), concurrency: num }),
-    v.object({ kind: v.literal('open'), rate: num, burstiness: num, maxConcurrency: opt(num) }),
+    v.object({ kind: v.literal('open'), rate: num, burstiness: num, maxConcurrency: opt(num), ramp: opt(v.object({ kind: v.picklist(['linear', 'exponential']), start: num })) }),
+    v.object({ kind: v.literal('trace'), speed: num, maxConcurrency: opt(num) }),
   ]),
   requests: opt(num),
   durationS: opt(num),
   warmup: num,
   maxTokens: num,
   prompt: v.variant('kind', [
-    v.object({ kind: v.literal('synthetic'), tokens: num, sharedPrefix: bool }),
+    v.object({ kind: v.literal('synthetic'), tokens: num, sharedPrefix: bool, groups: opt(v.object({ count: num, prefixTokens: num })) }),
     v.object({
       kind: v.literal('file'),
       path: str,
@@ -112,12 +120,18 @@ const workload = v.object({
       allowEnv: opt(list(str)),
       pulledIn: opt(v.object({ files: list(str), env: list(str) })),
     }),
-    v.object({ kind: v.literal('dataset'), path: str }),
+    v.object({ kind: v.literal('dataset'), path: str, multiTurn: opt(bool) }),
+    v.object({ kind: v.literal('chat'), turns: num, userTokens: num, replyTokens: num }),
+    v.object({ kind: v.literal('trace'), path: str, format: v.picklist(['mooncake', 'azure']) }),
   ]),
+  sessions: opt(num),
+  thinkTimeMs: opt(num),
   ignoreEos: bool,
   seed: num,
   temperature: opt(num),
   topP: opt(num),
+  responseFormat: opt(responseFormat),
+  tools: opt(list(toolDefinition)),
   explicit: opt(list(samplingKey)),
   timeoutMs: num,
   idleTimeoutMs: num,
@@ -177,6 +191,11 @@ const request = v.object({
   repeatOf: opt(num),
   repeat: opt(num),
   promptRef: opt(num),
+  session: opt(num),
+  turn: opt(num),
+  historyTokens: opt(num),
+  traceLine: opt(num),
+  toolCalls: opt(list(v.object({ name: opt(str), firstDeltaMs: num, lastDeltaMs: num, argDeltas: num, argChars: num, argTokens: num }))),
   malformedEvents: opt(num),
   exceedsMaxTokens: opt(bool),
   httpStatus: opt(num),
@@ -228,7 +247,7 @@ const prefixCacheSummary = v.object({
 });
 
 const verdict = v.object({
-  kind: v.picklist(['queue', 'prefill', 'stalls', 'buffering', 'transport', 'prefix-cache']),
+  kind: v.picklist(['queue', 'prefill', 'stalls', 'buffering', 'transport', 'prefix-cache', 'history', 'schedule']),
   message: str,
   value: num,
 });
@@ -259,6 +278,9 @@ const summary = v.object({
   buffering: opt(buffering),
   server: opt(serverSide),
   prefixCache: opt(prefixCacheSummary),
+  byTurn: opt(list(v.object({ turn: num, requests: num, ttftMs: stats, historyTokens: num, promptTokens: num, cachedTokens: opt(num) }))),
+  schedule: opt(v.object({ lagMs: stats, late: num, kept: bool })),
+  toolCalls: opt(v.object({ requests: num, calls: num, firstDeltaMs: stats, argTokensPerS: opt(stats) })),
   verdicts: opt(list(verdict)),
 });
 

@@ -13,9 +13,9 @@ export interface ResolvedSampling {
 }
 
 /** What of the workload the precedence reads. */
-export type SamplingWorkload = Pick<WorkloadSpec, 'maxTokens' | 'temperature' | 'topP' | 'explicit'>;
+export type SamplingWorkload = Pick<WorkloadSpec, 'maxTokens' | 'temperature' | 'topP' | 'responseFormat' | 'tools' | 'explicit'>;
 
-/** The workload's own value of a key: max tokens always, temperature and top_p when set; the rest come only from prompt files. */
+/** The workload's own value of a key: max tokens always, temperature, top_p, the response format and tools when set; the rest come only from prompt files. */
 function workloadValue(w: SamplingWorkload, key: SamplingKey): SamplingParams[SamplingKey] {
   switch (key) {
     case 'maxTokens':
@@ -24,6 +24,10 @@ function workloadValue(w: SamplingWorkload, key: SamplingKey): SamplingParams[Sa
       return w.temperature;
     case 'topP':
       return w.topP;
+    case 'responseFormat':
+      return w.responseFormat;
+    case 'tools':
+      return w.tools;
     default:
       return undefined;
   }

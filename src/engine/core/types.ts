@@ -103,11 +103,24 @@ export interface SamplingParams {
   readonly frequencyPenalty?: number;
   readonly presencePenalty?: number;
   readonly responseFormat?: ResponseFormat;
+  /** Functions the model may call (OpenAI's `tools`, function definitions); adapters of other APIs map them to theirs (Anthropic `tools`, Gemini `functionDeclarations`). */
+  readonly tools?: readonly ToolDefinition[];
+}
+
+/** One function the model may call, in OpenAI's form (`{"type":"function","function":{name, description?, parameters?}}`). */
+export interface ToolDefinition {
+  readonly type: 'function';
+  readonly function: {
+    readonly name: string;
+    readonly description?: string;
+    /** A JSON schema of the arguments. */
+    readonly parameters?: Readonly<Record<string, unknown>>;
+  };
 }
 
 export type SamplingKey = keyof SamplingParams;
 /** Every sampling key, in the order surfaces list them (the schema and the runner's precedence take them from here). */
-export const SAMPLING_KEYS = ['maxTokens', 'temperature', 'topP', 'stop', 'frequencyPenalty', 'presencePenalty', 'responseFormat'] as const satisfies readonly SamplingKey[];
+export const SAMPLING_KEYS = ['maxTokens', 'temperature', 'topP', 'stop', 'frequencyPenalty', 'presencePenalty', 'responseFormat', 'tools'] as const satisfies readonly SamplingKey[];
 
 /** Where a value a prompt was sent with came from: the workload's explicit value (a flag, a setting), the prompt file, or the defaults. */
 export type ParamSource = 'workload' | 'file' | 'default';
@@ -153,7 +166,12 @@ export interface RequestSpec extends Omit<SamplingParams, 'maxTokens'> {
   readonly cacheBust?: CacheBust;
   /** With cacheBust "nonce": the short unique text the adapter puts at the start of the first message. */
   readonly nonce?: string;
+  /** Keep the reply's content text (a session's next turn carries it): the client returns it as SentRecord.reply. */
+  readonly keepReply?: boolean;
 }
+
+/** What the client returns: the record, and with RequestSpec.keepReply the content as streamed (never written to a run file). */
+export type SentRecord = RequestRecord & { readonly reply?: string };
 
 export type ErrorKind =
   | 'connect' // could not connect / DNS / refused
@@ -309,6 +327,16 @@ export interface RequestRecord {
   readonly repeat?: number;
   /** Index into RunFile.prompts: what this request's prompt was sent with. */
   readonly promptRef?: number;
+  /** (multi-turn) The session (conversation) this request belongs to, from 0 in the order sessions started. */
+  readonly session?: number;
+  /** (multi-turn) Its turn in the session, from 0: turn t carries the t earlier user turns and the replies as they were streamed. */
+  readonly turn?: number;
+  /** (multi-turn) Tokens of the history the request carried before its own user turn (the server's count of the earlier turns where it reported usage, else the client's estimate). */
+  readonly historyTokens?: number;
+  /** (trace) The request's line in the trace file, from 0 (its timestamp is `scheduledAt` less the run's start). */
+  readonly traceLine?: number;
+  /** Tool calls the reply streamed, in the order they began; apart from plain text (their argument deltas still count as output chunks). */
+  readonly toolCalls?: readonly ToolCallTiming[];
   /** Malformed events skipped in this stream. */
   readonly malformedEvents?: number;
   /** A successful reply far longer than the max_tokens it was sent with: the server ignored the limit. */
@@ -323,6 +351,21 @@ export interface RequestRecord {
   readonly error?: RequestError;
 }
 
+/** One streamed tool call: its name and when its argument deltas came, ms after sentAt. */
+export interface ToolCallTiming {
+  readonly name?: string;
+  /** The first delta of this call (its name or first argument piece). */
+  readonly firstDeltaMs: number;
+  /** The last delta that carried argument text. */
+  readonly lastDeltaMs: number;
+  /** Deltas that carried argument text. */
+  readonly argDeltas: number;
+  /** Characters of the arguments as streamed. */
+  readonly argChars: number;
+  /** Argument tokens: the server's output count less the content's when it reported usage and one call was made, else one per argument delta. */
+  readonly argTokens: number;
+}
+
 export interface SloSpec {
   readonly ttftMs?: number;
   readonly tpotMs?: number;
@@ -330,9 +373,17 @@ export interface SloSpec {
   readonly e2eMs?: number;
 }
 
+/** An open loop's rate ramp over the run (vLLM's ramp-up): from `start` req/s to the mode's `rate`, by the share of the run done. */
+export interface RampSpec {
+  readonly kind: 'linear' | 'exponential';
+  readonly start: number;
+}
+
 export type WorkloadMode =
   | { readonly kind: 'closed'; readonly concurrency: number }
-  | { readonly kind: 'open'; readonly rate: number; readonly burstiness: number; readonly maxConcurrency?: number };
+  | { readonly kind: 'open'; readonly rate: number; readonly burstiness: number; readonly maxConcurrency?: number; readonly ramp?: RampSpec }
+  /** Requests sent at a trace's timestamps (the prompt source is the trace), time divided by `speed`. */
+  | { readonly kind: 'trace'; readonly speed: number; readonly maxConcurrency?: number };
 
 /** What a prompt file pulled into its prompts: files by real path (`${file:…}`, images) and environment variables by name (never their values). */
 export interface PromptPulledIn {
@@ -348,7 +399,13 @@ export interface WorkloadSpec {
   readonly warmup: number;
   readonly maxTokens: number;
   readonly prompt:
-    | { readonly kind: 'synthetic'; readonly tokens: number; readonly sharedPrefix: boolean }
+    | {
+        readonly kind: 'synthetic';
+        readonly tokens: number;
+        readonly sharedPrefix: boolean;
+        /** SGLang's generated shared prefix: request k belongs to group k mod `count`, whose prompts start with the same `prefixTokens` tokens (the rest of `tokens` is its own). */
+        readonly groups?: { readonly count: number; readonly prefixTokens: number };
+      }
     | {
         readonly kind: 'file';
         readonly path: string;
@@ -361,11 +418,28 @@ export interface WorkloadSpec {
         /** What the file pulled into its prompts when it was read: absent when nothing. */
         readonly pulledIn?: PromptPulledIn;
       }
-    | { readonly kind: 'dataset'; readonly path: string };
+    /** `multiTurn`: each conversation line is a session, its turns sent in order with the history (see `sessions`). */
+    | { readonly kind: 'dataset'; readonly path: string; readonly multiTurn?: boolean }
+    /** Synthetic sessions (`--chat`): `turns` user turns of `userTokens` each, replies of up to `replyTokens` (the request's max tokens). */
+    | { readonly kind: 'chat'; readonly turns: number; readonly userTokens: number; readonly replyTokens: number }
+    /** A trace replayed at its timestamps (mode `trace`): Mooncake JSONL or the Azure LLM inference CSV. */
+    | { readonly kind: 'trace'; readonly path: string; readonly format: 'mooncake' | 'azure' };
+  /**
+   * (multi-turn: `chat`, or a dataset with `multiTurn`) Sessions to run, each sending all its turns;
+   * replaces `requests`. A closed loop's concurrency counts sessions in flight (each sends its next turn
+   * when the last one ended and its think time passed); an open loop's rate counts session arrivals.
+   */
+  readonly sessions?: number;
+  /** (multi-turn) Wait between a reply's end and the next turn's send, ms, unless the turn gives its own. Default 0. */
+  readonly thinkTimeMs?: number;
   readonly ignoreEos: boolean;
   readonly seed: number;
   readonly temperature?: number;
   readonly topP?: number;
+  /** `--response-format` (json, or a JSON schema file): sent with every request, as a prompt file's would be. */
+  readonly responseFormat?: ResponseFormat;
+  /** `--tools F.json`: function definitions sent with every request. */
+  readonly tools?: readonly ToolDefinition[];
   /**
    * The sampling values the user set (a CLI flag, a workload setting): these beat a prompt file's own.
    * Absent or not listed: a prompt file's value beats the workload's (which is then a default).
@@ -480,7 +554,7 @@ export interface PrefixCacheSummary {
 
 /** A top cause in plain words, with its number (src/engine/analysis/verdicts.ts). */
 export interface Verdict {
-  readonly kind: 'queue' | 'prefill' | 'stalls' | 'buffering' | 'transport' | 'prefix-cache';
+  readonly kind: 'queue' | 'prefill' | 'stalls' | 'buffering' | 'transport' | 'prefix-cache' | 'history' | 'schedule';
   readonly message: string;
   /** The figure the message is about (a share, ms, a count): for sorting and tests. */
   readonly value: number;
@@ -532,8 +606,46 @@ export interface Summary {
   /** Client vs server timings, when the server reported its own. */
   readonly server?: ServerSideSummary;
   readonly prefixCache?: PrefixCacheSummary;
+  /** (multi-turn) TTFT and the server's cached prompt tokens by turn index. */
+  readonly byTurn?: readonly TurnSummary[];
+  /** (trace, open loop) How late requests were sent against their schedule. */
+  readonly schedule?: ScheduleSummary;
+  /** Tool calls streamed: how many requests made one, time to the first delta, argument tokens per second. */
+  readonly toolCalls?: ToolCallSummary;
   /** The top causes, most important first. */
   readonly verdicts?: readonly Verdict[];
+}
+
+/** One turn index of a multi-turn run: its completed requests' TTFT, history and cached tokens. */
+export interface TurnSummary {
+  readonly turn: number;
+  readonly requests: number;
+  readonly ttftMs: Stats;
+  /** Mean history tokens carried. */
+  readonly historyTokens: number;
+  /** Mean prompt tokens (the server's count where reported). */
+  readonly promptTokens: number;
+  /** Mean cached prompt tokens the server reported; absent when none of this turn's requests reported any figure. */
+  readonly cachedTokens?: number;
+}
+
+/** Lateness of sends against their schedule (sentAt − scheduledAt), measured requests. */
+export interface ScheduleSummary {
+  readonly lagMs: Stats;
+  /** Requests sent more than SCHEDULE_LATE_MS late. */
+  readonly late: number;
+  /** False when the client could not keep the schedule (p99 lag over the bound): the load it sent was lighter than asked. */
+  readonly kept: boolean;
+}
+
+export interface ToolCallSummary {
+  /** Completed requests whose reply streamed a tool call. */
+  readonly requests: number;
+  readonly calls: number;
+  /** Time to the first tool-call delta, ms. */
+  readonly firstDeltaMs: Stats;
+  /** Argument tokens per second from a call's first to its last delta (calls with ≥ 2 argument deltas). */
+  readonly argTokensPerS?: Stats;
 }
 
 export interface ConnectionInfo {
@@ -860,7 +972,7 @@ export interface EndpointClient {
   /** What warming found, with the connections opened since (undefined before warming). */
   connection(): ConnectionInfo | undefined;
   /** Never rejects: a failure is returned in `record.error`, with what arrived before it kept. */
-  send(spec: RequestSpec, signal: AbortSignal, observer?: StreamObserver): Promise<RequestRecord>;
+  send(spec: RequestSpec, signal: AbortSignal, observer?: StreamObserver): Promise<SentRecord>;
   close(): Promise<void>;
 }
 

@@ -10,7 +10,7 @@ import { anyPulledIn, promptAccess } from './siblingFiles';
 import type { Prompt, PromptPulledIn, SloSpec, WorkloadSpec } from '../core/types';
 import { readUntrustedFile, UntrustedFileError } from '../files/untrustedFile';
 
-export type FilePromptSource = Exclude<WorkloadSpec['prompt'], { kind: 'synthetic' }>;
+export type FilePromptSource = Extract<WorkloadSpec['prompt'], { kind: 'file' | 'dataset' }>;
 
 export interface ReadPrompts {
   readonly prompts: readonly Prompt[];

@@ -77,6 +77,7 @@ export async function promptSource(w: WorkloadSpec, given: readonly Prompt[] | u
     const list = listSource(warmup, undefined);
     return { promptFor: (index, isWarmup, k) => (isWarmup ? list.promptFor(index, false, k) : synthetic.promptFor(index, false, k)) };
   }
+  if (src.kind !== 'file' && src.kind !== 'dataset') throw new Error(`the ${src.kind} prompt source is not read here`); // TODO(issue 30): sessions and traces
   const { prompts } = await readPrompts(src);
   return listSource(prompts, warmup);
 }

@@ -69,7 +69,7 @@ export async function measuredPhase(w: WorkloadSpec, span: MeasuredSpan, planner
   const m = w.mode;
   if (m.kind === 'closed') {
     await closedLoop({ workers: m.concurrency, more: (j) => withinPhase(span.requests, deadline, j, clock.now()), send: (j) => send(j, clock.now()), ...(signal ? { signal } : {}) });
-  } else {
+  } else if (m.kind === 'open') {
     await openLoop({
       rate: m.rate,
       burstiness: m.burstiness,

@@ -21,6 +21,7 @@ import type {
   NetworkSpec,
   RequestError,
   RequestRecord,
+  SentRecord,
   RequestSpec,
   ServerTimings,
   StreamObserver,
@@ -187,7 +188,7 @@ class StreamState implements Dispatcher.DispatchHandler {
   readonly #adapter: RegisteredAdapter;
   readonly #observer: StreamObserver | undefined;
   readonly #queue: ArrivalQueue;
-  readonly #resolve: (r: RequestRecord) => void;
+  readonly #resolve: (r: SentRecord) => void;
   readonly #signal: AbortSignal;
   readonly #aborts: AbortFanout;
   readonly #timeoutMs: number;
@@ -237,6 +238,8 @@ class StreamState implements Dispatcher.DispatchHandler {
   #ignoredTimings: string[] | undefined;
   #intermediaries: Record<string, string> | undefined;
   #serverError: string | undefined;
+  /** The content as streamed, when the spec asks to keep it (RequestSpec.keepReply). */
+  readonly #reply: string[] | undefined;
   #ended = false; // [DONE], done/stop, or an error event: later events are not part of the answer
 
   constructor(
@@ -249,7 +252,7 @@ class StreamState implements Dispatcher.DispatchHandler {
     options: ClientOptions,
     scrubber: Scrubber,
     endpointUrl: string,
-    resolve: (r: RequestRecord) => void,
+    resolve: (r: SentRecord) => void,
   ) {
     this.#spec = spec;
     this.#adapter = adapter;
@@ -258,6 +261,7 @@ class StreamState implements Dispatcher.DispatchHandler {
     this.#signal = signal;
     this.#aborts = aborts;
     this.#resolve = resolve;
+    this.#reply = spec.keepReply ? [] : undefined;
     this.#timeoutMs = options.timeoutMs;
     this.#idleTimeoutMs = options.idleTimeoutMs;
     this.#scrubber = scrubber;
@@ -513,6 +517,7 @@ class StreamState implements Dispatcher.DispatchHandler {
         this.#notify(0, at);
       }
       if (content && this.#ttfoMs === undefined) this.#ttfoMs = at;
+      if (content && this.#reply) this.#reply.push(content);
       let tokens = info.tokens;
       // Usage on every chunk (vLLM's continuous_usage_stats) is cumulative: the difference is this chunk's count.
       if (tokens === undefined && usage?.completionTokens !== undefined) {
@@ -665,7 +670,7 @@ class StreamState implements Dispatcher.DispatchHandler {
     if (malformed > 0) record.malformedEvents = malformed;
     if (this.#status !== undefined) record.httpStatus = this.#status;
     if (error !== undefined) record.error = error;
-    this.#resolve(record);
+    this.#resolve(this.#reply ? { ...record, reply: this.#reply.join('') } : record);
   }
 }
 

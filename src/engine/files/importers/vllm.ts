@@ -231,7 +231,7 @@ function pointOf(doc: Obj, file: string, options: ImportOptions, savedAtMs: numb
       requests,
       workload: workloadOf(mode, requests, options),
       ...(durationS !== undefined ? { durationS } : {}),
-      label: mode.kind === 'open' ? `${mode.rate}/s${maxConcurrency !== undefined ? ` c≤${maxConcurrency}` : ''}` : `c=${mode.concurrency}`,
+      label: mode.kind === 'open' ? `${mode.rate}/s${maxConcurrency !== undefined ? ` c≤${maxConcurrency}` : ''}` : mode.kind === 'closed' ? `c=${mode.concurrency}` : 'trace',
       reported: reportedOf(doc),
     },
     startMs,

@@ -50,6 +50,7 @@ const OPEN_LOOP_MS_PER_TOKEN = 10;
 export function streamsOf(w: WorkloadSpec): number {
   const m = w.mode;
   if (m.kind === 'closed') return m.concurrency;
+  if (m.kind === 'trace') return 1; // a trace (and a ramp, and sessions) run on one loop: see threadsFor
   const inFlight = Math.ceil((m.rate * w.maxTokens * OPEN_LOOP_MS_PER_TOKEN) / 1000);
   return m.maxConcurrency !== undefined ? Math.min(m.maxConcurrency, inFlight) : inFlight;
 }
@@ -61,10 +62,21 @@ export function streamsOf(w: WorkloadSpec): number {
  */
 export function threadsFor(w: WorkloadSpec, cores: number = availableParallelism()): number {
   if (w.workers !== undefined && !(Number.isInteger(w.workers) && w.workers >= 1)) throw new WorkloadError(`invalid workload: workers must be a whole number ≥ 1, got ${w.workers}`);
+  if (!splittable(w)) {
+    if (w.workers !== undefined && w.workers > 1) throw new WorkloadError('invalid workload: sessions, traces and ramps run on one loop (their order and schedule are one sequence): leave out workers');
+    return 1;
+  }
   const streams = streamsOf(w);
   const asked = w.workers ?? (streams < AUTO_WORKERS_MIN_STREAMS ? 1 : Math.min(cores, AUTO_WORKERS_CAP));
   const n = w.mode.kind === 'closed' ? Math.min(asked, w.mode.concurrency) : asked;
   return Math.max(1, Math.floor(n));
+}
+
+/** Whether the workload's requests can be dealt out to threads: not a session's turns, a trace's schedule or a ramp's rate. */
+function splittable(w: WorkloadSpec): boolean {
+  const p = w.prompt;
+  if (p.kind === 'chat' || p.kind === 'trace' || (p.kind === 'dataset' && p.multiTurn)) return false;
+  return w.mode.kind === 'closed' || (w.mode.kind === 'open' && w.mode.ramp === undefined);
 }
 
 /** The workload as the run file records it: `workers` the threads that ran, absent for one loop. */
@@ -230,7 +242,7 @@ async function allSaid(threads: readonly Thread[], t: FromWorker['t'], signal: A
 
 async function promptsFor(w: WorkloadSpec, given: readonly Prompt[] | undefined): Promise<readonly Prompt[] | undefined> {
   if (given && given.length > 0) return given;
-  if (w.prompt.kind === 'synthetic') return undefined;
+  if (w.prompt.kind !== 'file' && w.prompt.kind !== 'dataset') return undefined;
   return (await readPrompts(w.prompt)).prompts;
 }
 
@@ -371,6 +383,7 @@ async function measureOpen(threads: readonly Thread[], w: WorkloadSpec, m: OpenM
 /** The warmup (when the workload has one), then the measured phase. False when cancelled. */
 async function warmupAndMeasure(threads: readonly Thread[], w: WorkloadSpec, tally: RunTally, signal: AbortSignal | undefined): Promise<boolean> {
   if (w.warmup > 0 && !(await warmup(threads, signal))) return false;
+  if (w.mode.kind === 'trace') throw new Error('a trace is replayed on one loop, not on worker threads');
   return w.mode.kind === 'closed' ? measureClosed(threads, w, tally, signal) : measureOpen(threads, w, w.mode, tally, signal);
 }
 
