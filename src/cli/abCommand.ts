@@ -1,10 +1,13 @@
 // `llm-profiler ab --url A [--url B] [--model MA [--model MB]] [options]`: the same workload on two
 // sides in alternating blocks in one process (src/jobs/ab.ts), then the comparison `compare` prints
 // (B against A, the blocks paired), its gate and exit code (compareOutput.ts). --out-dir keeps both
-// run files. Ctrl+C stops, keeps what finished on both sides and compares that.
+// run files. Ctrl+C stops, keeps what finished on both sides and compares that. Sides that differ in
+// their response format or tools (given twice) are named with them, and a line after the table says
+// what sending them costs in TTFT and TPOT.
 import { join } from 'node:path';
 import { comparability } from '../engine/analysis/comparable';
 import { compareRuns } from '../engine/analysis/compare';
+import type { Comparison } from '../engine/analysis/compare';
 import { displayUrl, scrubRun, secretsOf } from '../engine/core/redact';
 import type { ScrubbedRun } from '../engine/core/redact';
 import { TOOL_VERSION } from '../engine/core/runFormat';
@@ -17,6 +20,7 @@ import { UsageError } from '../jobs/errors';
 import { networkSecrets } from '../jobs/networkSpec';
 import type { OptionValues } from '../jobs/values';
 import { endpointText } from '../present/endpointText';
+import { structuredCostLine, structuredDifference, structuredSide, structuredText } from '../present/toolText';
 import { formatProgressLine, summaryText } from '../present/runText';
 import { checkComparisonOptions, reportComparison } from './compareOutput';
 import { EXIT, processIo } from './io';
@@ -41,9 +45,15 @@ function sideHooks(v: OptionValues, io: CliIo): readonly [{ apiKey?: string; net
   return [side(0), side(1)];
 }
 
-/** What the sides are called in the comparison: "A (http://h:8000, model-x)". */
-function sideName(side: AbSideName, run: RunFile): string {
-  return `${side} (${displayUrl(run.endpoint.url)}${run.endpoint.model ? `, ${run.endpoint.model}` : ''})`;
+/** What the sides are called in the comparison: "A (http://h:8000, model-x)"; with `sent`, what it sends with ("…; response format JSON"). */
+function sideName(side: AbSideName, run: RunFile, sent?: string): string {
+  return `${side} (${displayUrl(run.endpoint.url)}${run.endpoint.model ? `, ${run.endpoint.model}` : ''}${sent !== undefined ? `; ${sent}` : ''})`;
+}
+
+/** Sides that differ in their response format or tools: the line saying what sending them costs (undefined when both send some), to stdout after the text table, else to stderr. */
+function costLine(a: RunFile, b: RunFile, comparison: Comparison, what: string | undefined): string | undefined {
+  const withSide = what !== undefined ? structuredSide(a.workload, b.workload) : undefined;
+  return what !== undefined && withSide !== undefined ? structuredCostLine(comparison, what, withSide) : undefined;
 }
 
 /** Says, before anything is sent, how each side's URL is reached when that is worth knowing (a proxy, no TLS check). */
@@ -120,6 +130,7 @@ export async function abCommand(argv: readonly string[], io: CliIo = processIo()
     for (const w of warnings) err(`warning: ${w}`);
     const perBlock = (job.workload.requests ?? 0) / job.blocks;
     err(`A and B take turns: ${job.blocks} blocks of ${perBlock} requests a side (AB BA AB …)`);
+    if (job.workloads) err(`A sends every request with ${structuredText(job.workloads[0])}; B with ${structuredText(job.workloads[1])}`);
     const result = await executeAbJob(job, hooksFor(live, printer, sides, interrupt.signal));
     live.stop();
     // what is printed and written is the scrubbed run: a server may have echoed a secret as its model name
@@ -134,7 +145,14 @@ export async function abCommand(argv: readonly string[], io: CliIo = processIo()
     const resamples = v.num('resamples');
     const comparison = compareRuns(a, b, { seed: v.num('seed') ?? 0, ...(resamples !== undefined ? { resamples } : {}) });
     const problems = comparability(a, b, { sameRequests: true });
-    const compared = await reportComparison(io, { baseName: sideName('A', a), nextName: sideName('B', b), comparison, problems }, v);
+    const what = structuredDifference(a.workload, b.workload);
+    const [nameA, nameB] = what !== undefined ? [sideName('A', a, structuredText(a.workload)), sideName('B', b, structuredText(b.workload))] : [sideName('A', a), sideName('B', b)];
+    const compared = await reportComparison(io, { baseName: nameA, nextName: nameB, comparison, problems }, v);
+    const cost = costLine(a, b, comparison, what);
+    if (cost !== undefined) {
+      if (v.flag('json') || v.flag('markdown')) err(cost);
+      else printer.out(`${cost}\n`);
+    }
     const code = exitCode(runs, compared, err);
     return code === EXIT.ok && !written ? EXIT.failed : code;
   } catch (e) {

@@ -3,9 +3,9 @@
 // into a job elsewhere.
 import * as vscode from 'vscode';
 import { API_TABLE, type ApiKind } from '../engine/core/apis';
-import { inputProblem } from '../jobs/options';
-import { parseSweepValues, presetWorkload, SWEEP_PROMPT_LENGTHS, SWEEP_RATES, sweepConcurrencies } from '../jobs/presets';
-import type { PresetId, PresetInput, SweepAxis, SweepInput, WorkloadDefaults } from '../jobs/presets';
+import { inputProblem, option } from '../jobs/options';
+import { chatInput, chatSpec, parseSweepValues, presetWorkload, rampInput, rampSpec, SWEEP_PROMPT_LENGTHS, SWEEP_RATES, sweepConcurrencies, TRAFFIC_DEFAULTS } from '../jobs/presets';
+import type { PresetId, PresetInput, SweepAxis, SweepInput, TrafficInput, WorkloadDefaults } from '../jobs/presets';
 import { formatMs } from '../present/units';
 import { Command } from './commands';
 import type { ConfigService } from './config';
@@ -131,7 +131,8 @@ export async function pickChoice(s: PickerServices): Promise<Choice | undefined>
   return api ? { kind: 'url', url: url.trim(), api } : undefined;
 }
 
-export async function pickPreset(w: WorkloadDefaults): Promise<PresetId | undefined> {
+/** `promptFile`: a prompt of a file is profiled (conversations and traces bring their own prompts: only a ramp is offered). */
+export async function pickPreset(w: WorkloadDefaults, opts: { readonly promptFile?: boolean } = {}): Promise<PresetId | undefined> {
   const q = presetWorkload('quick', w);
   const l = presetWorkload('load', w);
   const s = presetWorkload('sweep', w);
@@ -142,6 +143,9 @@ export async function pickPreset(w: WorkloadDefaults): Promise<PresetId | undefi
     { id: 'custom', label: 'Custom…', description: 'choose concurrency and requests' },
     { id: 'sweep', label: 'Sweep', description: `concurrency, request rate or prompt length, ${s.requests} requests each: throughput against latency, the operating point` },
     { id: 'cache-check', label: 'Prefix cache check', description: `a ${c.promptTokens}-token prompt (or this prompt) cold, again and varied, ${c.requests / 3} rounds: does the server cache prompts?` },
+    opts.promptFile
+      ? { id: 'traffic', label: 'Ramp…', description: 'an open loop whose request rate rises over the run, linear or exponential' }
+      : { id: 'traffic', label: 'Conversations, trace or ramp…', description: 'multi-turn sessions (synthetic or a dataset), a trace replayed at its timestamps, or a rising request rate' },
   ];
   const pick = await vscode.window.showQuickPick(items, { title: 'Profile endpoint: workload', placeHolder: 'Which workload?' });
   return pick?.id;
@@ -184,4 +188,102 @@ export async function askSweep(w: WorkloadDefaults, opts: { readonly promptFile?
   const r = parseSweepValues(pick.axis, text);
   if ('problem' in r) return undefined;
   return pick.axis === 'concurrency' ? { concurrencies: r.values } : pick.axis === 'rate' ? { rates: r.values } : { promptLengths: r.values };
+}
+
+// ---- Traffic: conversations, trace replays, ramps ----
+
+type Step<T> = Promise<T | undefined>;
+
+/** An input box checked as its option (the options table), the value a number; undefined: cancelled. `optional`: blank is allowed (undefined value, `blank` returned). */
+async function askNumber(title: string, prompt: string, key: string, value: number | undefined, optional = false): Step<number | 'blank'> {
+  const text = await vscode.window.showInputBox({
+    title, prompt, value: value === undefined ? '' : String(value),
+    validateInput: (v) => (optional && v.trim() === '' ? undefined : inputProblem(key, v)),
+  });
+  if (text === undefined) return undefined;
+  return optional && text.trim() === '' ? 'blank' : Number(text);
+}
+
+/** A file to send (a dataset of conversations, a trace), from an open dialog. */
+async function askFile(purpose: 'dataset' | 'trace'): Step<string> {
+  const filters: Record<string, string[]> = purpose === 'trace'
+    ? { 'Traces (Mooncake JSONL, Azure CSV)': ['jsonl', 'json', 'csv'], 'All files': ['*'] }
+    : { 'Conversations (JSON Lines, JSON)': ['jsonl', 'json'], 'All files': ['*'] };
+  const picked = await vscode.window.showOpenDialog({
+    canSelectMany: false, canSelectFolders: false, filters, title: purpose === 'trace' ? 'The trace to replay' : 'The conversations to send',
+    ...(vscode.workspace.workspaceFolders?.[0] ? { defaultUri: vscode.workspace.workspaceFolders[0].uri } : {}),
+  });
+  return picked?.[0]?.fsPath;
+}
+
+/** Sessions (blank: every conversation of a dataset), sessions in flight, think time: what a conversation asks after its source. */
+async function askSessions(title: string, w: WorkloadDefaults, sessions: number | undefined): Step<{ sessions?: number; concurrency: number; thinkTimeMs: number }> {
+  const n = await askNumber(`${title} (sessions)`, sessions === undefined ? 'Sessions to run (blank: every conversation of the file)' : 'Sessions to run, each sending all its turns', 'sessions', sessions, sessions === undefined);
+  if (n === undefined) return undefined;
+  const c = await askNumber(`${title} (in flight)`, 'Sessions in flight at once (a session sends its next turn when its last reply ended)', 'concurrency', Math.min(w.concurrency, typeof n === 'number' ? n : w.concurrency));
+  if (c === undefined || c === 'blank') return undefined;
+  const think = await askNumber(`${title} (think time)`, 'Think time between a reply and the next turn, ms (0: none)', 'thinkTime', TRAFFIC_DEFAULTS.chat.thinkTimeMs);
+  if (think === undefined || think === 'blank') return undefined;
+  return { ...(typeof n === 'number' ? { sessions: n } : {}), concurrency: c, thinkTimeMs: think };
+}
+
+async function askChat(w: WorkloadDefaults): Step<PresetInput> {
+  const title = 'Conversations';
+  const check = (v: string) => option('chat').check?.(v.trim())?.replace(/^must be/, 'Enter');
+  const text = await vscode.window.showInputBox({ title: `${title} (turns)`, prompt: 'Turns per session, tokens per user message, and the longest reply', value: chatSpec(TRAFFIC_DEFAULTS.chat), validateInput: check });
+  const shape = text === undefined ? undefined : chatInput(text.trim());
+  if (!shape) return undefined;
+  const rest = await askSessions(title, w, TRAFFIC_DEFAULTS.chat.sessions);
+  if (!rest) return undefined;
+  return { concurrency: rest.concurrency, traffic: { kind: 'chat', ...shape, sessions: rest.sessions ?? TRAFFIC_DEFAULTS.chat.sessions, thinkTimeMs: rest.thinkTimeMs } };
+}
+
+async function askRamp(w: WorkloadDefaults): Step<PresetInput> {
+  type Item = vscode.QuickPickItem & { shape: 'linear' | 'exponential' };
+  const shapes: Item[] = [
+    { shape: 'linear', label: 'Linear', description: 'the rate rises by the same step over the run' },
+    { shape: 'exponential', label: 'Exponential', description: 'the rate rises by the same factor over the run' },
+  ];
+  const shape = await vscode.window.showQuickPick(shapes, { title: 'Ramp (shape)', placeHolder: 'How the request rate rises from the first value to the last' });
+  if (!shape) return undefined;
+  const check = (v: string) => { const r = rampInput(v); return r ? option('ramp').check?.(rampSpec({ shape: shape.shape, ...r }))?.replace(/^must be/, 'Enter') : 'Enter FROM-TO in requests per second, e.g. 1-8'; };
+  const text = await vscode.window.showInputBox({ title: 'Ramp (rates)', prompt: 'From and to, requests per second (an open loop: arrivals do not wait for replies)', value: `${TRAFFIC_DEFAULTS.ramp.from}-${TRAFFIC_DEFAULTS.ramp.to}`, validateInput: check });
+  const rates = text === undefined ? undefined : rampInput(text);
+  if (!rates) return undefined;
+  const requests = await askNumber('Ramp (requests)', 'Measured requests over the ramp', 'requests', w.requests);
+  if (requests === undefined || requests === 'blank') return undefined;
+  return { requests, traffic: { kind: 'ramp', shape: shape.shape, ...rates } };
+}
+
+/**
+ * Conversations (synthetic, or a dataset's with --multi-turn), a trace replayed at its timestamps, or a
+ * ramp: which, then its figures, each checked as the CLI's flag is. Only a ramp with a prompt of a file.
+ */
+export async function askTraffic(w: WorkloadDefaults, opts: { readonly promptFile?: boolean } = {}): Step<PresetInput> {
+  type Kind = TrafficInput['kind'];
+  const items: (vscode.QuickPickItem & { traffic: Kind })[] = [
+    { traffic: 'chat', label: 'Conversations', description: `synthetic chats: ${TRAFFIC_DEFAULTS.chat.sessions} sessions of ${TRAFFIC_DEFAULTS.chat.turns} turns, each carrying the history (--chat)` },
+    { traffic: 'dataset', label: 'Conversations from a file…', description: 'ShareGPT conversations or {session_id, turns} lines, each a session (--dataset --multi-turn)' },
+    { traffic: 'trace', label: 'Trace replay…', description: 'a Mooncake JSONL or Azure CSV trace, sent at its timestamps (--trace)' },
+    { traffic: 'ramp', label: 'Ramp', description: 'an open loop whose request rate rises over the run (--ramp)' },
+  ];
+  const offered = opts.promptFile ? items.filter((i) => i.traffic === 'ramp') : items;
+  const pick = offered.length === 1 ? offered[0] : await vscode.window.showQuickPick(offered, { title: 'Profile endpoint: traffic', placeHolder: 'Which traffic?' });
+  if (!pick) return undefined;
+  switch (pick.traffic) {
+    case 'chat': return askChat(w);
+    case 'ramp': return askRamp(w);
+    case 'dataset': {
+      const path = await askFile('dataset');
+      if (path === undefined) return undefined;
+      const rest = await askSessions('Conversations from a file', w, undefined);
+      return rest ? { concurrency: rest.concurrency, traffic: { kind: 'dataset', path, ...(rest.sessions !== undefined ? { sessions: rest.sessions } : {}), thinkTimeMs: rest.thinkTimeMs } } : undefined;
+    }
+    case 'trace': {
+      const path = await askFile('trace');
+      if (path === undefined) return undefined;
+      const speed = await askNumber('Trace replay (speed)', 'How many times faster than recorded (2: half the gaps)', 'traceSpeed', TRAFFIC_DEFAULTS.traceSpeed);
+      return speed === undefined || speed === 'blank' ? undefined : { traffic: { kind: 'trace', path, speed } };
+    }
+  }
 }

@@ -2,12 +2,14 @@
 // form with a Run button, and recent runs (baselines marked, and runs that regressed against theirs).
 // State flows host → webview as one `state` message; the webview posts `ready` first and the host
 // holds state until then.
+import { isAbsolute, join } from 'node:path';
 import * as vscode from 'vscode';
+import { TRAFFIC_DEFAULTS } from '../jobs/presets';
 import { runName } from '../present/runText';
 import type { BaselineService } from './baselineService';
 import { regressionLines } from './baselineText';
 import type { RunIndexEntry } from './runStore';
-import type { SidebarEndpoint, SidebarHostMessage, SidebarRun, SidebarState, SidebarWebviewMessage, SidebarWorkload } from '../shared/protocol';
+import type { SidebarEndpoint, SidebarFilePurpose, SidebarHostMessage, SidebarRun, SidebarState, SidebarWebviewMessage, SidebarWorkload } from '../shared/protocol';
 import type { Log } from './log';
 import { Command } from './commands';
 import { useLlamaServerBinary } from './commands/localServer';
@@ -149,6 +151,7 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
         concurrency: cfg.workload.concurrency, requests: cfg.workload.requests,
         maxTokens: cfg.workload.maxTokens, promptTokens: cfg.workload.promptTokens,
       },
+      trafficDefaults: TRAFFIC_DEFAULTS,
       running: a ? { runId: a.runId, label: a.label, finished: a.progress?.finished ?? 0, total: a.progress?.total, ttftP50Ms: a.progress?.ttftP50Ms } : undefined,
       problems: [
         ...this.config.problems.map((p) => `${p.setting}: ${p.message}`),
@@ -213,6 +216,22 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
     this.schedulePush();
   }
 
+  /** An open dialog for the form's dataset or trace; the path chosen goes back to the page. */
+  async #pickFile(purpose: SidebarFilePurpose): Promise<void> {
+    const filters: Record<string, string[]> = purpose === 'trace'
+      ? { 'Traces (Mooncake JSONL, Azure CSV)': ['jsonl', 'json', 'csv'], 'All files': ['*'] }
+      : { 'Conversations (JSON Lines, JSON)': ['jsonl', 'json'], 'All files': ['*'] };
+    const picked = await vscode.window.showOpenDialog({
+      canSelectMany: false, canSelectFolders: false, filters,
+      title: purpose === 'trace' ? 'The trace to replay' : 'The conversations to send',
+      ...(vscode.workspace.workspaceFolders?.[0] ? { defaultUri: vscode.workspace.workspaceFolders[0].uri } : {}),
+    });
+    const path = picked?.[0]?.fsPath;
+    if (path === undefined || !this.#view || this.isDisposed) return;
+    const msg: SidebarHostMessage = { type: 'pickedFile', purpose, path };
+    void this.#view.webview.postMessage(msg);
+  }
+
   async #onMessage(m: SidebarWebviewMessage): Promise<void> {
     switch (m.type) {
       case 'ready':
@@ -223,9 +242,13 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
       case 'run': {
         this.#workload = m.workload;
         const target = m.endpointId === 'local' ? 'local' : m.endpointId.replace(/^cfg:/, '');
-        await vscode.commands.executeCommand(Command.ProfileEndpoint, { endpoint: target, preset: 'custom', workload: m.workload });
+        const workload = m.workload.traffic ? { ...m.workload, traffic: withWorkspacePath(m.workload.traffic) } : m.workload;
+        await vscode.commands.executeCommand(Command.ProfileEndpoint, { endpoint: target, preset: m.workload.traffic ? 'traffic' : 'custom', workload });
         return;
       }
+      case 'pickFile':
+        await this.#pickFile(m.purpose);
+        return;
       case 'cancelRun':
         this.jobs.cancel();
         return;
@@ -278,4 +301,11 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
       }
     }
   }
+}
+
+/** A path typed into the form, relative to the first workspace folder (the extension host's own directory means nothing to the user). */
+function withWorkspacePath<T extends NonNullable<SidebarWorkload['traffic']>>(t: T): T {
+  if (!('path' in t) || isAbsolute(t.path)) return t;
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  return folder ? { ...t, path: join(folder, t.path) } : t;
 }

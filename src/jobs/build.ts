@@ -16,7 +16,7 @@ import { modelContext } from '../localServer/model';
 import { isSyntheticPreset } from '../localServer/presets';
 import { parseShapeSpec } from '../localServer/synthetic';
 import { UsageError } from './errors';
-import { chatSource, DEFAULT_CHAT_SESSIONS, groupsOf, rampMode, responseFormatOf, toolsOf, traceFormatOf } from './traffic';
+import { chatSource, DEFAULT_CHAT_SESSIONS, groupsOf, rampMode, responseFormatOf, toolsOf, traceFormatOf, traceOf } from './traffic';
 import type { BuiltJob, CacheCheckJob, DialJob, LocalServerRequest, RunJob, SweepJob, Target } from './job';
 import { defaultOf } from './options';
 import type { CommandName } from './options';
@@ -167,7 +167,12 @@ async function sizedTarget(target: Target, workload: WorkloadSpec, prompts: read
 }
 
 /** The synthetic prompt length a workload sends, when it sends synthetic prompts. */
-const syntheticLength = (w: WorkloadSpec): number[] => (w.prompt.kind === 'synthetic' ? [w.prompt.tokens] : []);
+const syntheticLength = (w: WorkloadSpec): number[] => {
+  const p = w.prompt;
+  if (p.kind === 'synthetic') return [p.tokens];
+  // a chat's last turn carries every earlier user turn and reply
+  return p.kind === 'chat' ? [p.turns * p.userTokens + (p.turns - 1) * p.replyTokens] : [];
+};
 
 function modeOf(v: OptionValues, command: CommandName): WorkloadMode {
   if (v.str('trace') !== undefined) return { kind: 'trace', speed: v.num('traceSpeed') ?? 1, ...(v.num('maxConcurrency') !== undefined ? { maxConcurrency: v.num('maxConcurrency')! } : {}) };
@@ -205,10 +210,10 @@ function sizeOf(v: OptionValues, command: CommandName, prompt: WorkloadSpec['pro
   return { requests: v.num('requestsPerPoint') ?? v.num('requests') ?? defaultOf<number>('requests', command) ?? 10 };
 }
 
-/** --tools and --response-format, read from their files: values the user set, so they beat a prompt file's own. */
-export async function trafficFiles(v: OptionValues, ctx: BuildContext): Promise<Partial<WorkloadSpec>> {
-  const tools = v.str('tools');
-  const format = v.str('responseFormat');
+/** --tools and --response-format, read from their files: values the user set, so they beat a prompt file's own. `side`: an A/B run's side (1: B's, given twice). */
+export async function trafficFiles(v: OptionValues, ctx: BuildContext, side = 0): Promise<Partial<WorkloadSpec>> {
+  const tools = v.sides('tools')[side] ?? v.str('tools');
+  const format = v.sides('responseFormat')[side] ?? v.str('responseFormat');
   return {
     ...(tools !== undefined && tools !== 'none' ? { tools: await toolsOf(path(ctx, tools)) } : {}),
     ...(format !== undefined && format !== 'none' ? { responseFormat: await responseFormatOf(format === 'json' ? format : path(ctx, format)) } : {}),
@@ -277,14 +282,16 @@ async function fileSource(source: FileSource, v: OptionValues, ctx: BuildContext
  * The workload's prompt source (a prompt file's with its values and allowances, and what it pulled in)
  * and the prompts: the caller's (already filled), else the prompt file's or dataset's.
  */
-export async function promptsFor(given: Partial<WorkloadSpec>, v: OptionValues, ctx: BuildContext): Promise<{ base: Partial<WorkloadSpec>; loaded: LoadedPrompts }> {
-  const base = { ...given, ...(await trafficFiles(v, ctx)) };
+export async function promptsFor(given: Partial<WorkloadSpec>, v: OptionValues, ctx: BuildContext): Promise<{ base: Partial<WorkloadSpec>; loaded: LoadedPrompts; sizing?: readonly Prompt[] }> {
+  const trace = given.prompt?.kind === 'trace' ? await traceOf(given.prompt) : undefined;
+  const base = { ...given, ...(await trafficFiles(v, ctx)), ...(trace ? { prompt: trace.prompt } : {}) };
   const source = base.prompt!.kind === 'file' ? await fileSource(base.prompt!, v, ctx) : base.prompt!;
   const loaded: LoadedPrompts = ctx.prompts && ctx.prompts.length > 0
     ? { prompts: ctx.prompts, warnings: [], ...(ctx.pulledIn ? { pulledIn: ctx.pulledIn } : {}) }
     : await loadPrompts(source, ctx.env ? { env: ctx.env } : {});
   const prompt = source.kind === 'file' && loaded.pulledIn ? { ...source, pulledIn: loaded.pulledIn } : source;
-  return { base: { ...base, prompt }, loaded };
+  // a trace's longest line sizes a local server's slots (its prompts are made as the run goes)
+  return { base: { ...base, prompt }, loaded, ...(trace?.longest ? { sizing: [trace.longest] } : {}) };
 }
 
 export function checked(w: WorkloadSpec): WorkloadSpec {
@@ -309,7 +316,7 @@ function needSlo(failOnSlo: boolean, slo: SloSpec | undefined, where: string): v
 
 /** `llm-profiler run`: one workload against an endpoint, or against the bundled server started for it. */
 export async function buildRunJob(v: OptionValues, ctx: BuildContext = {}): Promise<BuiltJob<RunJob>> {
-  const { base, loaded } = await promptsFor(workloadOf(v, 'run', ctx, v.num('promptTokens') ?? defaultOf<number>('promptTokens', 'run') ?? 256), v, ctx);
+  const { base, loaded, sizing } = await promptsFor(workloadOf(v, 'run', ctx, v.num('promptTokens') ?? defaultOf<number>('promptTokens', 'run') ?? 256), v, ctx);
   const slo = sloOf(v) ?? loaded.slo ?? ctx.slo;
   const failOnSlo = v.flag('failOnSlo');
   needSlo(failOnSlo, slo, ' (or an llmProfiler.slo block in the prompt file)');
@@ -321,7 +328,7 @@ export async function buildRunJob(v: OptionValues, ctx: BuildContext = {}): Prom
   if (repeat > 1) oneLoop(workload, '--repeat');
   const job: RunJob = {
     kind: 'run',
-    target: await sizedTarget(targetOf(v, 'run', parallel, ctx), workload, loaded.prompts, syntheticLength(workload), ctx),
+    target: await sizedTarget(targetOf(v, 'run', parallel, ctx), workload, loaded.prompts ?? sizing, syntheticLength(workload), ctx),
     workload,
     ...(loaded.prompts ? { prompts: loaded.prompts } : {}),
     ...(repeat > 1 ? { repeat } : {}),

@@ -90,6 +90,8 @@ export interface AbJob {
   readonly targets: readonly [Target, Target];
   /** Both sides send it: `requests` is per side, split evenly over the blocks. */
   readonly workload: WorkloadSpec;
+  /** A's and B's own, when they differ in what they send with (the response format, tools: `--response-format` twice); A's is `workload`. */
+  readonly workloads?: readonly [WorkloadSpec, WorkloadSpec];
   readonly blocks: number;
   readonly prompts?: readonly Prompt[];
 }

@@ -1,6 +1,7 @@
 // Named workloads and the rules that pick defaults from other options: one place for the CLI and
 // the extension. Pure (no node or `vscode` import).
 import { defaultOf, inputProblem } from './options';
+import type { OptionValue } from './values';
 
 /** The settings' workload block (`llmProfiler.workload.*`): what the presets start from. */
 export interface WorkloadDefaults {
@@ -12,7 +13,8 @@ export interface WorkloadDefaults {
   readonly timeoutMs: number;
 }
 
-export type PresetId = 'quick' | 'load' | 'custom' | 'sweep' | 'cache-check';
+/** `traffic`: conversations, a trace replay or a ramp (PresetInput.traffic says which). */
+export type PresetId = 'quick' | 'load' | 'custom' | 'sweep' | 'cache-check' | 'traffic';
 
 /** The prefix cache check's rounds (src/engine/run/cacheCheck.ts CACHE_CHECK_ROUNDS; kept here so this file stays pure). */
 const CACHE_CHECK_PRESET_ROUNDS = 3;
@@ -26,6 +28,8 @@ export interface PresetInput {
   readonly requests?: number;
   readonly maxTokens?: number;
   readonly promptTokens?: number;
+  /** Traffic beyond single prompts (the custom and traffic presets): built by trafficValues. */
+  readonly traffic?: TrafficInput;
 }
 
 /** The sweep preset's largest concurrency by default: 1, 2, 4, 8. */
@@ -58,6 +62,7 @@ export function presetWorkload(preset: PresetId, w: WorkloadDefaults, input: Pre
         timeoutMs: w.timeoutMs,
       };
     case 'custom':
+    case 'traffic':
       return {
         concurrency: input.concurrency ?? w.concurrency,
         requests: input.requests ?? w.requests,
@@ -135,4 +140,84 @@ export function dialCtxSize(parallel: number, longPromptTokens: number, longMaxT
 /** The least context per slot a given --ctx-size must leave for the dial's long prompts. */
 export function dialSlotNeed(longPromptTokens: number, longMaxTokens: number): number {
   return longPromptTokens + longMaxTokens + 16;
+}
+
+// ---- Traffic: conversations, trace replays, ramps ----
+
+/**
+ * Conversations, a trace replay or a ramp, as the CLI's Traffic flags give them (the sidebar's form,
+ * the pickers' answers, command arguments): `chat` is --chat turns=T,user=N,reply=M with --sessions and
+ * --think-time; `dataset` is --dataset F --multi-turn (every conversation without `sessions`); `trace`
+ * is --trace F --trace-speed X; `ramp` is --ramp SHAPE:FROM-TO (requests per second).
+ */
+export type TrafficInput =
+  | { readonly kind: 'chat'; readonly turns: number; readonly userTokens: number; readonly replyTokens: number; readonly sessions: number; readonly thinkTimeMs: number }
+  | { readonly kind: 'dataset'; readonly path: string; readonly sessions?: number; readonly thinkTimeMs: number }
+  | { readonly kind: 'trace'; readonly path: string; readonly speed: number }
+  | { readonly kind: 'ramp'; readonly shape: 'linear' | 'exponential'; readonly from: number; readonly to: number };
+
+/**
+ * What the traffic inputs start from: the CLI's own defaults for --chat and --sessions
+ * (src/jobs/traffic.ts CHAT_DEFAULTS, DEFAULT_CHAT_SESSIONS; kept here so that this file stays pure,
+ * and compared by test/unit/trafficInput.test.ts) and --trace-speed's; a ramp over the sweep's rates.
+ */
+export const TRAFFIC_DEFAULTS = {
+  chat: { turns: 6, userTokens: 64, replyTokens: 64, sessions: 4, thinkTimeMs: 0 },
+  traceSpeed: 1,
+  ramp: { shape: 'linear', from: 1, to: 8 },
+} as const satisfies { chat: Omit<Extract<TrafficInput, { kind: 'chat' }>, 'kind'>; traceSpeed: number; ramp: Omit<Extract<TrafficInput, { kind: 'ramp' }>, 'kind'> };
+
+/** `--chat`'s value: "turns=6,user=64,reply=64". */
+export function chatSpec(t: Pick<Extract<TrafficInput, { kind: 'chat' }>, 'turns' | 'userTokens' | 'replyTokens'>): string {
+  return `turns=${t.turns},user=${t.userTokens},reply=${t.replyTokens}`;
+}
+
+/** `--ramp`'s value: "linear:1-8". */
+export function rampSpec(t: Pick<Extract<TrafficInput, { kind: 'ramp' }>, 'shape' | 'from' | 'to'>): string {
+  return `${t.shape}:${t.from}-${t.to}`;
+}
+
+/**
+ * The option values of a traffic workload, exactly as the CLI's flags would give them: the traffic's
+ * own, and of the preset's figures only those the CLI takes beside it (a conversation's sessions in
+ * flight; a ramp's requests, lengths and cache setting; a dataset's reply lengths are its own). A conversation and a trace take no
+ * --prefix-cache: they are sent warm, on purpose. A think time of 0 is the default, left out as the CLI
+ * user leaves out --think-time.
+ */
+export function trafficValues(t: TrafficInput, w: PresetWorkload, prefixCache: 'cold' | 'warm'): Record<string, OptionValue | undefined> {
+  const common = { warmup: w.warmup, timeout: w.timeoutMs / 1000 };
+  switch (t.kind) {
+    case 'chat':
+      return { ...common, chat: chatSpec(t), sessions: t.sessions, thinkTime: t.thinkTimeMs || undefined, concurrency: w.concurrency };
+    case 'dataset':
+      // no --max-tokens: each turn's reply length is the file's (its max_tokens, else its reply's length)
+      return { ...common, dataset: t.path, multiTurn: true, sessions: t.sessions, thinkTime: t.thinkTimeMs || undefined, concurrency: w.concurrency };
+    case 'trace':
+      return { ...common, trace: t.path, traceSpeed: t.speed };
+    case 'ramp':
+      return { ...common, ramp: rampSpec(t), requests: w.requests, maxTokens: w.maxTokens, promptTokens: w.promptTokens, prefixCache };
+  }
+}
+
+/** Traffic that cannot go with a prompt of a file (conversations and traces bring their own prompts): its words, else undefined. */
+export function trafficWithPromptFile(t: TrafficInput): string | undefined {
+  if (t.kind === 'ramp') return undefined;
+  return t.kind === 'trace' ? 'a trace replay sends the trace\'s own prompts' : 'a conversation sends its own turns';
+}
+
+/** A typed --chat value ("turns=3,reply=32": any of the three) as the chat traffic's figures, the rest from TRAFFIC_DEFAULTS (as the CLI fills them); undefined when it is not of that form (the option's check says why). */
+export function chatInput(text: string): Pick<Extract<TrafficInput, { kind: 'chat' }>, 'turns' | 'userTokens' | 'replyTokens'> | undefined {
+  const out: { turns: number; userTokens: number; replyTokens: number } = { turns: TRAFFIC_DEFAULTS.chat.turns, userTokens: TRAFFIC_DEFAULTS.chat.userTokens, replyTokens: TRAFFIC_DEFAULTS.chat.replyTokens };
+  for (const part of text.split(',')) {
+    const m = /^(turns|user|reply)=(\d+)$/.exec(part.trim());
+    if (!m) return undefined;
+    out[m[1] === 'turns' ? 'turns' : m[1] === 'user' ? 'userTokens' : 'replyTokens'] = Number(m[2]);
+  }
+  return out;
+}
+
+/** A typed ramp's rates ("1-8", "0.5 - 20") as from and to; undefined when it is not of that form. */
+export function rampInput(text: string): { from: number; to: number } | undefined {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*-\s*(\d+(?:\.\d+)?)\s*$/.exec(text);
+  return m ? { from: Number(m[1]), to: Number(m[2]) } : undefined;
 }

@@ -1,9 +1,12 @@
 // The traffic options (--chat, --multi-turn, --sessions, --think-time, --trace, --ramp,
 // --prefix-groups, --tools, --response-format) as workload fields: one place for the CLI and the
 // extension. A problem is a UsageError naming the flag.
-import type { RampSpec, ResponseFormat, ToolDefinition, WorkloadMode, WorkloadSpec } from '../engine/core/types';
+import type { Prompt, RampSpec, ResponseFormat, ToolDefinition, WorkloadMode, WorkloadSpec } from '../engine/core/types';
 import { isObject } from '../engine/core/json';
+import { toolDefinitions } from '../engine/core/toolDefinitions';
 import { readUntrustedFile, UntrustedFileError } from '../engine/files/untrustedFile';
+import { readTrace, TraceError, tracePrompt } from '../engine/prompts/traces';
+import type { Trace, TraceEntry } from '../engine/prompts/traces';
 import { UsageError } from './errors';
 import type { OptionValues } from './values';
 
@@ -43,9 +46,30 @@ export function groupsOf(text: string, promptTokens: number): { count: number; p
   return { count: g, prefixTokens: t };
 }
 
-/** A trace's format from its name: the Azure trace is CSV, Mooncake's JSON Lines. */
+/** A trace's format from its name (the Azure trace is CSV, Mooncake's JSON Lines): a first guess, which traceOf corrects from the content. */
 export function traceFormatOf(path: string): 'mooncake' | 'azure' {
   return /\.csv$/i.test(path) ? 'azure' : 'mooncake';
+}
+
+type TracePrompt = Extract<WorkloadSpec['prompt'], { kind: 'trace' }>;
+
+/** `--trace F`: read and checked before anything starts (a bad line is a usage error naming it), its format told from the content. */
+export async function traceOf(source: TracePrompt): Promise<{ prompt: TracePrompt; longest: Prompt | undefined }> {
+  try {
+    const trace = await readTrace(source.path);
+    return { prompt: { ...source, format: trace.format }, longest: longestEntry(trace) };
+  } catch (e) {
+    if (e instanceof TraceError) throw new UsageError(`--trace: ${e.message}`, '--trace');
+    throw e;
+  }
+}
+
+/** The trace line whose prompt and reply together are longest, as a prompt: what a local server's slots must hold. */
+function longestEntry(trace: Trace): Prompt | undefined {
+  let best: TraceEntry | undefined;
+  const size = (e: TraceEntry) => e.inputLength + (e.outputLength ?? 0);
+  for (const e of trace.entries) if (best === undefined || size(e) > size(best)) best = e;
+  return best === undefined ? undefined : tracePrompt(best, 0, 0);
 }
 
 async function readJson(path: string, flag: string): Promise<unknown> {
@@ -57,28 +81,11 @@ async function readJson(path: string, flag: string): Promise<unknown> {
   }
 }
 
-/** One function definition, in OpenAI's form or bare (`{name, description, parameters}`); a problem is a message. */
-export function toolDefinition(x: unknown, where: string): ToolDefinition | string {
-  const fn = isObject(x) && x.type === 'function' && isObject(x.function) ? x.function : x;
-  if (!isObject(fn) || typeof fn.name !== 'string' || !/^[A-Za-z0-9_.-]{1,64}$/.test(fn.name)) return `${where}: a tool needs a name of letters, digits, _ . - (at most 64)`;
-  if (fn.description !== undefined && typeof fn.description !== 'string') return `${where}: ${fn.name}'s description must be text`;
-  if (fn.parameters !== undefined && !isObject(fn.parameters)) return `${where}: ${fn.name}'s parameters must be a JSON schema object`;
-  return {
-    type: 'function',
-    function: { name: fn.name, ...(typeof fn.description === 'string' ? { description: fn.description } : {}), ...(isObject(fn.parameters) ? { parameters: fn.parameters } : {}) },
-  };
-}
-
 /** `--tools F.json`: a JSON list of function definitions (or `{"tools": [...]}`). */
 export async function toolsOf(path: string): Promise<readonly ToolDefinition[]> {
-  const json = await readJson(path, '--tools');
-  const list = Array.isArray(json) ? json : isObject(json) && Array.isArray(json.tools) ? json.tools : undefined;
-  if (!list || list.length === 0) throw new UsageError(`--tools: ${path} must hold a non-empty JSON list of function definitions`, '--tools');
-  return list.map((x, i) => {
-    const t = toolDefinition(x, `${path} tool ${i + 1}`);
-    if (typeof t === 'string') throw new UsageError(`--tools: ${t}`, '--tools');
-    return t;
-  });
+  const tools = toolDefinitions(await readJson(path, '--tools'), path);
+  if (typeof tools === 'string') throw new UsageError(`--tools: ${tools}`, '--tools');
+  return tools;
 }
 
 /** `--response-format json` or a JSON schema file (`{"name","schema"}` as OpenAI's json_schema, or a bare schema). */

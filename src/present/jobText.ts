@@ -19,7 +19,7 @@ export function describeJob(job: Job): string {
     const what = job.prompts ? `${job.prompts.length} prompt${job.prompts.length === 1 ? '' : 's'}` : w.prompt.kind === 'synthetic' ? `a ${w.prompt.tokens}-token prompt` : 'the prompts';
     return `${where(job)}: prefix cache check, ${what} cold, again and varied, ${w.requests ?? 0} requests one at a time`;
   }
-  const amount = w.requests !== undefined ? `${w.requests} requests` : `${w.durationS} s`;
+  const amount = w.requests !== undefined ? `${w.requests} requests` : w.durationS !== undefined ? `${w.durationS} s` : w.sessions !== undefined ? `${w.sessions} session${w.sessions === 1 ? '' : 's'}` : w.prompt.kind === 'trace' ? 'the whole trace' : 'every conversation';
   // what the prompts will be sent with: a prompt file's own max tokens beat the workload's default
   const out = sentLine({ workload: w, prompts: plannedSent(w, job.prompts) });
   if (job.kind === 'sweep') {

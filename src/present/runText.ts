@@ -11,6 +11,9 @@ import { measuresProxy, whereTimeLines } from './whereText';
 import { connectionText, endpointText, networkShort } from './endpointText';
 import { sentLine, sentNotes, sentPerPromptLines } from './sentText';
 import { importToolLabel } from './toolLabels';
+import { turnLines } from './turnText';
+import { toolCallLine } from './toolText';
+import { cacheMeantText, scheduleLines } from './scheduleText';
 import { figureValue, latenciesFor, latencyStats, metricsFor, type FigureMetric } from './metricCatalogue';
 import { concurrentMode, modeLong, modeShort } from './workloadText';
 
@@ -190,6 +193,8 @@ function headLines(run: RunFile): string[] {
   const n = run.repeats?.length ?? 0;
   const segments = n > 1 ? `; ${segmentsText(run, n)}, pooled below` : '';
   const out = [line('Endpoint:', endpointText(run.endpoint)), line('Workload:', `${mode}${segments}`), line('Sent with:', sentLine(run))];
+  const meant = cacheMeantText(run);
+  if (meant) out.splice(2, 0, line('Prompts:', meant));
   for (const p of sentPerPromptLines(run)) out.push(`  ${p}`);
   const connections = connectionText(run.connection);
   if (connections !== undefined) out.push(line('Connections:', connections));
@@ -204,7 +209,9 @@ function verdictLines(run: RunFile): string[] {
   if (s.sloMissed !== undefined) {
     out.push(s.sloMissed.length === 0 ? `SLO: met at p99 (${slo})` : `SLO: MISSED at p99: ${s.sloMissed.map((k) => k.replace(/Ms$/, '')).join(', ')} (${slo})`);
   }
-  out.push(formatStalls(s));
+  out.push(...scheduleLines(run), formatStalls(s));
+  const tools = toolCallLine(run);
+  if (tools) out.push(tools);
   const cache = prefixCacheSplitLine(s.prefixCache);
   if (cache) out.push(cache);
   out.push(formatErrors(s));
@@ -236,7 +243,8 @@ function noteLines(run: RunFile): string[] {
 /** The result, as the terminal shows it. */
 export function formatRunTable(run: RunFile): string {
   const spread = repeatSpreadLines(run);
-  const out = ['============ LLM Profiler result ============', ...headLines(run), ...figureLines(run), '', ...latencyTable(run), '', ...(spread.length > 0 ? [...spread, ''] : [])];
+  const turns = turnLines(run);
+  const out = ['============ LLM Profiler result ============', ...headLines(run), ...figureLines(run), '', ...latencyTable(run), '', ...(turns.length > 0 ? [...turns, ''] : []), ...(spread.length > 0 ? [...spread, ''] : [])];
   out.push(...verdictLines(run), ...noteLines(run));
   const where = whereTimeLines(run);
   if (where.length > 0) out.push('', ...where);
@@ -349,7 +357,8 @@ function promptWhat(run: RunForName): string | undefined {
   const ref = run.promptRef as PromptRefLike | undefined;
   if (ref && typeof ref.file === 'string') return withName(fileName(ref.file), typeof ref.name === 'string' ? ref.name : undefined);
   const p = run.workload?.prompt;
-  if (!p || p.kind === 'synthetic' || p.kind === 'chat') return undefined;
+  if (p?.kind === 'chat') return `${p.turns}-turn chats`;
+  if (!p || p.kind === 'synthetic') return undefined;
   const base = fileName(p.path);
   if (p.kind === 'dataset' || p.kind === 'trace') return base;
   const named = run.prompts?.filter((r) => r.name) ?? [];
@@ -361,7 +370,7 @@ function loadWhat(w: RunFile['workload']): string | undefined {
   const mode = w?.mode;
   if (!mode) return undefined;
   const load = modeShort(mode);
-  const size = w.durationS !== undefined ? `${w.durationS} s` : w.requests !== undefined ? `${w.requests} req` : undefined;
+  const size = w.durationS !== undefined ? `${w.durationS} s` : w.sessions !== undefined ? `${w.sessions} sessions` : w.requests !== undefined ? `${w.requests} req` : undefined;
   return size ? `${load} · ${size}` : load;
 }
 
@@ -389,7 +398,8 @@ export function runWhat(run: RunForName): string {
   if (!prompt) return load ?? 'run';
   const m = run.workload?.mode;
   // one prompt, one at a time (▶ Profile's quick check): the prompt says it all
-  return m && concurrentMode(m) && load ? `${prompt} · ${load}` : prompt;
+  // conversations: how many sessions, even one at a time
+  return m && (concurrentMode(m) || run.workload?.sessions !== undefined) && load ? `${prompt} · ${load}` : prompt;
 }
 
 /** The parts of a run file's name. */

@@ -4,7 +4,8 @@
 // Read from RunFile.prompts (what was sent), never from the workload's defaults alone. Pure.
 import { promptRecord, PromptRecords, recordsPrompt, resolveSampling } from '../engine/core/sentWith';
 import { SAMPLING_KEYS } from '../engine/core/types';
-import type { ParamSource, Prompt, PromptRecord, ResponseFormat, RunFile, SamplingKey, SamplingParams, WorkloadSpec } from '../engine/core/types';
+import type { ParamSource, Prompt, PromptRecord, ResponseFormat, RunFile, SamplingKey, SamplingParams, ToolDefinition, WorkloadSpec } from '../engine/core/types';
+import { toolNames } from '../engine/core/toolDefinitions';
 
 /** Where a value came from, as every surface says it. */
 export const FROM_TEXT: Readonly<Record<ParamSource, string>> = { workload: 'set by you', file: 'from the file', default: 'default' };
@@ -22,7 +23,7 @@ const SETTING_LABELS: Readonly<Record<SamplingKey, string>> = {
 };
 
 /** The settings the one-line summary names (the rest are in the per-prompt rows). */
-const LINE_KEYS: readonly SamplingKey[] = ['maxTokens', 'temperature', 'topP', 'responseFormat'];
+const LINE_KEYS: readonly SamplingKey[] = ['maxTokens', 'temperature', 'topP', 'responseFormat', 'tools'];
 
 function formatText(f: ResponseFormat): string {
   if (f.type === 'text') return 'text';
@@ -35,6 +36,7 @@ function formatText(f: ResponseFormat): string {
 export function valueText(key: SamplingKey, value: SamplingParams[SamplingKey]): string {
   if (value === undefined) return '–';
   if (key === 'responseFormat') return formatText(value as ResponseFormat);
+  if (key === 'tools') return (value as readonly ToolDefinition[]).length > 0 ? toolNames(value as readonly ToolDefinition[]) : 'none';
   if (key === 'stop') return (value as readonly string[]).map((s) => JSON.stringify(s)).join(', ');
   return String(value);
 }
@@ -69,16 +71,18 @@ function settingPhrase(key: SamplingKey, records: readonly PromptRecord[]): stri
  * ("max 256 tokens (from the file), temperature 0.2 (set by you)"), else the workload's values
  * ("max 128 tokens"; a dataset's lines may carry their own: "max tokens per dataset line, else 128").
  */
-export function sentLine(run: { readonly workload: Pick<WorkloadSpec, 'maxTokens' | 'temperature' | 'topP'> & Partial<Pick<WorkloadSpec, 'prompt' | 'explicit'>>; readonly prompts?: readonly PromptRecord[] | undefined }): string {
+export function sentLine(run: { readonly workload: Pick<WorkloadSpec, 'maxTokens' | 'temperature' | 'topP'> & Partial<Pick<WorkloadSpec, 'prompt' | 'explicit' | 'responseFormat' | 'tools'>>; readonly prompts?: readonly PromptRecord[] | undefined }): string {
   const records = run.prompts ?? [];
   if (records.length === 0) {
     const w = run.workload;
     // a dataset line's max_tokens (or a ShareGPT reply's length) is its own, unless --max-tokens was given
-    const perLine = w.prompt?.kind === 'dataset' && !w.explicit?.includes('maxTokens');
+    const perLine = (w.prompt?.kind === 'dataset' || w.prompt?.kind === 'trace') && !w.explicit?.includes('maxTokens');
     return [
-      perLine ? `max tokens per dataset line, else ${w.maxTokens}` : `max ${w.maxTokens} tokens`,
+      perLine ? `max tokens per ${w.prompt!.kind} line, else ${w.maxTokens}` : `max ${w.maxTokens} tokens`,
       ...(w.temperature !== undefined ? [`temperature ${w.temperature}`] : []),
       ...(w.topP !== undefined ? [`top_p ${w.topP}`] : []),
+      ...(w.responseFormat !== undefined && w.responseFormat.type !== 'text' ? [phrase('responseFormat', valueText('responseFormat', w.responseFormat))] : []),
+      ...(w.tools !== undefined && w.tools.length > 0 ? [phrase('tools', valueText('tools', w.tools))] : []),
     ].join(', ');
   }
   return LINE_KEYS.map((k) => settingPhrase(k, records)).filter((x): x is string => x !== undefined).join(', ');

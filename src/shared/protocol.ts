@@ -101,10 +101,32 @@ export interface SidebarRun {
 }
 
 export interface SidebarWorkload {
+  /** Requests in flight; sessions in flight for conversations (unused by a trace or a ramp). */
   readonly concurrency: number;
   readonly requests: number;
   readonly maxTokens: number;
   readonly promptTokens: number;
+  /** Traffic beyond single prompts (the CLI's Traffic options); absent: single prompts. */
+  readonly traffic?: SidebarTraffic;
+}
+
+/**
+ * Conversations, a trace replay or a ramp, as the CLI's flags give them (src/jobs/presets.ts
+ * trafficValues turns them into the same option values): `chat` is --chat turns=T,user=N,reply=M
+ * with --sessions and --think-time; `dataset` is --dataset F --multi-turn (every conversation when
+ * `sessions` is absent); `trace` is --trace F --trace-speed X; `ramp` is --ramp SHAPE:FROM-TO.
+ */
+export type SidebarTraffic =
+  | { readonly kind: 'chat'; readonly turns: number; readonly userTokens: number; readonly replyTokens: number; readonly sessions: number; readonly thinkTimeMs: number }
+  | { readonly kind: 'dataset'; readonly path: string; readonly sessions?: number; readonly thinkTimeMs: number }
+  | { readonly kind: 'trace'; readonly path: string; readonly speed: number }
+  | { readonly kind: 'ramp'; readonly shape: 'linear' | 'exponential'; readonly from: number; readonly to: number };
+
+/** What the form's traffic fields start from (src/jobs/presets.ts: the CLI's defaults). */
+export interface SidebarTrafficDefaults {
+  readonly chat: { readonly turns: number; readonly userTokens: number; readonly replyTokens: number; readonly sessions: number; readonly thinkTimeMs: number };
+  readonly traceSpeed: number;
+  readonly ramp: { readonly shape: 'linear' | 'exponential'; readonly from: number; readonly to: number };
 }
 
 export interface SidebarState {
@@ -112,6 +134,7 @@ export interface SidebarState {
   readonly localServer: SidebarLocalServer;
   readonly runs: readonly SidebarRun[];
   readonly workload: SidebarWorkload;
+  readonly trafficDefaults: SidebarTrafficDefaults;
   readonly running?: { readonly runId: string; readonly label: string; readonly finished: number; readonly total?: number; readonly ttftP50Ms?: number };
   /** Settings problems and corrupt run files, one line each. */
   readonly problems: readonly string[];
@@ -121,8 +144,13 @@ export interface SidebarState {
   readonly select?: { readonly id: string; readonly seq: number };
 }
 
-/** Host → sidebar webview. */
-export type SidebarHostMessage = { readonly type: 'state'; readonly state: SidebarState };
+/** A file the form names: a conversations dataset, or a trace. */
+export type SidebarFilePurpose = 'dataset' | 'trace';
+
+/** Host → sidebar webview. `pickedFile`: the file chosen after a `pickFile` (nothing is sent when the dialog was cancelled). */
+export type SidebarHostMessage =
+  | { readonly type: 'state'; readonly state: SidebarState }
+  | { readonly type: 'pickedFile'; readonly purpose: SidebarFilePurpose; readonly path: string };
 
 /** Sidebar webview → host. */
 export type SidebarWebviewMessage =
@@ -145,4 +173,6 @@ export type SidebarWebviewMessage =
   /** Set the local server to a llama-server binary picked from disk. */
   | { readonly type: 'useLlamaServer' }
   | { readonly type: 'setApiKey'; readonly endpointId: string }
-  | { readonly type: 'checkEndpoints' };
+  | { readonly type: 'checkEndpoints' }
+  /** Choose a file for the form (an open dialog; the page never reads a file): answered by `pickedFile`. */
+  | { readonly type: 'pickFile'; readonly purpose: SidebarFilePurpose };

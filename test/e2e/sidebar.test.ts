@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import type { SidebarEndpoint, SidebarState } from '../../src/shared/protocol';
+import { TRAFFIC_DEFAULTS } from '../../src/jobs/presets';
 import { axeViolations, describeViolations } from '../support/axe';
 import { sendToPage, THEMES, type ThemeName } from '../support/reportHarness';
 import { cspViolations, openSidebar, posted, savedState, sidebarSession } from '../support/sidebarHarness';
@@ -37,6 +38,7 @@ function fullState(over: Partial<SidebarState> = {}): SidebarState {
         regressed: REGRESSED },
     ],
     workload: { concurrency: 4, requests: 20, maxTokens: 128, promptTokens: 64 },
+    trafficDefaults: TRAFFIC_DEFAULTS,
     running: { runId: 'r3', label: 'vllm', finished: 3, total: 20, ttftP50Ms: 130 },
     problems: ['llmProfiler.workload.concurrency: must be between 1 and 4096 (got 0); using 1'],
     ...over,
@@ -253,4 +255,132 @@ test('a run that regressed against its baseline is marked, named for assistive t
   } finally {
     await close();
   }
+});
+
+/** The labels of the form's fields shown now, in order. */
+function shownFields(page: Page): Promise<string[]> {
+  return page.$$eval('#run-title ~ .grid .field:not([hidden]) label', (ls) => ls.map((l) => l.textContent ?? ''));
+}
+
+async function pickWorkload(page: Page, label: string): Promise<void> {
+  await page.getByRole('combobox', { name: 'Workload' }).selectOption({ label });
+}
+
+async function runsPosted(page: Page): Promise<{ type: string; [k: string]: unknown }[]> {
+  return (await posted(page)).filter((m) => m.type === 'run');
+}
+
+test('the Workload picker: each kind shows its own fields, checked as the CLI checks its flags, and Run posts the traffic as the CLI\'s flags give it', async () => {
+  const { page, problems, close } = await open(fullState({ running: undefined }));
+  try {
+    const kind = page.getByRole('combobox', { name: 'Workload' });
+    assert.equal(await kind.inputValue(), 'single');
+    assert.deepEqual(await shownFields(page), ['Concurrency', 'Requests', 'Max tokens', 'Prompt tokens']);
+
+    // conversations: sessions in flight, sessions, turns and lengths, think time; from the CLI's defaults
+    await pickWorkload(page, 'Conversations');
+    assert.deepEqual(await shownFields(page), ['Sessions', 'Turns', 'User tokens', 'Reply tokens', 'Think time (ms)', 'Sessions in flight']);
+    const c = TRAFFIC_DEFAULTS.chat;
+    assert.deepEqual(await Promise.all(['Sessions', 'Turns', 'User tokens', 'Reply tokens', 'Think time (ms)'].map((n) => page.getByRole('spinbutton', { name: n, exact: true }).inputValue())),
+      [c.sessions, c.turns, c.userTokens, c.replyTokens, c.thinkTimeMs].map(String));
+    const turns = page.getByRole('spinbutton', { name: 'Turns', exact: true });
+    await turns.fill('0');
+    await page.locator('#run-button').click();
+    assert.equal(await turns.getAttribute('aria-invalid'), 'true');
+    assert.match(await page.locator('#form-error').innerText(), /^Turns: must be a whole number ≥ 1/);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'input-turns');
+    assert.equal((await runsPosted(page)).length, 0);
+    await turns.fill('3');
+    assert.equal(await turns.getAttribute('aria-invalid'), null, 'fixed: the error clears');
+    await page.getByRole('spinbutton', { name: 'Think time (ms)' }).fill('250');
+    await page.getByRole('spinbutton', { name: 'Sessions in flight' }).fill('2');
+    await page.locator('#run-button').click();
+    assert.deepEqual((await runsPosted(page)).at(-1)!.workload, { concurrency: 2, requests: 20, maxTokens: 128, promptTokens: 64,
+      traffic: { kind: 'chat', sessions: c.sessions, turns: 3, userTokens: c.userTokens, replyTokens: c.replyTokens, thinkTimeMs: 250 } });
+
+    // conversations from a file: the file first (Browse asks the host; its answer fills the field), sessions may be blank (all)
+    await pickWorkload(page, 'Conversations from a file');
+    assert.deepEqual(await shownFields(page), ['Conversations file (JSON Lines)', 'Sessions (blank: all)', 'Think time (ms)', 'Sessions in flight']);
+    await page.locator('#run-button').click();
+    const file = page.getByRole('textbox', { name: 'Conversations file (JSON Lines)' });
+    assert.equal(await file.getAttribute('aria-invalid'), 'true');
+    assert.match(await page.locator('#form-error').innerText(), /^Conversations file: choose a file \(Browse…\) or type its path/);
+    await page.getByRole('button', { name: 'Browse… for the conversations file' }).click();
+    assert.deepEqual((await posted(page)).filter((m) => m.type === 'pickFile'), [{ type: 'pickFile', purpose: 'dataset' }]);
+    await sendToPage(page, { type: 'pickedFile', purpose: 'dataset', path: '/w/data/sharegpt.jsonl' });
+    assert.equal(await file.inputValue(), '/w/data/sharegpt.jsonl');
+    assert.equal(await file.getAttribute('aria-invalid'), null, 'the file chosen clears the error');
+    await page.locator('#run-button').click();
+    assert.deepEqual((await runsPosted(page)).at(-1)!.workload, { concurrency: 2, requests: 20, maxTokens: 128, promptTokens: 64,
+      traffic: { kind: 'dataset', path: '/w/data/sharegpt.jsonl', thinkTimeMs: 250 } });
+
+    // a trace: its file and speed only (the trace gives the load and the lengths)
+    await pickWorkload(page, 'Trace replay');
+    assert.deepEqual(await shownFields(page), ['Trace (Mooncake JSONL or Azure CSV)', 'Speed (×)']);
+    await page.getByRole('textbox', { name: 'Trace (Mooncake JSONL or Azure CSV)' }).fill('traces/mooncake.jsonl');
+    const speed = page.getByRole('spinbutton', { name: 'Speed (×)' });
+    await speed.fill('0');
+    await page.locator('#run-button').click();
+    assert.match(await page.locator('#form-error').innerText(), /^Speed \(×\): enter a number from above 0/);
+    await speed.fill('2.5');
+    await page.locator('#run-button').click();
+    assert.deepEqual((await runsPosted(page)).at(-1)!.workload, { concurrency: 2, requests: 20, maxTokens: 128, promptTokens: 64,
+      traffic: { kind: 'trace', path: 'traces/mooncake.jsonl', speed: 2.5 } });
+
+    // a ramp: its shape and rates, with the requests and lengths; not the concurrency
+    await pickWorkload(page, 'Ramp');
+    assert.deepEqual(await shownFields(page), ['Ramp', 'From (req/s)', 'To (req/s)', 'Requests', 'Max tokens', 'Prompt tokens']);
+    await page.getByRole('combobox', { name: 'Ramp' }).selectOption('exponential');
+    await page.getByRole('spinbutton', { name: 'From (req/s)' }).fill('0.5');
+    await page.getByRole('spinbutton', { name: 'To (req/s)' }).fill('16');
+    await page.locator('#run-button').click();
+    assert.deepEqual((await runsPosted(page)).at(-1)!.workload, { concurrency: 2, requests: 20, maxTokens: 128, promptTokens: 64,
+      traffic: { kind: 'ramp', shape: 'exponential', from: 0.5, to: 16 } });
+
+    // back to single prompts: no traffic
+    await pickWorkload(page, 'Single prompts');
+    assert.equal(await page.getByRole('spinbutton', { name: 'Concurrency' }).count(), 1, 'the concurrency is named for requests again');
+    await page.locator('#run-button').click();
+    assert.equal('traffic' in ((await runsPosted(page)).at(-1)!.workload as object), false);
+    assert.deepEqual(problems, []);
+    assert.deepEqual(await cspViolations(page), []);
+  } finally {
+    await close();
+  }
+});
+
+test('the form starts from the traffic last run (its kind picked, its values), and a hidden field of the wrong kind never blocks a run', async () => {
+  const state = fullState({ running: undefined, workload: { concurrency: 3, requests: 20, maxTokens: 128, promptTokens: 64, traffic: { kind: 'trace', path: '/w/t.csv', speed: 4 } } });
+  const { page, close } = await open(state);
+  try {
+    assert.equal(await page.getByRole('combobox', { name: 'Workload' }).inputValue(), 'trace');
+    assert.equal(await page.getByRole('textbox', { name: 'Trace (Mooncake JSONL or Azure CSV)' }).inputValue(), '/w/t.csv');
+    assert.equal(await page.getByRole('spinbutton', { name: 'Speed (×)' }).inputValue(), '4');
+    // a bad request count in the single-prompt fields, hidden now: the trace runs anyway, with the settings' count
+    await pickWorkload(page, 'Single prompts');
+    await page.getByRole('spinbutton', { name: 'Requests' }).fill('0');
+    await pickWorkload(page, 'Trace replay');
+    await page.locator('#run-button').click();
+    assert.deepEqual((await runsPosted(page)).at(-1)!.workload, { concurrency: 3, requests: 20, maxTokens: 128, promptTokens: 64, traffic: { kind: 'trace', path: '/w/t.csv', speed: 4 } });
+  } finally {
+    await close();
+  }
+});
+
+test('axe: each workload kind\'s fields have no serious or critical violation, light and dark', { timeout: 120_000 }, async () => {
+  const found: string[] = [];
+  for (const theme of ['light', 'dark'] as ThemeName[]) {
+    const { page, close } = await open(fullState({ running: undefined }), theme);
+    try {
+      for (const label of ['Conversations', 'Conversations from a file', 'Trace replay', 'Ramp']) {
+        await pickWorkload(page, label);
+        await page.locator('#run-button').click(); // an error shown too (the file's, where there is one)
+        const vs = await axeViolations(page, { include: '#app > .section' });
+        if (vs.length) found.push(`${theme} ${label}:\n  ${describeViolations(vs)}`);
+      }
+    } finally {
+      await close();
+    }
+  }
+  assert.equal(found.length, 0, found.join('\n'));
 });

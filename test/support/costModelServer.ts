@@ -23,7 +23,10 @@
 // Speaks OpenAI /v1/chat/completions and /v1/completions (SSE, with the usage chunk when
 // stream_options.include_usage is set, and non-streaming), llama.cpp's native /completion,
 // /v1/models and /health. Prompt tokens are counted as whitespace-separated words of the prompt text
-// (every message's content joined); the prefix cache compares prompts word by word.
+// (every message's content joined); the prefix cache compares prompts word by word. What each chat
+// request carried (every message's role, length and content hash) and what it streamed back (the
+// reply's length and hash) are in its truth, so a multi-turn test can check each turn's history.
+import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import type { WriteStream } from 'node:fs';
 import { createServer } from 'node:http';
@@ -68,6 +71,8 @@ export interface CostModelOptions {
    * slot keeps it); `cache_salt` (vLLM) keeps prompts with different salts apart. Default false.
    */
   readonly prefixCache?: boolean;
+  /** Each token's text carries its request's number (" tok3.12": token 3 of cm-12), so that every reply is its own text (a multi-turn test tells each turn's reply apart). Default false: " tok3". */
+  readonly distinctReplies?: boolean;
   /** Write the truth log here as JSON lines ({"type":"step",…} and {"type":"request",…}); complete after close(). */
   readonly logPath?: string;
 }
@@ -135,6 +140,30 @@ export interface TruthRequest {
   readonly finished: boolean;
   /** The client went away first. */
   readonly cancelled: boolean;
+  /** (chat) The messages it carried, in order: each one's role, content length and contentHash. */
+  readonly messages?: readonly ReceivedMessage[];
+  /** The content it streamed (every token emitted, as the client received them): length and contentHash; set when it ended. */
+  readonly reply?: { readonly chars: number; readonly hash: string };
+}
+
+/** One message of a chat request as the server received it (its content's text: a list of parts as given, JSON). */
+export interface ReceivedMessage {
+  readonly role: string;
+  readonly chars: number;
+  readonly hash: string;
+}
+
+/** The hash the truth log gives a text: the first 16 hex digits of its SHA-256. */
+export function contentHash(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 16);
+}
+
+function receivedOf(messages: readonly unknown[]): ReceivedMessage[] {
+  return messages.map((m) => {
+    const o = (m ?? {}) as { role?: unknown; content?: unknown };
+    const text = typeof o.content === 'string' ? o.content : JSON.stringify(o.content ?? '');
+    return { role: String(o.role), chars: text.length, hash: contentHash(text) };
+  });
 }
 
 export interface CostModelTruth {
@@ -171,6 +200,8 @@ interface Sequence {
   decoding: boolean;
   done: boolean;
   text: string[];
+  /** Every token emitted, streamed or not (the truth's reply). */
+  emittedText: string[];
 }
 
 interface CacheEntry {
@@ -300,14 +331,16 @@ export async function startCostModelServer(options: CostModelOptions): Promise<C
   };
 
   const emit = (s: Sequence, step: TruthStep): void => {
-    const token = ` tok${s.emitted}`;
+    const token = options.distinctReplies ? ` tok${s.emitted}.${s.id.slice(3)}` : ` tok${s.emitted}`;
     s.emitted++;
+    s.emittedText.push(token);
     s.truth.tokenSteps.push(step.index);
     s.truth.lastTokenAt = step.endAt;
     const last = s.emitted >= s.maxTokens;
     if (last) {
       s.done = true;
       s.truth.finished = true;
+      setReply(s);
     }
     if (s.route === 'llamacpp') emitNative(s, token, last);
     else if (s.stream) {
@@ -340,6 +373,11 @@ export async function startCostModelServer(options: CostModelOptions): Promise<C
       }
     }
     if (last) logRequest(s.truth);
+  };
+
+  const setReply = (s: Sequence): void => {
+    const text = s.emittedText.join('');
+    s.truth.reply = { chars: text.length, hash: contentHash(text) };
   };
 
   /** llama.cpp's /completion: one event per token, the last with stop, the counts and timings; no [DONE]. */
@@ -473,6 +511,7 @@ export async function startCostModelServer(options: CostModelOptions): Promise<C
       cancelled: false,
     };
     if (typeof body.cache_salt === 'string') truth.cacheSalt = body.cache_salt;
+    if (route === 'chat' && Array.isArray(body.messages)) truth.messages = receivedOf(body.messages);
     truthRequests.set(id, truth);
     const seq: Sequence = {
       id,
@@ -490,6 +529,7 @@ export async function startCostModelServer(options: CostModelOptions): Promise<C
       decoding: false,
       done: false,
       text: [],
+      emittedText: [],
     };
     if (stream) {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-request-id': seq.id });
@@ -500,6 +540,7 @@ export async function startCostModelServer(options: CostModelOptions): Promise<C
       if (!seq.done) {
         seq.done = true;
         truth.cancelled = true;
+        setReply(seq);
         const qi = queue.indexOf(seq);
         if (qi >= 0) queue.splice(qi, 1);
         logRequest(truth);

@@ -662,3 +662,188 @@ function runStartOf(requests: readonly RequestRecord[]): number {
   for (const r of requests) t = Math.min(t, r.scheduledAt, r.sentAt);
   return t;
 }
+
+// ---- Traffic: conversations (sessions), trace replays, tool calls ----
+
+/** A successful stream's record: TTFT, then `n` chunks ~22 ms apart, usage reported. */
+function streamRecord(rand: () => number, base: Omit<RequestRecord, 'outputTokens' | 'tokenSource' | 'chunkTimesMs'>, ttftMs: number, n: number): RequestRecord {
+  const chunkTimesMs: number[] = [];
+  let t = ttftMs;
+  for (let i = 0; i < n; i++) {
+    if (i > 0) t += 18 + 8 * rand();
+    chunkTimesMs.push(Math.round(t * 1000) / 1000);
+  }
+  const e2eMs = chunkTimesMs[n - 1]!;
+  return {
+    ...base, headersMs: 1 + rand(), firstChunkMs: chunkTimesMs[0], ttftMs: chunkTimesMs[0], ttfoMs: chunkTimesMs[0],
+    ...(n > 1 ? { tpotMs: (e2eMs - chunkTimesMs[0]!) / (n - 1) } : {}), e2eMs, lastByteMs: Math.round((e2eMs + 0.4) * 1000) / 1000,
+    outputTokens: n, tokenSource: 'usage', chunkTimesMs, httpStatus: 200,
+  };
+}
+
+function runOf(id: string, startedAt: number, workload: WorkloadSpec, requests: RequestRecord[], summary: Summary, connections: number): RunFile {
+  const last = Math.max(...requests.map((r) => r.sentAt + Math.max(r.e2eMs ?? 0, r.lastByteMs ?? 0)));
+  return {
+    format: 'llm-profiler.run', version: 1, id, startedAt: new Date(startedAt).toISOString(), endedAt: new Date(last).toISOString(),
+    tool: { name: 'llm-profiler', version: '0.1.0' },
+    endpoint: { name: 'fixture', url: 'http://127.0.0.1:8080', api: 'openai-chat', model: 'fixture-model-7b' },
+    workload, connection: { connections, connectMs: new Array(connections).fill(1.5) }, requests, summary,
+  };
+}
+
+export interface SessionFixtureOptions {
+  readonly seed?: number;
+  readonly sessions?: number;
+  readonly turns?: number;
+  /** Sessions in flight (the closed loop's concurrency). */
+  readonly concurrency?: number;
+  readonly thinkTimeMs?: number;
+  readonly userTokens?: number;
+  readonly replyTokens?: number;
+  /** "on": the server serves each turn's history from its prefix cache (and says so); "off": it prefills the whole history again, reports no cached tokens, and the run carries the 'history' verdict. */
+  readonly cache?: 'on' | 'off';
+  /** Leave the summary's byTurn out (a file whose engine did not write it). */
+  readonly withoutByTurn?: boolean;
+  readonly id?: string;
+}
+
+/** TTFT, history, prompt and cached tokens by turn, as the engine defines them (measured, successful requests with a turn). */
+export function byTurnOf(requests: readonly RequestRecord[], percentiles: readonly number[]): NonNullable<Summary['byTurn']> {
+  const turns = new Map<number, RequestRecord[]>();
+  for (const r of requests) {
+    if (r.warmup || r.error || r.turn === undefined || r.ttftMs === undefined) continue;
+    const list = turns.get(r.turn) ?? [];
+    list.push(r);
+    turns.set(r.turn, list);
+  }
+  const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  return [...turns.keys()].sort((a, b) => a - b).map((turn) => {
+    const rs = turns.get(turn)!;
+    const cached = rs.filter((r) => r.serverTimings?.cachedTokens !== undefined).map((r) => r.serverTimings!.cachedTokens!);
+    return {
+      turn, requests: rs.length, ttftMs: statsOf(rs.map((r) => r.ttftMs!), percentiles),
+      historyTokens: mean(rs.map((r) => r.historyTokens ?? 0)), promptTokens: mean(rs.map((r) => r.promptTokens ?? 0)),
+      ...(cached.length ? { cachedTokens: mean(cached) } : {}),
+    };
+  });
+}
+
+/**
+ * A multi-turn run (synthetic chat): `sessions` conversations of `turns` turns, `concurrency` of them
+ * in flight; each turn is sent `thinkTimeMs` after the last reply ended and carries the whole history
+ * (its prompt grows by the last user turn and the reply). One warmup request outside any session
+ * comes first. With the cache on, a turn's history is served from the prefix cache (TTFT stays flat);
+ * off, it is prefilled again (TTFT grows with the history) and the verdicts say so.
+ */
+export function fixtureSessionRun(options: SessionFixtureOptions = {}): RunFile {
+  const seed = options.seed ?? 5;
+  const rand = rng(seed);
+  const S = options.sessions ?? 6;
+  const T = options.turns ?? 5;
+  const C = Math.max(1, options.concurrency ?? 3);
+  const think = options.thinkTimeMs ?? 400;
+  const user = options.userTokens ?? 64;
+  const reply = options.replyTokens ?? 24;
+  const cacheOn = (options.cache ?? 'on') === 'on';
+  const t0 = Date.parse('2026-03-02T09:00:00.000Z');
+  const requests: RequestRecord[] = [];
+  // the warmup: one request before the sessions, in none of them
+  requests.push(streamRecord(rand, { index: 0, warmup: true, scheduledAt: t0, sentAt: t0 + 0.5, promptTokens: user }, 260, reply));
+  const slots = new Array<number>(C).fill(requests[0]!.sentAt + requests[0]!.lastByteMs! + 5 - t0);
+  let index = 1;
+  for (let session = 0; session < S; session++) {
+    let slot = 0;
+    for (let s = 1; s < C; s++) if (slots[s]! < slots[slot]!) slot = s;
+    let free = slots[slot]!;
+    let history = 0;
+    for (let turn = 0; turn < T; turn++) {
+      const scheduled = turn === 0 ? free : free + think;
+      const sent = scheduled + 0.3 + rand();
+      const promptTokens = history + user;
+      const cachedTokens = cacheOn && turn > 0 ? history : 0;
+      const ttft = 35 + 0.25 * (promptTokens - cachedTokens) + 10 * rand();
+      const rec = streamRecord(rand, {
+        index: index++, warmup: false, scheduledAt: t0 + scheduled, sentAt: t0 + sent, promptTokens, session, turn, historyTokens: history,
+        serverTimings: { source: 'vllm', promptTokens, cachedTokens, promptMs: ttft - 8, serverTtftMs: ttft - 3 },
+      }, ttft, reply);
+      requests.push(rec);
+      free = sent + rec.lastByteMs!;
+      history = promptTokens + reply;
+    }
+    slots[slot] = free + 2;
+  }
+  const workload: WorkloadSpec = {
+    mode: { kind: 'closed', concurrency: C }, sessions: S, thinkTimeMs: think, warmup: 1, maxTokens: reply,
+    prompt: { kind: 'chat', turns: T, userTokens: user, replyTokens: reply }, ignoreEos: true, seed, timeoutMs: 60_000, idleTimeoutMs: 10_000,
+    percentiles: [50, 90, 95, 99], stallFactor: 5, stallFloorMs: 100, prefixCache: 'warm',
+  };
+  const byTurn = byTurnOf(requests, workload.percentiles);
+  const first = byTurn[0]!;
+  const lastTurn = byTurn[byTurn.length - 1]!;
+  const verdicts: Verdict[] = cacheOn ? [] : [{
+    kind: 'history',
+    message: `TTFT grows with the history: turn ${lastTurn.turn + 1}'s p50 is ${formatMs(lastTurn.ttftMs.p50)} against ${formatMs(first.ttftMs.p50)} on turn 1, and the server reported no cached prompt tokens: the history is prefilled again each turn: enable the prefix cache`,
+    value: lastTurn.ttftMs.p50! / first.ttftMs.p50!,
+  }];
+  const summary: Summary = { ...summarizeFixture(requests, workload), ...(options.withoutByTurn ? {} : { byTurn }), ...(verdicts.length ? { verdicts } : {}) };
+  return runOf(options.id ?? `fixture-sessions-${seed}-${S}x${T}-${cacheOn ? 'cached' : 'uncached'}`, t0, workload, requests, summary, C);
+}
+
+export interface TraceFixtureOptions {
+  readonly seed?: number;
+  /** Lines of the trace replayed. */
+  readonly requests?: number;
+  readonly speed?: number;
+  /** Share of requests the client sent 20–60 ms late (the schedule not kept when it is above 1 %). */
+  readonly lateShare?: number;
+  /** Every third reply streams a tool call (get_weather) before its text. */
+  readonly tools?: boolean;
+  readonly id?: string;
+}
+
+/**
+ * A trace replayed at its timestamps (Mooncake JSONL): bursts of arrivals, each request sent at its
+ * line's time (a fraction of a millisecond late, or 20–60 ms for `lateShare` of them), prompts of the
+ * line's length; the summary's schedule lag, and with `tools` the tool calls streamed.
+ */
+export function fixtureTraceRun(options: TraceFixtureOptions = {}): RunFile {
+  const seed = options.seed ?? 9;
+  const rand = rng(seed);
+  const n = options.requests ?? 60;
+  const speed = options.speed ?? 1;
+  const lateShare = options.lateShare ?? 0;
+  const t0 = Date.parse('2026-03-03T14:00:00.000Z');
+  const requests: RequestRecord[] = [];
+  let at = 0;
+  for (let line = 0; line < n; line++) {
+    at += (rand() < 0.2 ? 400 : 30) * rand() / speed;
+    const late = rand() < lateShare;
+    const lag = late ? 20 + 40 * rand() : 0.05 + 0.6 * rand();
+    const promptTokens = 128 + Math.floor(rand() * 3000);
+    const tool = options.tools === true && line % 3 === 0;
+    const ttft = 40 + promptTokens * 0.05 + 10 * rand();
+    const rec = streamRecord(rand, { index: line, warmup: false, scheduledAt: t0 + at, sentAt: t0 + at + lag, promptTokens, traceLine: line }, ttft, 8 + Math.floor(rand() * 40));
+    const toolCalls = tool ? [{ name: 'get_weather', firstDeltaMs: ttft - 12, lastDeltaMs: ttft - 12 + 180, argDeltas: 9, argChars: 41, argTokens: 12 }] : undefined;
+    requests.push(toolCalls ? { ...rec, toolCalls } : rec);
+  }
+  const workload: WorkloadSpec = {
+    mode: { kind: 'trace', speed }, warmup: 0, maxTokens: 256, prompt: { kind: 'trace', path: '/w/traces/mooncake_trace.jsonl', format: 'mooncake' },
+    ignoreEos: true, seed, timeoutMs: 60_000, idleTimeoutMs: 10_000, percentiles: [50, 90, 95, 99], stallFactor: 5, stallFloorMs: 100, prefixCache: 'warm',
+  };
+  const lags = requests.map((r) => r.sentAt - r.scheduledAt);
+  const lagMs = statsOf(lags, workload.percentiles);
+  const late = lags.filter((l) => l > 5).length;
+  const kept = (lagMs.p99 ?? lagMs.max) <= 5;
+  const withTools = requests.filter((r) => r.toolCalls?.length);
+  const calls = withTools.flatMap((r) => r.toolCalls!);
+  const summary: Summary = {
+    ...summarizeFixture(requests, workload),
+    schedule: { lagMs, late, kept },
+    ...(calls.length ? { toolCalls: {
+      requests: withTools.length, calls: calls.length, firstDeltaMs: statsOf(calls.map((c) => c.firstDeltaMs), workload.percentiles),
+      argTokensPerS: statsOf(calls.map((c) => c.argTokens / ((c.lastDeltaMs - c.firstDeltaMs) / 1000)), workload.percentiles),
+    } } : {}),
+    ...(kept ? {} : { verdicts: [{ kind: 'schedule' as const, message: `the client could not keep the trace's schedule: ${formatInt(late)} of ${formatInt(n)} requests were sent more than 5 ms late (p99 ${formatMs(lagMs.p99)}): the load it sent was lighter than the trace's`, value: lagMs.p99 ?? 0 }] }),
+  };
+  return runOf(options.id ?? `fixture-trace-${seed}-${n}${calls.length ? '-tools' : ''}`, t0, workload, requests, summary, 16);
+}

@@ -1,12 +1,14 @@
-// Local fakes of the hosted providers' streaming APIs (Anthropic Messages, Gemini
-// streamGenerateContent, Azure OpenAI deployments) on 127.0.0.1. Each replays a stream fixture of
-// test/fixtures/streams/{anthropic,gemini,azure-openai} byte for byte (see the README.md there for the
+// Local fakes of the hosted providers' streaming APIs (OpenAI chat completions, Anthropic Messages,
+// Gemini streamGenerateContent, Azure OpenAI deployments) on 127.0.0.1. Each replays a stream fixture of
+// test/fixtures/streams/{openai-chat,anthropic,gemini,azure-openai} byte for byte (see the README.md there for the
 // document each follows), an event at a time on a known clock: the events before the first token at
 // once, the first token event `ttftMs` after the request arrived, each later one `itlMs` after the one
 // before (scheduled from the arrival, so timer lateness does not add up), the events after a token
 // with it. It checks the key where the provider takes it (and Anthropic's anthropic-version),
 // answering as the provider does when they are wrong, and logs every request it got, what it
 // answered and when it wrote each token event, on the same clock as the client (performance.now).
+// A tool call's pieces (its name, each piece of its arguments) are token events too, logged apart
+// as well (toolWrites), with what each carried.
 import { closerOf, listenOnLoopback, Timers } from './listen';
 import { loadFixture, FIXTURE_DIR } from './fixtureServer';
 import { readBody } from './requestBody';
@@ -14,7 +16,7 @@ import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 
-export type Provider = 'anthropic' | 'gemini' | 'azure-openai';
+export type Provider = 'openai-chat' | 'anthropic' | 'gemini' | 'azure-openai';
 
 /** What the fake answers to one generation request. */
 export type FakeReply =
@@ -51,8 +53,17 @@ export interface FakeLogEntry {
   fixture?: string;
   /** performance.now() when the request's body had arrived. */
   receivedAt: number;
-  /** performance.now() at each token event written. */
+  /** performance.now() at each token event written (text, reasoning or a tool call's piece). */
   readonly tokenWrites: number[];
+  /** The token events that carried a tool call's piece: when written, and the pieces as the fake reads them. */
+  readonly toolWrites: { readonly at: number; readonly pieces: readonly ToolPiece[] }[];
+}
+
+/** A tool call's piece in an event, as the fake reads its own stream: the call (its index, or its order), its name, its argument text. */
+export interface ToolPiece {
+  readonly call: number;
+  readonly name?: string;
+  readonly args: string;
 }
 
 export interface ProviderFake {
@@ -67,12 +78,13 @@ export interface ProviderFake {
   close(): Promise<void>;
 }
 
+export const OPENAI_MODEL = 'gpt-4.1-mini';
 export const ANTHROPIC_MODEL = 'claude-sonnet-4-5-20250929';
 export const GEMINI_MODEL = 'gemini-2.5-flash-lite';
 export const AZURE_DEPLOYMENT = 'gpt-4o';
 export const AZURE_API_VERSION = '2024-10-21';
 
-const DEFAULT_FIXTURE: Readonly<Record<Provider, string>> = { anthropic: 'text', gemini: 'text', 'azure-openai': 'chat' };
+const DEFAULT_FIXTURE: Readonly<Record<Provider, string>> = { 'openai-chat': 'text', anthropic: 'text', gemini: 'text', 'azure-openai': 'chat' };
 
 /** A fixture's raw events: the body cut after each blank line (LF or CRLF, as the provider frames them). */
 export function fixtureEvents(provider: Provider, name: string): { readonly events: readonly Buffer[]; readonly headers: Readonly<Record<string, string>>; readonly body: Buffer } {
@@ -107,8 +119,33 @@ function at(value: unknown, ...path: (string | number)[]): unknown {
 const nonEmpty = (v: unknown): boolean => typeof v === 'string' && v !== '';
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
-/** Whether an event carries answer or reasoning text: the fake's own reading of its stream, apart from the adapters'. */
+/** The tool call pieces an event carries (a name, or argument text), the fake's own reading of its stream, apart from the adapters'. */
+export function toolPieces(provider: Provider, event: Buffer): ToolPiece[] {
+  const d = eventData(event);
+  const piece = (call: number, name: unknown, args: unknown): ToolPiece[] =>
+    nonEmpty(name) || nonEmpty(args) ? [{ call, ...(nonEmpty(name) ? { name: name as string } : {}), args: nonEmpty(args) ? (args as string) : '' }] : [];
+  switch (provider) {
+    case 'anthropic': {
+      const block = at(d, 'content_block');
+      if (at(d, 'type') === 'content_block_start' && at(block, 'type') === 'tool_use') return piece(at(d, 'index') as number, at(block, 'name'), '');
+      if (at(d, 'type') === 'content_block_delta' && at(d, 'delta', 'type') === 'input_json_delta') return piece(at(d, 'index') as number, undefined, at(d, 'delta', 'partial_json'));
+      return [];
+    }
+    case 'gemini':
+      // whole calls, numbered in the order the stream gives them by the caller (call: -1 here)
+      return list(at(d, 'candidates')).flatMap((c) => list(at(c, 'content', 'parts')).flatMap((part) => {
+        const call = at(part, 'functionCall');
+        return call === undefined ? [] : piece(-1, at(call, 'name'), at(call, 'args') === undefined ? '' : JSON.stringify(at(call, 'args')));
+      }));
+    case 'openai-chat':
+    case 'azure-openai':
+      return list(at(d, 'choices')).flatMap((c) => list(at(c, 'delta', 'tool_calls')).flatMap((t) => piece(at(t, 'index') as number, at(t, 'function', 'name'), at(t, 'function', 'arguments'))));
+  }
+}
+
+/** Whether an event carries answer or reasoning text, or a tool call's piece: the fake's own reading of its stream, apart from the adapters'. */
 export function isTokenEvent(provider: Provider, event: Buffer): boolean {
+  if (toolPieces(provider, event).length > 0) return true;
   const d = eventData(event);
   switch (provider) {
     case 'anthropic': {
@@ -117,6 +154,7 @@ export function isTokenEvent(provider: Provider, event: Buffer): boolean {
     }
     case 'gemini':
       return list(at(d, 'candidates')).some((c) => list(at(c, 'content', 'parts')).some((part) => nonEmpty(at(part, 'text'))));
+    case 'openai-chat':
     case 'azure-openai':
       return list(at(d, 'choices')).some((c) => nonEmpty(at(c, 'delta', 'content')));
   }
@@ -140,6 +178,9 @@ const googleError = (res: ServerResponse, status: number, state: string, message
 const azureError = (res: ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}): void =>
   sendJson(res, status, { error: { code, message } }, { 'apim-request-id': '00000000-fake-4000-8000-000000000000', ...headers });
 
+const openaiError = (res: ServerResponse, status: number, type: string, code: string | null, message: string, headers: Record<string, string> = {}): void =>
+  sendJson(res, status, { error: { message, type, param: null, code } }, { 'x-request-id': 'req_0fake0000000000000000000000000000', ...headers });
+
 export async function startProviderFake(options: ProviderFakeOptions): Promise<ProviderFake> {
   const { provider, key } = options;
   const ttftMs = options.ttftMs ?? 40;
@@ -160,9 +201,9 @@ export async function startProviderFake(options: ProviderFakeOptions): Promise<P
     res.socket?.setNoDelay(true);
     res.writeHead(200, out);
     // Groups: what is written at once; a token event starts a new group.
-    const groups: { token: boolean; bytes: Buffer[] }[] = [{ token: false, bytes: [] }];
+    const groups: { token: boolean; bytes: Buffer[]; tool: ToolPiece[] }[] = [{ token: false, bytes: [], tool: [] }];
     for (const e of events) {
-      if (isTokenEvent(provider, e)) groups.push({ token: true, bytes: [e] });
+      if (isTokenEvent(provider, e)) groups.push({ token: true, bytes: [e], tool: toolPieces(provider, e) });
       else groups[groups.length - 1]!.bytes.push(e);
     }
     let slot = 0;
@@ -172,6 +213,7 @@ export async function startProviderFake(options: ProviderFakeOptions): Promise<P
       if (res.destroyed) return;
       const g = groups[i]!;
       if (g.token) entry.tokenWrites.push(performance.now());
+      if (g.tool.length > 0) entry.toolWrites.push({ at: entry.tokenWrites[entry.tokenWrites.length - 1]!, pieces: g.tool });
       const last = i === groups.length - 1;
       const bytes = Buffer.concat(g.bytes);
       if (last) res.end(bytes);
@@ -194,6 +236,7 @@ export async function startProviderFake(options: ProviderFakeOptions): Promise<P
       if (provider === 'gemini') {
         return googleError(res, 429, 'RESOURCE_EXHAUSTED', 'You exceeded your current quota, please check your plan and billing details.', [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${s}s` }]);
       }
+      if (provider === 'openai-chat') return openaiError(res, 429, 'requests', 'rate_limit_exceeded', `Rate limit reached for ${OPENAI_MODEL} on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in ${s}s.`, { 'retry-after': String(s) });
       return azureError(res, 429, '429', `Requests to the ChatCompletions_Create Operation under Azure OpenAI API version ${AZURE_API_VERSION} have exceeded token rate limit of your current OpenAI S0 pricing tier. Please retry after ${s} seconds.`, { 'retry-after': String(s), 'retry-after-ms': String(s * 1000) });
     }
     if (provider === 'anthropic') {
@@ -202,6 +245,7 @@ export async function startProviderFake(options: ProviderFakeOptions): Promise<P
     }
     entry.status = 503;
     if (provider === 'gemini') return googleError(res, 503, 'UNAVAILABLE', 'The model is overloaded. Please try again later.');
+    if (provider === 'openai-chat') return openaiError(res, 503, 'server_error', null, 'The engine is currently overloaded, please try again later');
     return azureError(res, 503, '503', 'The service is temporarily unable to process your request. Please try again later.');
   };
 
@@ -216,6 +260,10 @@ export async function startProviderFake(options: ProviderFakeOptions): Promise<P
     if (provider === 'anthropic') {
       if (h['x-api-key'] !== key) return fail(401, () => anthropicError(res, 401, 'authentication_error', 'invalid x-api-key'));
       if (h['anthropic-version'] === undefined) return fail(400, () => anthropicError(res, 400, 'invalid_request_error', 'anthropic-version: header is required'));
+      return false;
+    }
+    if (provider === 'openai-chat') {
+      if (h.authorization !== `Bearer ${key}`) return fail(401, () => openaiError(res, 401, 'invalid_request_error', 'invalid_api_key', 'Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.'));
       return false;
     }
     if (provider === 'gemini') {
@@ -244,6 +292,7 @@ export async function startProviderFake(options: ProviderFakeOptions): Promise<P
       entry.status = 404;
       if (provider === 'anthropic') return anthropicError(res, 404, 'not_found_error', 'Not found');
       if (provider === 'gemini') return googleError(res, 404, 'NOT_FOUND', 'Method not found.');
+      if (provider === 'openai-chat') return openaiError(res, 404, 'invalid_request_error', null, `Invalid URL (${entry.method} ${p})`);
       return azureError(res, 404, '404', 'Resource not found');
     };
     if (entry.method === 'GET') {
@@ -262,6 +311,7 @@ export async function startProviderFake(options: ProviderFakeOptions): Promise<P
         }, {}, true);
       }
       if (provider === 'azure-openai' && p === '/openai/models') return sendJson(res, 200, { data: [{ id: 'gpt-4o-2024-11-20', status: 'succeeded', object: 'model' }], object: 'list' });
+      if (provider === 'openai-chat' && p === '/v1/models') return sendJson(res, 200, { object: 'list', data: [{ id: OPENAI_MODEL, object: 'model', created: 1744316542, owned_by: 'system' }] });
       return notFound();
     }
     if (entry.method !== 'POST') return notFound();
@@ -271,7 +321,11 @@ export async function startProviderFake(options: ProviderFakeOptions): Promise<P
     } catch {
       return reject(400, (s) => sendJson(res, s, { error: { message: 'the body is not JSON' } }));
     }
-    if (provider === 'anthropic') {
+    if (provider === 'openai-chat') {
+      if (p !== '/v1/chat/completions') return notFound();
+      if (body.model !== OPENAI_MODEL) return reject(404, (s) => openaiError(res, s, 'invalid_request_error', 'model_not_found', `The model \`${String(body.model)}\` does not exist or you do not have access to it.`));
+      if ('ignore_eos' in body) return reject(400, (s) => openaiError(res, s, 'invalid_request_error', null, 'Unrecognized request argument supplied: ignore_eos'));
+    } else if (provider === 'anthropic') {
       if (p !== '/v1/messages') return notFound();
       if (typeof body.max_tokens !== 'number') return reject(400, (s) => anthropicError(res, s, 'invalid_request_error', 'max_tokens: Field required'));
       if (body.model !== ANTHROPIC_MODEL) return reject(404, (s) => anthropicError(res, s, 'not_found_error', `model: ${String(body.model)}`));
@@ -306,6 +360,7 @@ export async function startProviderFake(options: ProviderFakeOptions): Promise<P
         body: raw.toString('utf8'),
         receivedAt: performance.now(),
         tokenWrites: [],
+        toolWrites: [],
       };
       log.push(entry);
       route(entry, res);
@@ -315,7 +370,7 @@ export async function startProviderFake(options: ProviderFakeOptions): Promise<P
   return {
     url,
     endpointUrl: provider === 'azure-openai' ? `${url}/openai/deployments/${AZURE_DEPLOYMENT}?api-version=${AZURE_API_VERSION}` : url,
-    model: provider === 'anthropic' ? ANTHROPIC_MODEL : provider === 'gemini' ? GEMINI_MODEL : AZURE_DEPLOYMENT,
+    model: provider === 'openai-chat' ? OPENAI_MODEL : provider === 'anthropic' ? ANTHROPIC_MODEL : provider === 'gemini' ? GEMINI_MODEL : AZURE_DEPLOYMENT,
     log,
     posts: () => log.filter((e) => e.method === 'POST'),
     close: closerOf(server, sockets, timers),

@@ -4,13 +4,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { adapterFor, keyHeaderFor } from '../../src/engine/transport/adapters/registry';
-import { apiFromUrl } from '../../src/engine/core/apis';
+import { API_KINDS, apiFacts, apiFromUrl } from '../../src/engine/core/apis';
 import { deploymentOf } from '../../src/engine/transport/adapters/azureOpenai';
 import { modelPath } from '../../src/engine/transport/adapters/gemini';
 import type { EventInfo } from '../../src/engine/transport/adapters/adapter';
 import { detectApi } from '../../src/engine/transport/detect';
 import { createJsonStreamParser } from '../../src/engine/transport/streamParsers';
-import type { EndpointSpec, RequestSpec } from '../../src/engine/core/types';
+import type { EndpointSpec, RequestSpec, ToolDefinition } from '../../src/engine/core/types';
 import type { ApiKind } from '../../src/engine/core/apis';
 import { eventData, fixtureEvents, isTokenEvent } from '../support/providerFakes';
 import type { Provider } from '../support/providerFakes';
@@ -150,7 +150,7 @@ test('anthropic: cached prompt tokens (input + cache read + cache write), thinki
   assert.equal(broken[broken.length - 1]!.error, 'Overloaded (overloaded_error)');
 
   const a = adapterFor('anthropic');
-  assert.deepEqual(a.interpret({ type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"loc' } }), {});
+  assert.deepEqual(a.interpret({ type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"loc' } }), { toolCalls: [{ index: 1, args: '{"loc' }] }, 'a tool call\'s piece, not text');
   assert.deepEqual(a.interpret({ type: 'content_block_delta', index: 0, delta: { type: 'citations_delta', citation: {} } }), {});
   assert.deepEqual(a.interpret({ type: 'some_future_event' }), {});
   assert.deepEqual(a.interpret({ error: { message: 'upstream timed out', code: 504 } }), { error: 'upstream timed out (504)' }, 'a gateway\'s error object');
@@ -212,7 +212,7 @@ test('gemini stream (CRLF frames): cumulative usage, cached tokens, thought part
   const g = adapterFor('gemini');
   assert.deepEqual(g.interpret({ promptFeedback: { blockReason: 'SAFETY' }, usageMetadata: { promptTokenCount: 5 } }), { error: 'the prompt was blocked (SAFETY)' });
   assert.deepEqual(g.interpret({ candidates: [{ content: { parts: [{ text: '', thoughtSignature: 'EqMD' }], role: 'model' }, finishReason: 'STOP', index: 0 }] }), {}, 'a signature part is no token');
-  assert.deepEqual(g.interpret({ candidates: [{ content: { parts: [{ functionCall: { name: 'f', args: {} } }] } }] }), {});
+  assert.deepEqual(g.interpret({ candidates: [{ content: { parts: [{ functionCall: { name: 'f', args: {} } }] } }] }), { toolCalls: [{ name: 'f', args: '{}' }] }, 'a call, not text');
   assert.deepEqual(g.interpret({ usageMetadata: { promptTokenCount: 3, cachedContentTokenCount: -1 } }), { usage: { promptTokens: 3 }, ignoredTimings: ['usageMetadata.cachedContentTokenCount: -1'] });
 });
 
@@ -255,8 +255,9 @@ test('azure-openai stream: the prompt-filter chunk and the role chunk carry no t
 
 test('every provider fixture reads the same cut at any byte, and the fake\'s token events are the adapter\'s', () => {
   const fixtures: [Provider, string][] = [
-    ['anthropic', 'text'], ['anthropic', 'cached'], ['anthropic', 'thinking'], ['anthropic', 'error-midstream'],
-    ['gemini', 'text'], ['gemini', 'thinking'], ['gemini', 'error-midstream'],
+    ['openai-chat', 'text'], ['openai-chat', 'tool-call'],
+    ['anthropic', 'text'], ['anthropic', 'cached'], ['anthropic', 'thinking'], ['anthropic', 'error-midstream'], ['anthropic', 'tool-call'],
+    ['gemini', 'text'], ['gemini', 'thinking'], ['gemini', 'error-midstream'], ['gemini', 'tool-call'],
     ['azure-openai', 'chat'], ['azure-openai', 'error-midstream'],
   ];
   for (const [provider, name] of fixtures) {
@@ -273,8 +274,92 @@ test('every provider fixture reads the same cut at any byte, and the fake\'s tok
     const fromAdapter = events.map((e) => {
       const d = eventData(e);
       const info = d === undefined ? {} : adapter.interpret(d);
-      return Boolean(info.content || info.reasoning);
+      return Boolean(info.content || info.reasoning || info.toolCalls?.some((t) => t.name || t.args));
     });
     assert.deepEqual(fromFake, fromAdapter, `${provider}/${name}`);
   }
+});
+
+// ---- tools and structured output ----
+
+const WEATHER: ToolDefinition = {
+  type: 'function',
+  function: { name: 'get_weather', description: 'The weather in a city now', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false } },
+};
+const BARE: ToolDefinition = { type: 'function', function: { name: 'now' } };
+const SCHEMA = { type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object', properties: { a: { type: 'string' } } } } } as const;
+const bodyOf = (api: ApiKind, over: Partial<RequestSpec>, model = 'm'): Record<string, unknown> => JSON.parse(adapterFor(api).buildRequest(spec({ ignoreEos: false, ...over }), endpoint(api, 'http://h:1', model)).body) as Record<string, unknown>;
+const notesOf = (api: ApiKind, over: Partial<RequestSpec>): readonly string[] => adapterFor(api).buildRequest(spec(over), endpoint(api, 'http://h:1', 'm')).notes ?? [];
+
+test('tools in each API\'s own form: OpenAI\'s as given, Anthropic\'s input_schema, Gemini\'s functionDeclarations, Ollama\'s; none where the API has no field', () => {
+  const tools = [WEATHER, BARE];
+  for (const api of ['openai-chat', 'azure-openai'] as const) {
+    const body = bodyOf(api, { tools, responseFormat: SCHEMA });
+    assert.deepEqual(body.tools, tools, api);
+    assert.deepEqual(body.response_format, SCHEMA, api);
+    assert.deepEqual(body.stream_options, { include_usage: true }, `${api}: usage still asked for`);
+  }
+  const anthropic = bodyOf('anthropic', { tools, responseFormat: SCHEMA });
+  assert.deepEqual(anthropic.tools, [
+    { name: 'get_weather', description: 'The weather in a city now', input_schema: WEATHER.function.parameters },
+    { name: 'now', input_schema: { type: 'object', properties: {} } },
+  ], 'an input schema is required: an empty object\'s when none is given');
+  assert.equal('response_format' in anthropic, false);
+  assert.deepEqual(notesOf('anthropic', { tools, responseFormat: SCHEMA }), ['the response format is not sent: the anthropic API has no response_format']);
+  const gemini = bodyOf('gemini', { tools, responseFormat: SCHEMA });
+  assert.deepEqual(gemini.tools, [{ functionDeclarations: [{ name: 'get_weather', description: 'The weather in a city now', parametersJsonSchema: WEATHER.function.parameters }, { name: 'now' }] }]);
+  assert.deepEqual((gemini.generationConfig as Record<string, unknown>).responseJsonSchema, SCHEMA.json_schema.schema);
+  assert.equal((gemini.generationConfig as Record<string, unknown>).responseMimeType, 'application/json');
+  const ollama = bodyOf('ollama', { tools, responseFormat: SCHEMA });
+  assert.deepEqual(ollama.tools, tools);
+  assert.deepEqual(ollama.format, SCHEMA.json_schema.schema);
+  // An empty list is none (`--tools none` against a prompt file's own): no field, no note.
+  for (const api of ['openai-chat', 'anthropic', 'gemini', 'ollama', 'openai-completions', 'llamacpp'] as const) {
+    assert.equal('tools' in bodyOf(api, { tools: [] }), false, api);
+    assert.deepEqual(notesOf(api, { tools: [] }), [], api);
+  }
+  // APIs without a field for them: the text goes, the tools do not, and a note says so once per prompt.
+  for (const api of ['openai-completions', 'llamacpp'] as const) {
+    assert.equal('tools' in bodyOf(api, { tools }), false, api);
+    assert.deepEqual(notesOf(api, { tools }), [`tools are not sent: the ${api} API takes no function definitions, so no tool call is timed`], api);
+  }
+  for (const api of ['openai-chat', 'azure-openai', 'anthropic', 'gemini', 'ollama'] as const) assert.deepEqual(notesOf(api, { tools }), [], api);
+  // the API table says which take them, as the adapters do (the run table words a run by the row)
+  for (const api of API_KINDS) assert.equal(apiFacts(api)?.tools === true, 'tools' in bodyOf(api, { tools }), api);
+});
+
+test('tool calls read as each API streams them: OpenAI\'s delta.tool_calls pieces, Anthropic\'s tool_use block, Gemini\'s whole functionCall parts', () => {
+  const calls = (infos: EventInfo[]) => infos.flatMap((i) => i.toolCalls ?? []);
+  const joined = (infos: EventInfo[], index?: number) => calls(infos).filter((c) => index === undefined || c.index === index).map((c) => c.args ?? '').join('');
+
+  const openai = interpretFixture('openai-chat', 'tool-call').infos;
+  assert.deepEqual(calls(openai)[0], { index: 0, id: 'call_Q4mK8rT2vX9bN1cZ7dL3fH6j', name: 'get_weather' }, 'the first piece: id and name, empty arguments left out');
+  assert.equal(calls(openai).length, 13);
+  assert.equal(joined(openai), '{"city":"Paris, France","unit":"celsius"}');
+  assert.equal(texts(openai, 'content').length, 0, 'a null content is no text');
+  assert.deepEqual(openai[openai.length - 1]!.usage?.completionTokens, 17);
+
+  const anthropic = interpretFixture('anthropic', 'tool-call').infos;
+  assert.equal(texts(anthropic, 'content').join(''), "I'll look up the weather in Paris.");
+  assert.deepEqual(calls(anthropic)[0], { index: 1, id: 'toolu_01Hk4Wq8Zr2Tn6Vb9Xc3Md7P', name: 'get_weather' });
+  assert.deepEqual(calls(anthropic)[1], { index: 1 }, 'the empty input_json_delta carries nothing');
+  assert.equal(joined(anthropic, 1), '{"city": "Paris, France", "unit": "celsius"}');
+
+  const gemini = interpretFixture('gemini', 'tool-call').infos;
+  assert.equal(texts(gemini, 'content').join(''), 'Checking both cities.');
+  assert.deepEqual(calls(gemini), [
+    { name: 'get_weather', args: '{"city":"Paris, France","unit":"celsius"}' },
+    { name: 'get_weather', args: '{"city":"Tokyo, Japan","unit":"celsius"}' },
+  ], 'no index: each named part is a call of its own');
+
+  // Parallel calls in one OpenAI delta, the older function_call, a whole message; Ollama's whole calls.
+  const o = adapterFor('openai-chat');
+  assert.deepEqual(o.interpret({ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"a' } }, { index: 1, id: 'c2', function: { name: 'g', arguments: '' } }] } }] }).toolCalls, [{ index: 0, args: '{"a' }, { index: 1, id: 'c2', name: 'g' }]);
+  assert.deepEqual(o.interpret({ choices: [{ delta: { function_call: { name: 'f', arguments: '{}' } } }] }).toolCalls, [{ index: 0, name: 'f', args: '{}' }]);
+  assert.deepEqual(o.interpret({ choices: [{ message: { content: null, tool_calls: [{ id: 'x', type: 'function', function: { name: 'f', arguments: '{"q":1}' } }] } }] }).toolCalls, [{ index: 0, id: 'x', name: 'f', args: '{"q":1}' }]);
+  assert.equal(o.interpret({ choices: [{ delta: { tool_calls: 'nonsense' } }] }).toolCalls, undefined);
+  assert.deepEqual(adapterFor('ollama').interpret({ message: { role: 'assistant', content: '', tool_calls: [{ function: { name: 'get_weather', arguments: { city: 'Toronto' } } }] }, done: false }).toolCalls, [{ name: 'get_weather', args: '{"city":"Toronto"}' }]);
+  // A tool_use block inside a whole Message (stream:true ignored).
+  const whole = adapterFor('anthropic').interpret({ id: 'm', type: 'message', content: [{ type: 'text', text: 'ok' }, { type: 'tool_use', id: 't', name: 'f', input: { a: 1 } }] });
+  assert.deepEqual(whole.toolCalls, [{ index: 1, name: 'f', args: '{"a":1}' }]);
 });

@@ -155,3 +155,18 @@ test('a prompt file sizes the slots by the model\'s own count; a --ctx-size too 
     (e: unknown) => e instanceof UsageError && e.flag === '--ctx-size' && /gives each of the 2 slots \(--parallel 2\) 1024 tokens: too few for .*review\.prompt\.md: the prompt is \d+ tokens \(as synthetic-tiny counts them\)/.test(e.message),
   );
 });
+
+test("a trace's longest line and a chat's last turn size the slots (their prompts are made as the run goes)", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'slots-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const trace = join(dir, 't.jsonl');
+  writeFileSync(trace, [
+    { timestamp: 0, input_length: 300, output_length: 16 },
+    { timestamp: 100, input_length: 5000, output_length: 64 },
+    { timestamp: 200, input_length: 800, output_length: 900 },
+  ].map((l) => JSON.stringify(l)).join('\n'));
+  const s = await localServerOf('run', ['--trace', trace]);
+  assert.ok(s.slotContext !== undefined && s.slotContext >= 5000 + 64, `the 5,000-token line and its 64 tokens fit a slot: ${s.slotContext}`);
+  const chat = await localServerOf('run', ['--chat', 'turns=20,user=200,reply=100']);
+  assert.ok(chat.slotContext !== undefined && chat.slotContext >= 20 * 200 + 19 * 100 + 100, `the last turn's history fits a slot: ${chat.slotContext}`);
+});

@@ -7,7 +7,8 @@ import { buildCdf } from './cdf';
 import { applyTheme, cdfChart, cdfSummaryText, gaugeChart, itlChart, itlTimeSummaryText, setChartTheme, throughputChart, throughputSummaryText, zoomByKeyboard, type CdfSeries, type ScatterPoint } from './charts';
 import { h, srOnly } from './dom';
 import { formatAt, formatInt, formatMs, formatNumber } from '../../src/present/units';
-import { addToLanes, buildLanes, itlSamples, laneUntil, runStart, seriesRequests, stallCulprits, stallRuleOf, stallWindow, streamLane, withInFlight, STALL_KINDS, type Lane, type LaneModel } from './lanes';
+import { addToLanes, buildLanes, groupBySession, hasSessions, itlSamples, laneUntil, rowOfLane, runStart, seriesRequests, stallCulprits, stallRuleOf, stallWindow, streamLane, ungrouped, withInFlight, STALL_KINDS, type Lane, type LaneModel } from './lanes';
+import { turnsSection } from './turnView';
 import { applyLive, type LiveMessage, type LiveState } from './liveState';
 import { perSecond } from './series';
 import { readTheme, watchTheme, type Theme } from './theme';
@@ -149,7 +150,9 @@ export class ReportApp {
   #renderRun(run: RunFile): void {
     this.#clear('run');
     const started = performance.now();
-    const model = buildLanes(run);
+    // a multi-turn run: each session's turns on one row (the timeline's toolbar turns it off)
+    const built = buildLanes(run);
+    const model = hasSessions(built) ? groupBySession(built) : built;
     this.#root.append(headerView(run, this.#exportButtons(run)), headlineView(run));
     const cacheCheck = prefixCacheCheckView(run); // a cache-check run's verdict, under the headline
     if (cacheCheck) this.#root.append(cacheCheck);
@@ -165,6 +168,9 @@ export class ReportApp {
     const sent = sentWithView(run);
     if (sent) this.#root.append(section('Sent with', 'sent-with', sent));
     const tl = this.#timelineSection(model, run, 'Timeline');
+    // TTFT by turn (a multi-turn run): its chart is drawn a task later with the others
+    const turns = turnsSection(run);
+    if (turns) this.#root.append(section('TTFT by turn', 'turns', turns.body, turns.sub));
     const causes = run.summary.stalls.byCause !== undefined;
     this.#root.append(section('Stalls', 'stalls', stallsList(run, (s) => this.#selectStall(tl, model, s), model.t0),
       `The worst gaps between chunks${causes ? ', with their cause' : ''}; Enter or click shows one on the timeline${causes ? ' and outlines the prefill that caused it' : ''}.`));
@@ -196,6 +202,7 @@ export class ReportApp {
       });
       whereBox.replaceWith(where.body);
       if (where.gaugeCanvas && run.serverMetrics) this.#charts.push(gaugeChart(where.gaugeCanvas, this.#theme, run.serverMetrics.samples));
+      if (turns) this.#charts.push(turns.draw(this.#theme));
       this.#distributions(dist, run, model);
       document.body.dataset.rendered = String(performance.now() - started);
     }, 0);
@@ -241,6 +248,7 @@ export class ReportApp {
 
   #timelineSection(model: LaneModel, run: RunFile, title: string, slot = 0): Timeline {
     const tl = new Timeline(model, this.#theme, title);
+    tl.loadKind = run.workload?.mode?.kind;
     this.#timelines.push(tl);
     // a small status region: only the span shown is said after a zoom or pan
     const status = h('span', { class: 'view-status', role: 'status' });
@@ -259,14 +267,15 @@ export class ReportApp {
       btn('+', 'Zoom in (+ on the timeline)', () => tl.zoomBy(0.6), 'Zoom in'),
       btn('−', 'Zoom out (− on the timeline)', () => tl.zoomBy(1 / 0.6), 'Zoom out'),
       btn('Reset', 'Show the whole run (0 on the timeline)', () => tl.reset()),
-      png, status);
+      this.#groupToggle(tl, model), png, status);
     // stalls by cause when the engine judged them; a file written before that has one kind of stall
     const kinds = model.stallKinds.map((k) => STALL_KINDS[k]!);
     const stallItems: [string, string][] = kinds.some((k) => k !== 'rule')
       ? [['stall', "stall: another request's prefill"], ['stall-buffering', 'stall: buffered'], ['stall-unknown', 'stall: cause unknown'], ['culprit', "the culprit's prefill (selected stall)"]]
       : [['stall', 'stall']];
     const legend = h('ul', { class: 'legend', 'aria-label': 'Legend' },
-      ...[['wait', 'client wait'], ['ttft', 'waiting for first token'], ['decode', 'decoding (tick per chunk when zoomed)'], ...stallItems, ['error', 'error']]
+      ...[[...waitItem(run)], ['ttft', 'waiting for first token'], ['decode', 'decoding (tick per chunk when zoomed)'], ...stallItems, ['error', 'error'],
+        ...(hasSessions(model) ? [['think', 'think time between a session\'s turns']] : [])]
         .map(([k, l]) => h('li', {}, h('span', { class: `swatch sw-${k}` }), l!)));
     const sub = timelineSubtitle(model);
     // an imported run: what its file lacks that the timeline would show (ticks, start times)
@@ -275,14 +284,33 @@ export class ReportApp {
     return tl;
   }
 
-  /** Zooms the timeline to a set of requests (a sweep point's), which lie next to each other in start order. */
+  /**
+   * A button that puts each session's turns on one row, or a row per request (a multi-turn run
+   * only; pressed: grouped). The view goes back to the whole run.
+   */
+  #groupToggle(tl: Timeline, model: LaneModel): HTMLElement | undefined {
+    if (!hasSessions(model)) return undefined;
+    const b = h('button', { type: 'button', class: 'tool group-sessions', 'aria-pressed': String(model.rows !== undefined),
+      title: 'A row per session (its turns in order, think time between them), or a row per request', text: 'Group by session' });
+    b.addEventListener('click', () => {
+      const on = b.getAttribute('aria-pressed') !== 'true';
+      b.setAttribute('aria-pressed', String(on));
+      tl.setModel(on ? groupBySession(tl.model) : ungrouped(tl.model));
+      const sub = tl.element.closest('section')?.querySelector(':scope > .sub');
+      if (sub) sub.textContent = timelineSubtitle(tl.model);
+    });
+    return b;
+  }
+
+  /** Zooms the timeline to a set of requests (a sweep point's), which lie next to each other in start order (on the rows they are drawn on). */
   #showRequests(tl: Timeline, model: LaneModel, indexes: readonly number[]): void {
     let lo = Infinity, hi = -Infinity, t0 = Infinity, t1 = -Infinity;
     for (const i of indexes) {
       const lane = model.laneOf.get(i);
       if (lane === undefined) continue;
       const l = model.lanes[lane]!;
-      lo = Math.min(lo, lane); hi = Math.max(hi, lane);
+      const row = rowOfLane(tl.model, lane);
+      lo = Math.min(lo, row); hi = Math.max(hi, row);
       t0 = Math.min(t0, l.scheduled); t1 = Math.max(t1, l.end);
     }
     if (!Number.isFinite(lo)) return;
@@ -333,8 +361,9 @@ export class ReportApp {
     this.#root.append(section('Differences', 'differences', compareTable(a, b)));
     const charts = h('div', { class: 'charts' });
     this.#root.append(section('Distributions, overlaid', 'distributions', charts, 'A solid, B dashed.'));
-    const ma = buildLanes(a);
-    const mb = buildLanes(b);
+    const sessions = (m: LaneModel) => (hasSessions(m) ? groupBySession(m) : m);
+    const ma = sessions(buildLanes(a));
+    const mb = sessions(buildLanes(b));
     const tla = this.#timelineSection(ma, a, 'Timeline A', 0);
     const tlb = this.#timelineSection(mb, b, 'Timeline B', 1);
     tla.attach();
@@ -520,8 +549,15 @@ function chartNotes(run: RunFile, chunkCount: number): { itl?: string; throughpu
   };
 }
 
+/** The legend's first item: the wait before a send, lateness against the schedule under an open loop or a trace. */
+function waitItem(run: RunFile): [string, string] {
+  const kind = run.workload?.mode?.kind;
+  return ['wait', kind === 'open' || kind === 'trace' ? 'sent late against the schedule' : 'client wait'];
+}
+
 function timelineSubtitle(model: LaneModel): string {
-  return `${formatInt(model.lanes.length)} requests in start order · ${formatInt(model.chunkCount)} chunks · wheel zooms time, Shift+wheel zooms lanes, drag pans, double-click resets; click a lane or use ↑ ↓ for a request's details`;
+  const order = model.rows ? `in ${formatInt(model.rows.lanes.length)} rows, a session's turns on one` : 'in start order';
+  return `${formatInt(model.lanes.length)} requests ${order} · ${formatInt(model.chunkCount)} chunks · wheel zooms time, Shift+wheel zooms lanes, drag pans, double-click resets; click a lane or use ↑ ↓ for a request's details`;
 }
 
 function section(title: string, id: string, body: HTMLElement, sub?: string): HTMLElement {

@@ -345,3 +345,61 @@ export function applyTheme(chart: Chart, t: Theme): void {
   if (legend?.labels) legend.labels.color = t.foreground;
   chart.update('none');
 }
+
+/** A turn's point of the TTFT-by-turn chart: x the turn (from 1), its p50 and p90, and the cached prompt tokens the server reported. */
+export interface TurnPoint { readonly turn: number; readonly p50: number; readonly p90: number; readonly cached?: number; readonly requests: number }
+
+/** A whisker from each point of the first dataset (p50) up to the matching point of the second (p90, drawn as a cap), in the first dataset's colour. */
+const turnWhiskers: Plugin = {
+  id: 'turnWhiskers',
+  afterDatasetsDraw(chart) {
+    if (!(chart.options.plugins as { turnWhiskers?: boolean } | undefined)?.turnWhiskers) return;
+    const lo = chart.getDatasetMeta(0);
+    const hi = chart.getDatasetMeta(1);
+    if (!lo?.data.length || !hi?.data.length || hi.hidden) return;
+    const { ctx } = chart;
+    ctx.save();
+    ctx.strokeStyle = String(chart.data.datasets[0]!.borderColor);
+    ctx.lineWidth = 1.5;
+    for (let i = 0; i < Math.min(lo.data.length, hi.data.length); i++) {
+      const a = lo.data[i]!;
+      const b = hi.data[i]!;
+      ctx.beginPath();
+      ctx.moveTo(a.x, a.y);
+      ctx.lineTo(a.x, b.y);
+      ctx.stroke();
+    }
+    ctx.restore();
+  },
+};
+Chart.register(turnWhiskers);
+
+/**
+ * TTFT by turn index: p50 per turn with a whisker up to p90, and (right axis, when the server
+ * reported them) the mean cached prompt tokens per turn. A history prefilled again each turn shows
+ * as TTFT climbing while the cached tokens stay at 0.
+ */
+export function turnChart(canvas: HTMLCanvasElement, t: Theme, points: readonly TurnPoint[]): Chart {
+  const hasCached = points.some((p) => p.cached !== undefined);
+  const options = overTimeOptions(t, { text: 'TTFT (ms)' }, hasCached ? { text: 'cached prompt tokens' } : undefined, (c) => {
+    const raw = c.raw as { x: number; y: number };
+    return c.dataset.yAxisID === 'y1' ? `${c.dataset.label}: ${formatInt(raw.y)}` : `${c.dataset.label}: ${formatMs(raw.y)}`;
+  });
+  options.interaction = { mode: 'nearest', axis: 'x', intersect: false };
+  const x = options.scales!.x as { title: { text: string }; ticks?: object; min?: number; max?: number };
+  x.title.text = 'turn';
+  x.ticks = { color: t.muted, stepSize: 1, precision: 0 };
+  // whole turns only: the axis' own ends (half a turn out, so the first and last points are not on its edge) are not labelled
+  (x as { afterBuildTicks?: (axis: { ticks: { value: number }[] }) => void }).afterBuildTicks = (axis) => { axis.ticks = axis.ticks.filter((k) => Number.isInteger(k.value)); };
+  x.min = 0.5;
+  x.max = Math.max(1, ...points.map((p) => p.turn)) + 0.5;
+  (options.plugins as { turnWhiskers?: boolean }).turnWhiskers = true;
+  const line = (label: string, colour: ThemeColour, data: { x: number; y: number }[], yAxisID: string, extra: object = {}) =>
+    ({ label, data, borderColor: t[colour], backgroundColor: t[colour], borderWidth: 2, pointRadius: 3, yAxisID, parsing: false as const, themeColour: colour, ...extra });
+  const datasets = [
+    line('TTFT p50', 'blue', points.map((p) => ({ x: p.turn, y: p.p50 })), 'y'),
+    line('TTFT p90', 'blue', points.map((p) => ({ x: p.turn, y: p.p90 })), 'y', { pointRadius: 6, pointStyle: 'dash', showLine: false }),
+    ...(hasCached ? [line('cached prompt tokens', 'green', points.filter((p) => p.cached !== undefined).map((p) => ({ x: p.turn, y: p.cached! })), 'y1', { borderDash: [4, 3], pointStyle: 'rect' })] : []),
+  ];
+  return new Chart(canvas, { type: 'line', data: { datasets: datasets as ChartDataset<'line'>[] }, options });
+}

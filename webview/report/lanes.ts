@@ -44,6 +44,19 @@ export interface LaneModel {
   readonly laneOf: Map<number, number>;
   /** The stall kinds (indexes into STALL_KINDS) that occur, ascending: for the legend and the draw passes. */
   readonly stallKinds: readonly number[];
+  /** Lanes sharing rows (a session's turns on one row); absent: a row per lane, row i is lane i. */
+  readonly rows?: LaneRows;
+}
+
+/** Lanes drawn on shared rows: each session's requests on one row, in start order; a request outside any session (a warmup) on a row of its own. */
+export interface LaneRows {
+  readonly by: 'session';
+  /** The row of each lane (by lane index). */
+  readonly of: Uint32Array;
+  /** The lanes of each row, in start order. */
+  readonly lanes: readonly (readonly number[])[];
+  /** Each row's session (undefined: a request outside any session). */
+  readonly sessions: readonly (number | undefined)[];
 }
 
 function median(sorted: Float64Array): number {
@@ -283,4 +296,77 @@ export function itlSamples(model: LaneModel, includeWarmup = false): { at: Float
     for (let i = 1; i < c.length; i++) { at[k] = c[i]!; itl[k] = c[i]! - c[i - 1]!; k++; }
   }
   return { at, itl };
+}
+
+// ---- rows: a session's turns on one row ----
+
+/** Whether any request of the model belongs to a session (a multi-turn run). */
+export function hasSessions(model: LaneModel): boolean {
+  return model.lanes.some((l) => l.request.session !== undefined);
+}
+
+/** The model with each session's lanes on one row, rows in the order their first request was due (sessions due together by their number). */
+export function groupBySession(model: LaneModel): LaneModel {
+  const groups: { session?: number; lanes: number[] }[] = [];
+  const bySession = new Map<number, { session?: number; lanes: number[] }>();
+  model.lanes.forEach((l, i) => {
+    const s = l.request.session;
+    let g = s === undefined ? undefined : bySession.get(s);
+    if (!g) {
+      g = { ...(s !== undefined ? { session: s } : {}), lanes: [] };
+      groups.push(g);
+      if (s !== undefined) bySession.set(s, g);
+    }
+    g.lanes.push(i);
+  });
+  const due = (g: { lanes: number[] }) => model.lanes[g.lanes[0]!]!.scheduled;
+  groups.sort((a, b) => due(a) - due(b) || (a.session ?? -1) - (b.session ?? -1));
+  const of = new Uint32Array(model.lanes.length);
+  groups.forEach((g, row) => { for (const i of g.lanes) of[i] = row; });
+  return { ...model, rows: { by: 'session', of, lanes: groups.map((g) => g.lanes), sessions: groups.map((g) => g.session) } };
+}
+
+/** The model with a row per lane again. */
+export function ungrouped(model: LaneModel): LaneModel {
+  if (!model.rows) return model;
+  const { rows: _rows, ...rest } = model;
+  return rest;
+}
+
+export function rowCount(model: LaneModel): number {
+  return model.rows ? model.rows.lanes.length : model.lanes.length;
+}
+
+export function rowOfLane(model: LaneModel, lane: number): number {
+  return model.rows ? model.rows.of[lane]! : lane;
+}
+
+/** The lanes on a row, in start order. */
+export function lanesOfRow(model: LaneModel, row: number): readonly number[] {
+  return model.rows ? (model.rows.lanes[row] ?? []) : row >= 0 && row < model.lanes.length ? [row] : [];
+}
+
+/** A lane's neighbours on its row (the session's previous and next turns), when rows are shared. */
+export function rowNeighbours(model: LaneModel, lane: number): { prev?: Lane; next?: Lane; position: number; count: number } {
+  const rows = model.rows;
+  if (!rows) return { position: 0, count: 1 };
+  const list = rows.lanes[rows.of[lane]!]!;
+  const k = list.indexOf(lane);
+  return {
+    ...(k > 0 ? { prev: model.lanes[list[k - 1]!]! } : {}),
+    ...(k >= 0 && k < list.length - 1 ? { next: model.lanes[list[k + 1]!]! } : {}),
+    position: k, count: list.length,
+  };
+}
+
+/** The waits between a row's consecutive lanes (think time, and the client's wait before the next turn was sent): [start, end] pairs, ms since t0. */
+export function rowGaps(model: LaneModel, row: number): Float64Array {
+  const list = lanesOfRow(model, row);
+  const out: number[] = [];
+  for (let k = 1; k < list.length; k++) {
+    const a = model.lanes[list[k - 1]!]!;
+    const b = model.lanes[list[k]!]!;
+    if (b.scheduled > a.end) out.push(a.end, b.scheduled);
+  }
+  return Float64Array.from(out);
 }

@@ -13,7 +13,8 @@
 import { largestGapPerBucket, lowerBound, type GapBuckets } from './downsample';
 import { formatAt, formatAxisMs, formatInt, formatMs } from '../../src/present/units';
 import { retryAfterNote, retryTexts } from '../../src/present/retryText';
-import { CAUSE_RULE, STALL_KINDS, type Lane, type LaneModel } from './lanes';
+import { CAUSE_RULE, STALL_KINDS, lanesOfRow, rowCount, rowGaps, rowOfLane, type Lane, type LaneModel } from './lanes';
+import { onSchedule, trafficTooltip, trafficWhere } from './laneText';
 import { PixelLayer, paintOf, type Paint } from './raster';
 import type { Theme } from './theme';
 import { niceTicks } from './ticks';
@@ -47,15 +48,18 @@ interface Frame {
   /** Those of them whose request overlaps the view in time, and their chunks. */
   readonly visible: readonly number[]; readonly chunksInView: number;
   readonly X: (t: number) => number;
+  /** The y of a lane's bar (its row's). */
+  readonly Y: (lane: number) => number;
 }
 
 /** The theme's colours as the software layer takes them, read once per theme. */
-interface Paints { readonly theme: Theme; readonly bg: Paint; readonly yellow: Paint; readonly purple: Paint; readonly blue: Paint; readonly fg: Paint; readonly red: Paint; readonly stall: readonly Paint[] }
+interface Paints { readonly theme: Theme; readonly bg: Paint; readonly yellow: Paint; readonly purple: Paint; readonly blue: Paint; readonly fg: Paint; readonly muted: Paint; readonly red: Paint; readonly stall: readonly Paint[] }
 
 /** What the details line says about a lane's request (also what a screen reader hears). */
-function requestDetails(lane: Lane): string {
+function requestDetails(lane: Lane, model: LaneModel): string {
   const r = lane.request;
-  const parts = [`Request #${r.index}${r.warmup ? ' (warmup)' : ''}${lane.inFlight ? ' (in flight)' : ''}`, `started ${formatAt(lane.sent)}`];
+  const where = trafficWhere(lane, model, model.laneOf.get(r.index));
+  const parts = [`Request #${r.index}${r.warmup ? ' (warmup)' : ''}${lane.inFlight ? ' (in flight)' : ''}`, ...(where ? [where] : []), `started ${formatAt(lane.sent)}`];
   if (r.ttftMs !== undefined) parts.push(`TTFT ${formatMs(r.ttftMs)}`);
   else if (lane.inFlight) parts.push('waiting for the first token');
   if (r.tpotMs !== undefined) parts.push(`TPOT ${formatMs(r.tpotMs)}`);
@@ -85,8 +89,10 @@ function timelineSummary(model: LaneModel): string {
     if (l.inFlight) inFlight++;
   }
   const n = model.lanes.length;
+  const sessions = model.rows ? model.rows.sessions.filter((x) => x !== undefined).length : 0;
+  const order = model.rows ? `a row per session (${formatInt(sessions)}), its turns in order with the think time between them dashed` : 'in start order';
   const what = n === 0 ? 'No requests yet.'
-    : `${formatInt(n)} request${n === 1 ? '' : 's'} over ${formatMs(model.endMs)}, in start order: ${formatInt(stalled)} with stalls, ${formatInt(failed)} failed${inFlight ? `, ${formatInt(inFlight)} still in flight` : ''}; ${formatInt(model.chunkCount)} chunks.`;
+    : `${formatInt(n)} request${n === 1 ? '' : 's'} over ${formatMs(model.endMs)}, ${order}: ${formatInt(stalled)} with stalls, ${formatInt(failed)} failed${inFlight ? `, ${formatInt(inFlight)} still in flight` : ''}; ${formatInt(model.chunkCount)} chunks.`;
   return `${what} Keys: up and down arrows select a request (its details are read below the chart), left and right arrows pan, plus and minus zoom, 0 or Home shows the whole run.`;
 }
 
@@ -116,6 +122,8 @@ export class Timeline {
   readonly #resize: ResizeObserver;
   /** Called after the view changes (zoom, pan, select), e.g. to tell a screen reader. */
   onViewChange?: (view: TimelineView) => void;
+  /** The run's load (closed, open, trace): under an open loop or a trace the wait before a send is its lateness against the schedule. */
+  loadKind?: 'closed' | 'open' | 'trace';
 
   constructor(model: LaneModel, theme: Theme, label: string) {
     this.#model = model;
@@ -176,7 +184,7 @@ export class Timeline {
     this.#describe();
     // the selected request's line is said again only when its record replaced its in-flight lane
     const after = this.#currentLane();
-    if (after && before && before.inFlight && !after.inFlight) this.details.textContent = requestDetails(after);
+    if (after && before && before.inFlight && !after.inFlight) this.details.textContent = requestDetails(after, this.#model);
     this.#layout();
   }
 
@@ -226,11 +234,12 @@ export class Timeline {
     const l = lanes[i]!;
     this.#current = l.request.index;
     this.canvas.dataset.selectedRequest = String(l.request.index);
-    this.details.textContent = requestDetails(l);
+    this.details.textContent = requestDetails(l, this.#model);
     const v = this.#view;
     const span = v.yEnd - v.yStart;
-    if (i < v.yStart || i + 1 > v.yEnd) {
-      const y0 = i < v.yStart ? i : i + 1 - span;
+    const row = rowOfLane(this.#model, i);
+    if (row < v.yStart || row + 1 > v.yEnd) {
+      const y0 = row < v.yStart ? row : row + 1 - span;
       this.setView({ ...v, yStart: y0, yEnd: y0 + span });
     } else {
       this.#schedule();
@@ -245,29 +254,31 @@ export class Timeline {
   select(lane: number, start: number, end: number, culprits: readonly CulpritSpan[] = []): void {
     this.#selection = { lane, start, end };
     this.#culprits = culprits;
-    const lanesShown = Math.min(this.#model.lanes.length, 24);
-    let lo = lane;
-    let hi = lane;
+    const m = this.#model;
+    const lanesShown = Math.min(rowCount(m), 24);
+    let lo = rowOfLane(m, lane);
+    let hi = lo;
     let t0 = start;
     let t1 = end;
     for (const c of culprits) {
-      if (Math.max(hi, c.lane) - Math.min(lo, c.lane) >= lanesShown) continue;
-      lo = Math.min(lo, c.lane);
-      hi = Math.max(hi, c.lane);
+      const row = rowOfLane(m, c.lane);
+      if (Math.max(hi, row) - Math.min(lo, row) >= lanesShown) continue;
+      lo = Math.min(lo, row);
+      hi = Math.max(hi, row);
       t0 = Math.min(t0, c.start);
       t1 = Math.max(t1, c.end);
     }
     const len = Math.max(t1 - t0, 1);
     const pad = Math.max(len * (culprits.length ? 0.5 : 1.5), 250);
     let y0 = (lo + hi + 1) / 2 - lanesShown / 2;
-    y0 = Math.max(0, Math.min(this.#model.lanes.length - lanesShown, y0));
+    y0 = Math.max(0, Math.min(rowCount(m) - lanesShown, y0));
     this.setView({ xStart: t0 - pad, xEnd: t1 + pad, yStart: y0, yEnd: y0 + lanesShown });
     this.canvas.dataset.culpritLanes = culprits.map((c) => c.lane).join(',');
     const l = this.#model.lanes[lane];
     if (l) {
       this.#current = l.request.index;
       this.canvas.dataset.selectedRequest = String(l.request.index);
-      this.details.textContent = requestDetails(l);
+      this.details.textContent = requestDetails(l, m);
     }
     this.canvas.focus();
   }
@@ -290,7 +301,7 @@ export class Timeline {
 
   #fullView(): TimelineView {
     const end = Math.max(this.#model.endMs, 1);
-    return { xStart: -end * 0.01, xEnd: end * 1.02, yStart: 0, yEnd: Math.max(1, this.#model.lanes.length) };
+    return { xStart: -end * 0.01, xEnd: end * 1.02, yStart: 0, yEnd: Math.max(1, rowCount(this.#model)) };
   }
 
   #isFull(): boolean {
@@ -306,7 +317,7 @@ export class Timeline {
     let xStart = v.xStart;
     if (!Number.isFinite(xStart)) xStart = full.xStart;
     xStart = Math.max(full.xStart - fullSpan * 0.25, Math.min(xStart, full.xEnd + fullSpan * 0.25 - span));
-    const n = Math.max(1, this.#model.lanes.length);
+    const n = Math.max(1, rowCount(this.#model));
     let ySpan = Math.min(Math.max(v.yEnd - v.yStart, 1), n);
     let yStart = Math.max(0, Math.min(v.yStart, n - ySpan));
     if (!Number.isFinite(yStart)) yStart = 0;
@@ -317,7 +328,7 @@ export class Timeline {
 
   #layout(immediate = false): void {
     const w = Math.max(120, Math.floor(this.element.clientWidth || 600));
-    const n = Math.max(1, this.#model.lanes.length);
+    const n = Math.max(1, rowCount(this.#model));
     const h = Math.round(Math.min(MAX_HEIGHT, Math.max(140, n * 16))) + AXIS;
     const dpr = window.devicePixelRatio || 1;
     if (w !== this.#width || h !== this.#height || dpr !== this.#dpr) {
@@ -342,7 +353,7 @@ export class Timeline {
     if (this.#paints?.theme === th) return this.#paints;
     this.#paints = {
       theme: th, bg: paintOf(th.background), yellow: paintOf(th.yellow), purple: paintOf(th.purple), blue: paintOf(th.blue),
-      fg: paintOf(th.foreground), red: paintOf(th.red), stall: STALL_KINDS.map((_, kind) => paintOf(stallColour(th, kind))),
+      fg: paintOf(th.foreground), muted: paintOf(th.muted), red: paintOf(th.red), stall: STALL_KINDS.map((_, kind) => paintOf(stallColour(th, kind))),
     };
     return this.#paints;
   }
@@ -362,6 +373,7 @@ export class Timeline {
     this.#layer.resize(f.plotW, f.plotH, this.#dpr, GUTTER);
     this.#layer.clear(p.bg);
     this.#paintBars(f, p);
+    const thinkGaps = this.#paintThinkGaps(f, p);
     this.#paintCuts(f, p);
     const stalls = this.#paintStalls(f, p);
     this.#layer.putOn(ctx, Math.round(GUTTER * this.#dpr), 0);
@@ -381,7 +393,7 @@ export class Timeline {
       ctx.fillText('Waiting for the first request…', GUTTER + f.plotW / 2, f.plotH / 2);
     }
     this.#drawAxes(f.X, f.laneH, f.first, f.last);
-    this.#recordFrame(performance.now() - t0, f, stalls, prefillDrawn);
+    this.#recordFrame(performance.now() - t0, f, stalls, prefillDrawn, thinkGaps);
   }
 
   /** This frame's geometry: the plot's size, the view's scale, the lanes in view and where a lane's bar sits. */
@@ -395,18 +407,24 @@ export class Timeline {
     const xScale = plotW / (v.xEnd - v.xStart);
     const laneH = plotH / (v.yEnd - v.yStart);
     const xStart = v.xStart;
+    const m = this.#model;
     const first = Math.max(0, Math.floor(v.yStart));
-    const last = Math.min(lanes.length, Math.ceil(v.yEnd));
+    const last = Math.min(rowCount(m), Math.ceil(v.yEnd));
     // bars thinner than a pixel are drawn a pixel tall so that every lane shows
     const barH = Math.max(1, laneH * 0.72);
     const visible: number[] = [];
     let chunksInView = 0;
-    for (let i = first; i < last; i++) {
+    const consider = (i: number) => {
       const lane = lanes[i]!;
       if (lane.end >= v.xStart && lane.scheduled <= v.xEnd) { visible.push(i); chunksInView += lane.chunks.length; }
-    }
-    return { W, H, plotW, plotH, v, xScale, laneH, barH, yOff: (laneH - barH) / 2 - v.yStart * laneH, first, last, visible, chunksInView,
-      X: (t: number) => GUTTER + (t - xStart) * xScale };
+    };
+    // a row per lane: the rows are the lanes; shared rows (sessions): each row's lanes
+    if (m.rows) for (let row = first; row < last; row++) for (const i of lanesOfRow(m, row)) consider(i);
+    else for (let i = first; i < last; i++) consider(i);
+    const yOff = (laneH - barH) / 2 - v.yStart * laneH;
+    return { W, H, plotW, plotH, v, xScale, laneH, barH, yOff, first, last, visible, chunksInView,
+      X: (t: number) => GUTTER + (t - xStart) * xScale,
+      Y: m.rows ? (i: number) => m.rows!.of[i]! * laneH + yOff : (i: number) => i * laneH + yOff };
   }
 
   /**
@@ -421,7 +439,7 @@ export class Timeline {
       for (const i of f.visible) {
         const l = lanes[i]!;
         if (l.request.warmup !== warm) continue;
-        const y = i * f.laneH + f.yOff;
+        const y = f.Y(i);
         if (l.sent - l.scheduled > 0) this.#span(X(l.scheduled), X(l.sent), y + barH * 0.25, barH * 0.5, W, p.yellow, a); // client-side wait
         this.#span(X(l.sent), X(l.firstToken ?? l.end), y + barH * 0.2, barH * 0.6, W, p.purple, a); // waiting for the first token
         const c = l.chunks;
@@ -432,20 +450,46 @@ export class Timeline {
     }
   }
 
+  /**
+   * Shared rows (sessions): the wait between a turn's end and the next turn's due time (think time)
+   * as a thin dashed line at the middle of the row, so a pause is told from an empty stretch. Returns how many were drawn.
+   */
+  #paintThinkGaps(f: Frame, p: Paints): number {
+    const m = this.#model;
+    if (!m.rows) return 0;
+    const { X, v, barH, W } = f;
+    const h = Math.max(1, barH * 0.14);
+    let drawn = 0;
+    for (let row = f.first; row < f.last; row++) {
+      const g = rowGaps(m, row);
+      const list = lanesOfRow(m, row);
+      if (g.length === 0) continue;
+      const y = f.Y(list[0]!) + barH / 2 - h / 2;
+      for (let k = 0; k < g.length; k += 2) {
+        if (g[k + 1]! < v.xStart || g[k]! > v.xEnd) continue;
+        const x0 = Math.max(GUTTER, X(g[k]!) + 1);
+        const x1 = Math.min(W, X(g[k + 1]!) - 1);
+        for (let x = x0; x < x1; x += 6) this.#layer.fill(x, y, Math.min(3, x1 - x), h, p.muted, 0.9);
+        if (x1 > x0) drawn++;
+      }
+    }
+    return drawn;
+  }
+
   /** Over the bars: the gaps cut out of every decode bar (each at least a pixel wide), a tick per chunk when zoomed in, the errors. */
   #paintCuts(f: Frame, p: Paints): void {
     const { lanes } = this.#model;
-    const { X, barH, laneH, yOff } = f;
+    const { X, Y, barH } = f;
     const inset = Math.max(0, barH * 0.3);
     const buckets = Math.max(1, Math.floor(f.plotW));
     for (const i of f.visible) {
       const l = lanes[i]!;
-      if (l.chunks.length > 1) this.#drawGaps(l, f.v, buckets, 1 / f.xScale, X, i * laneH + yOff + inset, barH - 2 * inset, p.bg);
+      if (l.chunks.length > 1) this.#drawGaps(l, f.v, buckets, 1 / f.xScale, X, Y(i) + inset, barH - 2 * inset, p.bg);
     }
-    if (f.xScale >= 3 && barH >= 4) for (const i of f.visible) this.#drawTicks(lanes[i]!, f.v, X, i * laneH + yOff, barH, p.fg);
+    if (f.xScale >= 3 && barH >= 4) for (const i of f.visible) this.#drawTicks(lanes[i]!, f.v, X, Y(i), barH, p.fg);
     for (const i of f.visible) {
       const l = lanes[i]!;
-      if (l.request.error) this.#layer.fill(X(l.end) - 1, i * laneH + yOff - 1, 3, barH + 2, p.red);
+      if (l.request.error) this.#layer.fill(X(l.end) - 1, Y(i) - 1, 3, barH + 2, p.red);
     }
   }
 
@@ -461,7 +505,7 @@ export class Timeline {
       for (const i of f.visible) {
         const l = lanes[i]!;
         const st = l.stalls;
-        const y = i * f.laneH + f.yOff;
+        const y = f.Y(i);
         for (let k = 0; k < st.length; k += 2) {
           const s0 = st[k]!;
           const e0 = s0 + st[k + 1]!;
@@ -481,18 +525,21 @@ export class Timeline {
   #outlineSelected(f: Frame): void {
     const ctx = this.#ctx;
     const { X, v, laneH, first, last } = f;
-    const cur = this.#current === undefined ? undefined : this.#model.laneOf.get(this.#current);
-    if (cur !== undefined && cur >= first && cur < last) {
-      const l = this.#model.lanes[cur]!;
-      const y = (cur - v.yStart) * laneH;
+    const m = this.#model;
+    const cur = this.#current === undefined ? undefined : m.laneOf.get(this.#current);
+    const curRow = cur === undefined ? -1 : rowOfLane(m, cur);
+    if (cur !== undefined && curRow >= first && curRow < last) {
+      const l = m.lanes[cur]!;
+      const y = (curRow - v.yStart) * laneH;
       ctx.strokeStyle = this.#theme.focus;
       ctx.lineWidth = 1;
       const x0 = X(l.scheduled);
       ctx.strokeRect(x0 - 3.5, y - 1.5, Math.max(X(l.end) - x0, 2) + 7, laneH + 3);
     }
     const sel = this.#selection;
-    if (sel && sel.lane >= first && sel.lane < last) {
-      const y = (sel.lane - v.yStart) * laneH;
+    const selRow = sel ? rowOfLane(m, sel.lane) : -1;
+    if (sel && selRow >= first && selRow < last) {
+      const y = (selRow - v.yStart) * laneH;
       ctx.strokeStyle = this.#theme.focus;
       ctx.lineWidth = 2;
       const x0 = X(sel.start);
@@ -511,8 +558,9 @@ export class Timeline {
     ctx.lineWidth = 2;
     ctx.setLineDash([5, 3]);
     for (const c of this.#culprits) {
-      if (c.lane < f.first || c.lane >= f.last || c.end < v.xStart || c.start > v.xEnd) continue;
-      const y = (c.lane - v.yStart) * laneH;
+      const row = rowOfLane(this.#model, c.lane);
+      if (row < f.first || row >= f.last || c.end < v.xStart || c.start > v.xEnd) continue;
+      const y = (row - v.yStart) * laneH;
       const x0 = X(c.start);
       const w = Math.max(X(c.end) - x0, 2);
       ctx.globalAlpha = 0.3;
@@ -526,7 +574,7 @@ export class Timeline {
   }
 
   /** What the frame held and how long it took, on the canvas' data attributes, for the tests and the benchmark. */
-  #recordFrame(ms: number, f: Frame, stalls: { rects: number; kinds: number }, prefillDrawn: number): void {
+  #recordFrame(ms: number, f: Frame, stalls: { rects: number; kinds: number }, prefillDrawn: number, thinkGaps: number): void {
     const { lanes } = this.#model;
     const d = this.canvas.dataset;
     d.drawMs = ms.toFixed(2);
@@ -540,6 +588,10 @@ export class Timeline {
     d.prefillDrawn = String(prefillDrawn);
     // lanes and chunks in the model and in view, lanes still in flight
     d.lanes = String(lanes.length);
+    // shared rows (a session's turns on one row): how many rows, and the think-time gaps drawn between turns
+    d.rows = String(rowCount(this.#model));
+    d.grouping = this.#model.rows ? this.#model.rows.by : 'request';
+    d.thinkGapsDrawn = String(thinkGaps);
     d.chunks = String(this.#model.chunkCount);
     d.lanesDrawn = String(f.visible.length);
     d.chunksDrawn = String(f.chunksInView);
@@ -641,11 +693,20 @@ export class Timeline {
       for (let i = first; i < last; i++) {
         const y = (i - v.yStart + 0.5) * laneH;
         if (y < 4 || y > plotH - 4) continue;
-        ctx.fillText(`#${this.#model.lanes[i]!.request.index}`, GUTTER - 6, y);
+        ctx.fillText(this.#rowLabel(i), GUTTER - 6, y);
       }
     } else {
-      ctx.fillText(`${Math.floor(v.yStart) + 1}–${Math.min(this.#model.lanes.length, Math.ceil(v.yEnd))}`, GUTTER - 6, 8);
+      ctx.fillText(`${Math.floor(v.yStart) + 1}–${Math.min(rowCount(this.#model), Math.ceil(v.yEnd))}`, GUTTER - 6, 8);
     }
+  }
+
+  /** A row's label: its request ("#12"), or its session ("S3", from 1) when a session's turns share the row. */
+  #rowLabel(row: number): string {
+    const m = this.#model;
+    const session = m.rows?.sessions[row];
+    if (session !== undefined) return `S${session + 1}`;
+    const lane = lanesOfRow(m, row)[0];
+    return lane === undefined ? '' : `#${m.lanes[lane]!.request.index}`;
   }
 
   #bindInput(): void {
@@ -713,16 +774,21 @@ export class Timeline {
   #step(dir: -1 | 1): void {
     const n = this.#model.lanes.length;
     if (n === 0) return;
-    const i = this.#current === undefined ? undefined : this.#model.laneOf.get(this.#current);
+    const m = this.#model;
+    const i = this.#current === undefined ? undefined : m.laneOf.get(this.#current);
     if (i === undefined) {
+      // the first (or last) request of the rows in view
       const v = this.#view;
-      this.selectLane(dir > 0 ? Math.max(0, Math.ceil(v.yStart)) : Math.min(n - 1, Math.floor(v.yEnd) - 1));
+      const rows = rowCount(m);
+      const row = dir > 0 ? Math.max(0, Math.ceil(v.yStart)) : Math.min(rows - 1, Math.floor(v.yEnd) - 1);
+      const list = lanesOfRow(m, row);
+      this.selectLane((dir > 0 ? list[0] : list[list.length - 1]) ?? 0);
       return;
     }
     this.selectLane(i + dir);
   }
 
-  /** The lane under a pointer event, if any. */
+  /** The lane under a pointer event, if any: on a shared row (a session's), the request whose span holds the time pointed at, else the nearest. */
   #laneAt(e: MouseEvent): number | undefined {
     const r = this.canvas.getBoundingClientRect();
     const px = e.clientX - r.left;
@@ -730,8 +796,18 @@ export class Timeline {
     const v = this.#view;
     const plotH = this.#height - AXIS;
     if (px < GUTTER || py > plotH || py < 0) return undefined;
-    const i = Math.floor(v.yStart + (py / plotH) * (v.yEnd - v.yStart));
-    return i >= 0 && i < this.#model.lanes.length ? i : undefined;
+    const row = Math.floor(v.yStart + (py / plotH) * (v.yEnd - v.yStart));
+    const m = this.#model;
+    if (!m.rows) return row >= 0 && row < m.lanes.length ? row : undefined;
+    const t = v.xStart + ((px - GUTTER) / (this.#width - GUTTER)) * (v.xEnd - v.xStart);
+    let best: number | undefined;
+    let bestDistance = Infinity;
+    for (const i of lanesOfRow(m, row)) {
+      const l = m.lanes[i]!;
+      const d = t < l.scheduled ? l.scheduled - t : t > l.end ? t - l.end : 0;
+      if (d < bestDistance) { best = i; bestDistance = d; }
+    }
+    return best;
   }
 
   #hover(e: PointerEvent): void {
@@ -755,8 +831,10 @@ export class Timeline {
       ['TTFT', formatMs(r.ttftMs)],
       ['TPOT', formatMs(r.tpotMs)],
       ['E2E', formatMs(r.e2eMs)],
-      ['Client wait', formatMs(lane.sent - lane.scheduled)],
+      // against a schedule (a trace, an open loop) the wait is lateness, said below with the traffic's rows
+      ...(onSchedule(r, this.loadKind) ? [] : [['Client wait', formatMs(lane.sent - lane.scheduled)] as [string, string]]),
       ['Response id', r.responseId ?? '–'],
+      ...trafficTooltip(lane, this.#model, this.#model.laneOf.get(r.index), this.loadKind),
     ];
     for (let k = 0; k < lane.stalls.length; k += 2) {
       const s = lane.stalls[k]!;

@@ -18,6 +18,8 @@ import { comparability, type ComparableProblem } from '../../src/engine/analysis
 import { problemLines } from '../../src/present/compareText';
 import { compareRows, headlineFigures, noChunks, percentileRows, PROXY_NOTE, type CompareRow, type PercentileRow } from './figures';
 import { modeLong, promptSourceWords } from '../../src/present/workloadText';
+import { cacheMeantText, scheduleText } from '../../src/present/scheduleText';
+import { toolCallLine } from '../../src/present/toolText';
 
 function percentileKeys(run: RunFile): `p${string}`[] {
   const ps = run.workload?.percentiles?.length ? run.workload.percentiles : [50, 90, 95, 99];
@@ -36,7 +38,8 @@ function describeWorkload(run: RunFile): string {
   if (run.sweep) return `${sweepWorkload(run)} · ${sentLine(run)}`;
   if (run.prefillDial) return `chunked-prefill dial: ${dialWorkload(run)}`;
   const mode = modeLong(w.mode);
-  const size = w.sessions !== undefined ? `${formatInt(w.sessions)} sessions` : w.requests !== undefined ? `${formatInt(w.requests)} requests` : w.durationS !== undefined ? `${w.durationS} s` : 'the whole trace';
+  const size = w.sessions !== undefined ? `${formatInt(w.sessions)} sessions` : w.requests !== undefined ? `${formatInt(w.requests)} requests`
+    : w.durationS !== undefined ? `${w.durationS} s` : w.mode.kind === 'trace' ? 'the whole trace' : 'every conversation';
   const prompt = promptSourceWords(w.prompt);
   // what was sent (RunFile.prompts: a prompt file's max tokens, not the workload's default)
   return `${mode} · ${size}${w.warmup ? ` + ${w.warmup} warmup` : ''} · ${prompt} · ${sentLine(run)}`;
@@ -62,14 +65,22 @@ export function headerView(run: RunFile, actions: HTMLElement): HTMLElement {
   const overlong = overlongLine(run);
   if (overlong) flags.push(overlong);
   flags.push(...sentNotes(run));
+  // conversations, traces and shared-prefix groups are sent warm on purpose: said, as the CLI's head says it
+  const warm = run.workload ? cacheMeantText(run) : undefined;
+  if (warm) flags.push(warm);
   const buffered = bufferingSentence(run.summary);
   const evidence = run.summary.buffering?.evidence ?? [];
+  const schedule = run.summary.schedule;
+  const tools = run.workload ? toolCallLine(run) : undefined;
   return h('header', { class: 'run-header' },
     h('div', { class: 'titles' },
       h('h1', { text: runTitle(run) }),
       h('p', { class: 'meta', text: meta }),
       ...importedView(run),
       flags.length ? h('p', { class: 'flags', text: flags.join(' · ') }) : undefined,
+      // a trace or an open loop: how late requests were sent against their schedule (a warning when it was not kept)
+      schedule ? h('p', { class: `${schedule.kept ? 'meta' : 'flags'} schedule-line`, role: schedule.kept ? undefined : 'note', 'data-kept': String(schedule.kept), text: `Schedule: ${scheduleText(schedule)}` }) : undefined,
+      tools ? h('p', { class: 'meta tool-calls-line', text: tools }) : undefined,
       buffered ? h('p', { class: 'buffering', role: 'note', title: evidence.length ? `Evidence: ${evidence.join('; ')}` : undefined },
         h('span', { class: 'icon', 'aria-hidden': 'true', text: '⚠ ' }), buffered) : undefined,
     ),

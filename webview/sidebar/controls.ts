@@ -22,7 +22,8 @@ export interface NumberField {
   readonly input: HTMLInputElement;
 }
 
-export function numberField(key: string, label: string, value: number, min: number, max: number): NumberField {
+/** `decimal`: any number in range (a rate, a speed), not only whole ones. */
+export function numberField(key: string, label: string, value: number, min: number, max: number, decimal = false): NumberField {
   const wrap = document.createElement('div');
   wrap.className = 'field';
   wrap.id = `field-${key}`;
@@ -31,9 +32,42 @@ export function numberField(key: string, label: string, value: number, min: numb
   input.id = `input-${key}`;
   input.min = String(min);
   input.max = String(max);
-  input.step = '1';
-  input.inputMode = 'numeric';
+  input.step = decimal ? 'any' : '1';
+  input.inputMode = decimal ? 'decimal' : 'numeric';
   input.value = String(value);
+  const l = document.createElement('label');
+  l.htmlFor = input.id;
+  l.textContent = label;
+  wrap.append(l, input);
+  return { wrap, input };
+}
+
+/** A labelled one-line text input (a file's path), as numberField's (id `field-<key>`, input `input-<key>`). */
+export function textField(key: string, label: string, value = ''): NumberField {
+  const wrap = document.createElement('div');
+  wrap.className = 'field';
+  wrap.id = `field-${key}`;
+  const input = document.createElement('input');
+  input.type = 'text';
+  input.id = `input-${key}`;
+  input.value = value;
+  input.spellcheck = false;
+  input.autocomplete = 'off';
+  const l = document.createElement('label');
+  l.htmlFor = input.id;
+  l.textContent = label;
+  wrap.append(l, input);
+  return { wrap, input };
+}
+
+/** A labelled native select (id `field-<key>`, select `input-<key>`). */
+export function selectField(key: string, label: string, options: readonly (readonly [string, string])[]): { readonly wrap: HTMLElement; readonly input: HTMLSelectElement } {
+  const wrap = document.createElement('div');
+  wrap.className = 'field';
+  wrap.id = `field-${key}`;
+  const input = select();
+  input.id = `input-${key}`;
+  input.append(...options.map(([v, l]) => option(v, l)));
   const l = document.createElement('label');
   l.htmlFor = input.id;
   l.textContent = label;

@@ -6,6 +6,7 @@ import type { SidebarEndpoint, SidebarHostMessage, SidebarRun, SidebarState, Sid
 import { option as optionSpec } from '../../src/jobs/options';
 import { formatMs as ms } from '../../src/present/units';
 import { badge, button, divider, numberField, option, select, setDisabled, spinner } from './controls';
+import { BASE_FIELDS, TrafficForm } from './trafficForm';
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void; getState(): unknown; setState(state: unknown): void };
 
@@ -51,6 +52,8 @@ const limits = (key: FieldKey): [number, number] => [optionSpec(key).min ?? 1, o
 const fields = Object.fromEntries(
   Object.entries(FIELDS).map(([key, label]) => [key, numberField(key, label, 1, ...limits(key as FieldKey))]),
 ) as Record<FieldKey, ReturnType<typeof numberField>>;
+/** Conversations, a trace or a ramp: the Workload picker and its own fields (trafficForm.ts). */
+const traffic = new TrafficForm((purpose) => post('pickFile', { purpose }));
 const runButton = button('Run', 'primary');
 runButton.id = 'run-button';
 runButton.title = 'Run the workload against the selected endpoint';
@@ -63,14 +66,27 @@ const formError = el('div', 'error');
 formError.id = 'form-error';
 formError.setAttribute('role', 'alert');
 const grid = el('div', 'grid');
+// the traffic's own fields first (shown for its kind only), then those of the form's own that go with it
+grid.append(...traffic.wraps);
 for (const f of Object.values(fields)) grid.append(f.wrap);
 const actions = el('div', 'actions');
 actions.append(runButton, cancelButton);
-runSection.append(runTitle, endpointLabel, endpointSelect, endpointHint, grid, actions, runStatus, formError);
+const kindRow = el('div', 'kind-row');
+kindRow.append(traffic.kindField.wrap);
+runSection.append(runTitle, endpointLabel, endpointSelect, endpointHint, kindRow, grid, actions, runStatus, formError);
+
+/** Shows the fields of the workload picked: the traffic's own, and those of the form's own that go with it. */
+function applyKind(): void {
+  const kind = traffic.show();
+  for (const k of Object.keys(FIELDS) as FieldKey[]) fields[k].wrap.hidden = !BASE_FIELDS[kind].includes(k);
+  // a conversation's concurrency counts sessions in flight (each sends its next turn when its last reply ended)
+  fields.concurrency.wrap.querySelector('label')!.textContent = kind === 'chat' || kind === 'dataset' ? 'Sessions in flight' : FIELDS.concurrency;
+}
+traffic.kindField.input.addEventListener('change', () => { applyKind(); showFormError(undefined, ''); });
 
 /** Ties the form's error to the control it is about (aria-invalid, aria-describedby), or clears it. */
 function showFormError(control: HTMLInputElement | HTMLSelectElement | undefined, message: string): void {
-  for (const c of [endpointSelect, ...Object.values(fields).map((f) => f.input)]) {
+  for (const c of [endpointSelect, ...Object.values(fields).map((f) => f.input), ...traffic.controls]) {
     const bad = c === control;
     if (bad) c.setAttribute('aria-invalid', 'true');
     else c.removeAttribute('aria-invalid');
@@ -89,17 +105,20 @@ endpointSelect.addEventListener('change', () => {
   remember();
   if (endpointSelect.getAttribute('aria-invalid') && selectedEndpoint) showFormError(undefined, '');
 });
-for (const f of Object.values(fields)) {
-  f.input.addEventListener('input', () => { if (f.input.getAttribute('aria-invalid')) showFormError(undefined, ''); });
+for (const input of [...Object.values(fields).map((f) => f.input), ...traffic.controls]) {
+  input.addEventListener('input', () => { if (input.getAttribute('aria-invalid')) showFormError(undefined, ''); });
 }
 
+/** The form's numbers: those the workload picked uses, checked; the others as they are when valid, else the settings'. */
 function readWorkload(): SidebarWorkload | { field: FieldKey; message: string } {
   const out: Record<string, number> = {};
+  const used = BASE_FIELDS[traffic.kind()];
   for (const [k, f] of Object.entries(fields) as [FieldKey, ReturnType<typeof numberField>][]) {
     const n = Number(f.input.value);
     const [min, max] = limits(k);
-    if (f.input.value.trim() === '' || !Number.isInteger(n) || n < min || n > max) return { field: k, message: `${FIELDS[k]}: enter a whole number from ${min} to ${max}` };
-    out[k] = n;
+    const ok = f.input.value.trim() !== '' && Number.isInteger(n) && n >= min && n <= max;
+    if (!ok && used.includes(k)) return { field: k, message: `${f.wrap.querySelector('label')!.textContent}: enter a whole number from ${min} to ${max}` };
+    out[k] = ok ? n : state.workload[k];
   }
   return out as unknown as SidebarWorkload;
 }
@@ -107,6 +126,8 @@ function readWorkload(): SidebarWorkload | { field: FieldKey; message: string } 
 runButton.addEventListener('click', () => {
   const w = readWorkload();
   if ('field' in w) { showFormError(fields[w.field].input, w.message); return; }
+  const t = traffic.read();
+  if ('control' in t) { showFormError(t.control, t.message); return; }
   const endpointId = endpointSelect.value;
   const usable = state.endpoints.some((e) => e.id === endpointId && !e.unavailable);
   if (!endpointId || !usable) {
@@ -114,7 +135,7 @@ runButton.addEventListener('click', () => {
     return;
   }
   showFormError(undefined, '');
-  post('run', { endpointId, workload: w as SidebarWorkload });
+  post('run', { endpointId, workload: { ...w, ...(t.traffic ? { traffic: t.traffic } : {}) } });
 });
 cancelButton.addEventListener('click', () => post('cancelRun', {}));
 
@@ -147,6 +168,8 @@ function chooseEndpoint(s: SidebarState): string {
 function renderForm(s: SidebarState): void {
   if (!formInitialized) {
     for (const k of Object.keys(FIELDS) as FieldKey[]) fields[k].input.value = String(s.workload[k]);
+    traffic.init(s.trafficDefaults, s.workload.traffic);
+    applyKind();
     formInitialized = true;
   }
   const keep = chooseEndpoint(s);
@@ -387,6 +410,9 @@ window.addEventListener('message', (ev: MessageEvent<SidebarHostMessage>) => {
     case 'state':
       state = m.state;
       render();
+      break;
+    case 'pickedFile':
+      traffic.setFile(m.purpose, m.path);
       break;
   }
 });

@@ -6,14 +6,14 @@
 import type { RunFile, WorkloadSpec } from '../core/types';
 
 export type ComparableProblem = {
-  readonly kind: 'load' | 'prompts' | 'max-tokens' | 'ignore-eos' | 'api' | 'sweep' | 'cache' | 'buffering' | 'model' | 'prompt-length' | 'failures' | 'cancelled' | 'imported';
+  readonly kind: 'load' | 'prompts' | 'max-tokens' | 'ignore-eos' | 'api' | 'structured' | 'sweep' | 'cache' | 'buffering' | 'model' | 'prompt-length' | 'failures' | 'cancelled' | 'imported';
   /** `refuse`: not the same workload (compare only with --force); `warn`: said before the figures. */
   readonly severity: 'refuse' | 'warn';
   readonly message: string;
 };
 
 export interface ComparableOptions {
-  /** Both sides were sent the very same requests (an `ab` run): the endpoints and APIs differ on purpose. */
+  /** Both sides were sent the very same requests (an `ab` run): the endpoints and APIs differ on purpose, and so do a response format and tools given per side. */
   readonly sameRequests?: boolean;
 }
 
@@ -32,6 +32,14 @@ function promptsOf(w: WorkloadSpec): string {
   return `${p.kind === 'file' ? 'the prompt file' : p.kind === 'trace' ? 'the trace' : p.multiTurn ? 'the conversations' : 'the dataset'} ${p.path}`;
 }
 
+/** What the workload sends every request with: its response format and tools, in words, and as a key to compare. */
+function sentWithOf(w: WorkloadSpec): { readonly text: string; readonly key: string } {
+  const f = w.responseFormat === undefined || w.responseFormat.type === 'text' ? undefined : w.responseFormat;
+  const format = f === undefined ? 'no response format' : f.type === 'json_object' ? 'JSON output' : `the JSON schema ${JSON.stringify(f.json_schema.name ?? 'response')}`;
+  const tools = w.tools !== undefined && w.tools.length > 0 ? `tools ${w.tools.map((t) => t.function.name).join(', ')}` : 'no tools';
+  return { text: `${format}, ${tools}`, key: JSON.stringify([f ?? null, w.tools ?? []]) };
+}
+
 /** The workload differences that make two runs different experiments. */
 function workloadProblems(a: RunFile, b: RunFile, options: ComparableOptions): ComparableProblem[] {
   const out: ComparableProblem[] = [];
@@ -47,6 +55,12 @@ function workloadProblems(a: RunFile, b: RunFile, options: ComparableOptions): C
   if (a.endpoint.api !== b.endpoint.api) {
     const message = `the API differs: BASE ${a.endpoint.api}, NEW ${b.endpoint.api}`;
     out.push(options.sameRequests ? { kind: 'api', severity: 'warn', message } : { kind: 'api', severity: 'refuse', message: `${message} (the requests sent are not the same)` });
+  }
+  const [sa, sb] = [sentWithOf(wa), sentWithOf(wb)];
+  if (sa.key !== sb.key) {
+    const message = `what every request is sent with differs: BASE ${sa.text}, NEW ${sb.text}${sa.text === sb.text ? ' (not the same definitions)' : ''}`;
+    // an A/B run given --response-format (or --tools) per side asks exactly this
+    out.push(options.sameRequests ? { kind: 'structured', severity: 'warn', message: `${message}: the difference is what that costs` } : { kind: 'structured', severity: 'refuse', message });
   }
   if ((a.sweep?.dimension ?? 'none') !== (b.sweep?.dimension ?? 'none')) {
     refuse('sweep', 'what is swept', a.sweep?.dimension ?? 'nothing (a single run)', b.sweep?.dimension ?? 'nothing (a single run)');

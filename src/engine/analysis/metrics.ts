@@ -5,7 +5,10 @@ import { analyzeTiming } from './attribution';
 import type { TimingAnalysis } from './attribution';
 import { summarizeServer } from './phases';
 import { summarizePrefixCache } from './prefixCache';
+import { summarizeSchedule } from './schedule';
 import { summarizeStalls } from './stalls';
+import { summarizeTurns } from './turns';
+import { summarizeToolCalls } from './toolCalls';
 import { verdictsOf } from './verdicts';
 import { gapsOf, percentile, stats } from '../core/stats';
 
@@ -160,7 +163,7 @@ function culpritPromptTokensOf(ok: readonly RequestRecord[], analysis: TimingAna
 
 /** Where the time went: the stalls with their causes, the buffering verdict, the server's own timings, the prefix cache, and the verdicts over them. */
 function explained(requests: readonly RequestRecord[], ok: readonly RequestRecord[], workload: WorkloadSpec, ttftMs: Summary['ttftMs'], options: SummarizeOptions):
-  Pick<Summary, 'stalls' | 'buffering' | 'server' | 'prefixCache' | 'verdicts'> {
+  Pick<Summary, 'stalls' | 'buffering' | 'server' | 'prefixCache' | 'byTurn' | 'schedule' | 'verdicts'> {
   const pcts = workload.percentiles;
   const analysis = options.analysis ?? analyzeTiming(requests, workload);
   // the requests a stall may blame, by index: the run's, and those outside it (the prefill dial's long prompts)
@@ -171,6 +174,8 @@ function explained(requests: readonly RequestRecord[], ok: readonly RequestRecor
   const buffering = analysis.buffering.verdict;
   const server = summarizeServer(ok, pcts);
   const prefixCache = summarizePrefixCache(ok, workload.prefixCache ?? 'warm', pcts);
+  const byTurn = summarizeTurns(ok, pcts);
+  const schedule = summarizeSchedule(requests.filter((r) => !r.warmup), workload.mode, pcts);
   const verdicts = verdictsOf({
     mode: workload.mode,
     completed: ok.length,
@@ -180,8 +185,10 @@ function explained(requests: readonly RequestRecord[], ok: readonly RequestRecor
     buffering,
     ...(server ? { server } : {}),
     ...(prefixCache ? { prefixCache } : {}),
+    ...(byTurn ? { byTurn } : {}),
+    ...(schedule ? { schedule } : {}),
   });
-  return { stalls, buffering, ...(server ? { server } : {}), ...(prefixCache ? { prefixCache } : {}), ...(verdicts.length > 0 ? { verdicts } : {}) };
+  return { stalls, buffering, ...(server ? { server } : {}), ...(prefixCache ? { prefixCache } : {}), ...(byTurn ? { byTurn } : {}), ...(schedule ? { schedule } : {}), ...(verdicts.length > 0 ? { verdicts } : {}) };
 }
 
 /**
@@ -200,7 +207,8 @@ export function summarize(requests: readonly RequestRecord[], workload: Workload
   const goodput = hasGoodputSlo(slo) ? per(ok.filter((r) => meetsSlo(r, slo)).length) : undefined;
   const sloMissed = slo ? missedSlos(slo, s, ok.length) : undefined;
   const ttftMs = stats(s.ttfts, pcts);
-  const { stalls, buffering, server, prefixCache, verdicts } = explained(requests, ok, workload, ttftMs, options);
+  const { stalls, buffering, server, prefixCache, byTurn, schedule, verdicts } = explained(requests, ok, workload, ttftMs, options);
+  const toolCalls = summarizeToolCalls(ok, pcts);
   return {
     completed: ok.length,
     failed: measured.length - ok.length,
@@ -227,6 +235,9 @@ export function summarize(requests: readonly RequestRecord[], workload: Workload
     buffering,
     ...(server ? { server } : {}),
     ...(prefixCache ? { prefixCache } : {}),
+    ...(byTurn ? { byTurn } : {}),
+    ...(schedule ? { schedule } : {}),
     ...(verdicts ? { verdicts } : {}),
+    ...(toolCalls ? { toolCalls } : {}),
   };
 }

@@ -2,7 +2,9 @@
 // end with. Only claims the evidence carries are made: queue and prefill shares need the server's own
 // timings; a stall is blamed on prefills only when attribution.ts found the culprits; buffering
 // first, because a buffered stream makes the client's ITL and TPOT the buffer's, not the server's.
-import type { BufferingVerdict, PrefixCacheSummary, ServerSideSummary, StallSummary, Stats, Verdict, WorkloadMode } from '../core/types';
+import type { BufferingVerdict, PrefixCacheSummary, ScheduleSummary, ServerSideSummary, StallSummary, Stats, TurnSummary, Verdict, WorkloadMode } from '../core/types';
+import { scheduleVerdict } from './schedule';
+import { historyVerdict } from './turns';
 import { intWords as formatInt, msWords as formatMs } from '../core/words';
 
 export interface VerdictInputs {
@@ -15,6 +17,10 @@ export interface VerdictInputs {
   readonly buffering?: BufferingVerdict;
   readonly server?: ServerSideSummary;
   readonly prefixCache?: PrefixCacheSummary;
+  /** (multi-turn) TTFT by turn: the history verdict (turns.ts). */
+  readonly byTurn?: readonly TurnSummary[];
+  /** How late requests went against their schedule (open loop, trace): the schedule verdict (schedule.ts). */
+  readonly schedule?: ScheduleSummary;
 }
 
 /** A share worth a verdict. */
@@ -28,7 +34,9 @@ function load(mode: WorkloadMode): string {
 }
 
 export function verdictsOf(v: VerdictInputs): Verdict[] {
-  const out: Verdict[] = [];
+  // first: when the client fell behind its schedule, every other figure is of a lighter load than asked
+  const late = scheduleVerdict(v.schedule, v.mode);
+  const out: Verdict[] = late ? [late] : [];
   if (v.completed === 0) return out;
   const b = v.buffering;
   if (b?.detected) {
@@ -67,6 +75,8 @@ export function verdictsOf(v: VerdictInputs): Verdict[] {
     const ms = st.msByCause?.unknown ?? 0;
     out.push({ kind: 'stalls', message: `${formatInt(unknown)} stall${unknown === 1 ? '' : 's'} of unknown cause, ${formatMs(ms)} in all: no request of this run had its prefill in them (another client's traffic, or a pause of the server or of this machine)`, value: ms });
   }
+  const history = v.byTurn ? historyVerdict(v.byTurn) : undefined;
+  if (history) out.push(history);
   if (s?.promptMs !== undefined && ttftP99 > 0) {
     const share = (s.promptMs.p99 ?? s.promptMs.max) / ttftP99;
     if (share >= 0.5) out.push({ kind: 'prefill', message: `TTFT p99 is ${pct(Math.min(1, share))} prefill (prompt p99 ${formatMs(s.promptMs.p99 ?? s.promptMs.max)} on the server): longer prompts, or a slower prefill, set TTFT here`, value: share });

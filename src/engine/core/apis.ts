@@ -39,6 +39,8 @@ export interface ApiFacts {
   readonly framing: 'sse' | 'ndjson';
   /** What its stream carries besides the text (for the docs). */
   readonly carries: string;
+  /** It takes function definitions (tools) and streams the calls back; absent: tools are not sent to it (noted). */
+  readonly tools?: true;
   /** The header its key goes in when the endpoint names none; absent: `Authorization: Bearer`. */
   readonly keyHeader?: string;
   /** How `--api auto` tells it; absent: never detected, only chosen. */
@@ -60,7 +62,8 @@ const ROWS = [
     label: 'OpenAI-compatible /v1/chat/completions (vLLM, SGLang, TGI, llama-server, LM Studio…)',
     hosted: false,
     framing: 'sse',
-    carries: 'text and reasoning deltas; usage in a last chunk; llama.cpp timings, vLLM per-request metrics, cached tokens when sent',
+    carries: 'text and reasoning deltas; tool-call pieces; usage in a last chunk; llama.cpp timings, vLLM per-request metrics, cached tokens when sent',
+    tools: true,
     detect: { probe: { path: '/v1/models' }, v1Root: true },
     otel: { provider: 'openai', operation: 'chat' },
     cold: 'nonce',
@@ -79,7 +82,8 @@ const ROWS = [
     label: 'Ollama\'s /api/chat',
     hosted: false,
     framing: 'ndjson',
-    carries: 'text and thinking; counts and durations (load, prompt, decode) in the last line',
+    carries: 'text and thinking; whole tool calls; counts and durations (load, prompt, decode) in the last line',
+    tools: true,
     detect: { probe: { path: '/api/tags', list: 'models' } },
     otel: { provider: 'ollama', operation: 'chat' },
     cold: 'nonce',
@@ -99,7 +103,8 @@ const ROWS = [
     label: 'Anthropic\'s Messages API',
     hosted: true,
     framing: 'sse',
-    carries: 'text and thinking deltas; usage (cumulative output, cache reads); errors mid-stream',
+    carries: 'text and thinking deltas; tool_use blocks in input pieces; usage (cumulative output, cache reads); errors mid-stream',
+    tools: true,
     keyHeader: 'x-api-key',
     detect: { url: { hosts: ['.anthropic.com'] } },
     otel: { provider: 'anthropic', operation: 'chat' },
@@ -110,7 +115,8 @@ const ROWS = [
     label: 'Google Gemini\'s generateContent',
     hosted: true,
     framing: 'sse',
-    carries: 'text and thought parts; cumulative usage metadata (thoughts, cached tokens)',
+    carries: 'text and thought parts; whole functionCall parts; cumulative usage metadata (thoughts, cached tokens)',
+    tools: true,
     keyHeader: 'x-goog-api-key',
     detect: { url: { hosts: ['generativelanguage.googleapis.com'], notPath: /\/openai(\/|$)/ } },
     otel: { provider: 'gcp.gemini', operation: 'generate_content' },
@@ -122,6 +128,7 @@ const ROWS = [
     hosted: true,
     framing: 'sse',
     carries: 'as openai-chat, with content-filter results beside the deltas',
+    tools: true,
     keyHeader: 'api-key',
     detect: { url: { hosts: ['.openai.azure.com', '.cognitiveservices.azure.com', '.services.ai.azure.com'], path: /\/openai\/deployments\/[^/]+/ } },
     otel: { provider: 'azure.ai.openai', operation: 'chat' },

@@ -36,7 +36,8 @@ function workloadValue(w: SamplingWorkload, key: SamplingKey): SamplingParams[Sa
 /**
  * The values a prompt is sent with, key by key: the workload's when `explicit` lists the key (and
  * the workload has a value), else the prompt's own ('file': a prompt file's, a dataset line's
- * max_tokens), else the workload's ('default'). A key with none of the three is not sent (the server's default).
+ * max_tokens), else the workload's ('default'). A key with none of the three is not sent (the server's default),
+ * nor a response format or tools that `explicit` lists without a value (`--response-format none`).
  */
 export function resolveSampling(w: SamplingWorkload, own: SamplingParams): ResolvedSampling {
   const sent: { [K in SamplingKey]?: SamplingParams[K] } = {};
@@ -49,6 +50,8 @@ export function resolveSampling(w: SamplingWorkload, own: SamplingParams): Resol
     const mine = workloadValue(w, key);
     const theirs = own[key];
     if (mine !== undefined && w.explicit?.includes(key)) set(key, mine, 'workload');
+    // `--response-format none`, `--tools none`: set on purpose to nothing, so not the file's either
+    else if (mine === undefined && w.explicit?.includes(key) && (key === 'responseFormat' || key === 'tools')) continue;
     else if (theirs !== undefined) set(key, theirs, 'file');
     else if (mine !== undefined) set(key, mine, 'default');
   }

@@ -4,6 +4,7 @@
 // project and the folders allowed (${file:…}, images), the environment variables allowed (${env:…}).
 // Both files are read as untrusted (untrustedFile.ts): regular files only, bounded.
 import { loadDataset } from './dataset';
+import { loadConversations, wholeConversation } from './conversations';
 import { MAX_PROMPT_FILE_BYTES, parsePromptFile } from './promptFiles';
 import type { PromptFileVariable } from './formats/types';
 import { anyPulledIn, promptAccess } from './siblingFiles';
@@ -40,7 +41,8 @@ export class PromptSourceError extends Error {
 export async function readPrompts(source: FilePromptSource, options: ReadPromptsOptions = {}): Promise<ReadPrompts> {
   if (source.kind === 'dataset') {
     try {
-      return { prompts: await loadDataset(source.path), warnings: [], unfilled: [] };
+      // a multi-turn dataset's conversations, each as one prompt (its turns' messages): the sessions read them again to send them (run/sessions.ts)
+      return { prompts: source.multiTurn ? (await loadConversations(source.path)).map(wholeConversation) : await loadDataset(source.path), warnings: [], unfilled: [] };
     } catch (e) {
       throw new PromptSourceError((e as Error).message, 'dataset', { cause: e });
     }

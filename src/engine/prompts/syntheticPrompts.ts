@@ -50,6 +50,37 @@ export function syntheticPrompt(index: number, tokens: number, options: { seed?:
   };
 }
 
+/**
+ * SGLang's generated shared prefix (bench_serving.py `sample_generated_shared_prefix_requests`): each
+ * group has a "system prompt" of its own and each request a "question" of its own after it, joined
+ * by a blank line as SGLang joins them. Here the group's prefix is `prefixTokens` words (led by the
+ * group's number in words, least significant first, so groups part at the first word) and the
+ * question the rest of `tokens` (led by the request's index in capitalised words, so two requests of
+ * a group part right after the prefix); both seeded by `seed`. `index`: the request's, as
+ * syntheticPrompt's; the caller picks its group (request k: group k mod the groups' count).
+ */
+export function groupPrompt(index: number, group: number, tokens: number, prefixTokens: number, seed = 0): Prompt {
+  const n = Math.max(2, Math.floor(tokens));
+  const shared = Math.min(n - 1, Math.max(1, Math.floor(prefixTokens)));
+  const base = WORDS.length;
+  const lead = (i: number, word: (d: number) => string): string[] => {
+    const out: string[] = [];
+    for (let rest = Math.max(0, Math.floor(i)); out.length < 2 || rest > 0; rest = Math.floor(rest / base)) out.push(word(rest % base));
+    return out;
+  };
+  const fill = (words: string[], length: number, rng: Rng): string => {
+    while (words.length < length) words.push(WORDS[rng.int(base)]!);
+    return words.slice(0, length).join(' ');
+  };
+  const prefix = fill(lead(group, (d) => WORDS[d]!), shared, new Rng(seed * 7919 + 104_729 * (group + 1)));
+  const question = fill(lead(index, (d) => WORDS[d]![0]!.toUpperCase() + WORDS[d]!.slice(1)), n - shared, new Rng(seed * 1_000_003 + index * 7 + 5));
+  return {
+    messages: [{ role: 'user', content: `${prefix}\n\n${question}` }],
+    source: 'synthetic (shared-prefix groups)',
+    estimatedTokens: n,
+  };
+}
+
 /** The index spelled in base-|WORDS| digits, at least two words: a unique, cache-busting lead. */
 function indexWords(index: number): string[] {
   const base = WORDS.length;

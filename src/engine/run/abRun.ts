@@ -23,6 +23,8 @@ export interface AbSideInput {
   /** Recorded in its run file when the API kind was detected. */
   readonly detectedApi?: boolean;
   readonly runId?: string;
+  /** Its own workload, the run's but for what it sends with (the response format, tools); absent: the run's. */
+  readonly workload?: WorkloadSpec;
 }
 
 /** Progress of the side now sending, and which block it is in. */
@@ -82,7 +84,7 @@ export async function runAb(sides: readonly [AbSideInput, AbSideInput], workload
   const runIds = sides.map((s) => s.runId ?? newRunId());
   const runs = sides.map((s, i) => new SegmentedSide({
     endpoint: s.endpoint,
-    workload: w,
+    workload: s.workload ? validateWorkload(s.workload) : w,
     options: {
       runId: runIds[i]!,
       ...(s.apiKey !== undefined ? { apiKey: s.apiKey } : {}),

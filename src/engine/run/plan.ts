@@ -3,14 +3,18 @@
 // by the runner on one thread and by each worker thread (workers/workerRun.ts).
 import { randomBytes } from 'node:crypto';
 import type { CacheBust, ClientOptions, EndpointSpec, NetworkSpec, Progress, Prompt, PromptRecord, RequestRecord, RequestSpec, WorkloadSpec } from '../core/types';
+import { sessionSource } from '../prompts/conversations';
+import type { SessionSource } from '../prompts/conversations';
 import { cacheBustFor, randomTag } from '../transport/adapters/cacheBust';
 import type { EndpointAdapter } from '../transport/adapters/adapter';
 import { adapterFor } from '../transport/adapters/registry';
-import { syntheticPrompt } from '../prompts/syntheticPrompts';
+import { groupPrompt, syntheticPrompt } from '../prompts/syntheticPrompts';
+import { readTrace, traceSource } from '../prompts/traces';
+import type { Trace } from '../prompts/traces';
 import { readPrompts } from '../prompts/promptSource';
 import { promptRecord, PromptRecords, recordsPrompt, resolveSampling } from '../core/sentWith';
 import type { SentParams } from '../core/sentWith';
-import { connectionsFor } from '../core/workload';
+import { connectionsFor, isSessions } from '../core/workload';
 
 export interface RunOptions {
   /** Sent as a bearer token; never written to the run file, and scrubbed from error texts. */
@@ -40,7 +44,11 @@ export interface RunOptions {
  * every text sent. Synthetic prompts have no key: each is unique from its first word.
  */
 interface PromptSource {
-  promptFor(index: number, warmup: boolean, k: number): { readonly prompt: Prompt; readonly key?: number };
+  promptFor(index: number, warmup: boolean, k: number): { readonly prompt: Prompt; readonly key?: number; readonly tags?: RecordTags };
+  /** (trace) The trace the requests replay: their times (the runner's schedule) and lines. */
+  readonly trace?: Trace;
+  /** (multi-turn) The conversations the sessions send (sessions.ts); promptFor then gives the warmup's single requests only. */
+  readonly sessions?: SessionSource;
 }
 
 /** The same text: every message's role and content. */
@@ -69,14 +77,25 @@ function listSource(measured: readonly Prompt[], warmup: readonly Prompt[] | und
 }
 
 export async function promptSource(w: WorkloadSpec, given: readonly Prompt[] | undefined, warmup: readonly Prompt[] | undefined): Promise<PromptSource> {
+  // sessions send their conversations (a multi-turn dataset's `given` are its conversations as whole prompts, for sizing)
+  if (isSessions(w)) {
+    const sessions = await sessionSource(w);
+    const list = warmup && warmup.length > 0 ? listSource(warmup, undefined) : undefined;
+    return { sessions, promptFor: (index, _warmup, k) => (list ? list.promptFor(index, false, k) : { prompt: sessions.warmupPrompt(k) }) };
+  }
   if (given && given.length > 0) return listSource(given, warmup);
   const src = w.prompt;
   if (src.kind === 'synthetic') {
-    const synthetic: PromptSource = { promptFor: (index) => ({ prompt: syntheticPrompt(index, src.tokens, { seed: w.seed, sharedPrefix: src.sharedPrefix }) }) };
+    const g = src.groups;
+    const synthetic: PromptSource = {
+      // SGLang's generated shared prefix: request k is of group k mod the groups' count
+      promptFor: (index, _warmup, k) => ({ prompt: g ? groupPrompt(index, k % g.count, src.tokens, g.prefixTokens, w.seed) : syntheticPrompt(index, src.tokens, { seed: w.seed, sharedPrefix: src.sharedPrefix }) }),
+    };
     if (!warmup || warmup.length === 0) return synthetic;
     const list = listSource(warmup, undefined);
     return { promptFor: (index, isWarmup, k) => (isWarmup ? list.promptFor(index, false, k) : synthetic.promptFor(index, false, k)) };
   }
+  if (src.kind === 'trace') return traceSource(await readTrace(src.path, src.format), w.seed);
   if (src.kind !== 'file' && src.kind !== 'dataset') throw new Error(`the ${src.kind} prompt source is not read here`); // TODO(issue 30): sessions and traces
   const { prompts } = await readPrompts(src);
   return listSource(prompts, warmup);
@@ -91,8 +110,8 @@ function nonceBase(): string {
 export function clientOptions(w: WorkloadSpec, apiKey: string | undefined, network: NetworkSpec | undefined): ClientOptions {
   return {
     connections: connectionsFor(w),
-    // An open loop is never capped unless --max-concurrency says so: a capped one turns into a closed loop.
-    ...(w.mode.kind === 'open' && w.mode.maxConcurrency === undefined ? { maxConnections: null } : {}),
+    // An open loop (or a trace) is never capped unless --max-concurrency says so: a capped one turns into a closed loop.
+    ...(w.mode.kind !== 'closed' && w.mode.maxConcurrency === undefined ? { maxConnections: null } : {}),
     timeoutMs: w.timeoutMs,
     idleTimeoutMs: w.idleTimeoutMs,
     ...(w.respectRetryAfter ? { respectRetryAfter: true } : {}),
@@ -105,7 +124,12 @@ export function clientOptions(w: WorkloadSpec, apiKey: string | undefined, netwo
 export interface Planned {
   readonly spec: RequestSpec;
   readonly repeatOf?: number;
+  /** What the request's record carries beside what the client measured (a session's turn, a trace's line). */
+  readonly tags?: RecordTags;
 }
+
+/** Fields a planned request's record is given by the sender, as planned. */
+export type RecordTags = Partial<Pick<RequestRecord, 'session' | 'turn' | 'historyTokens' | 'traceLine'>>;
 
 /** What a prompt is sent with, worked out once per prompt object: the values, and its index in RunFile.prompts when it has a record. */
 interface SentWith {
@@ -143,6 +167,16 @@ export class Planner {
     this.#cacheBust = w.prefixCache === 'cold' ? cacheBustFor(endpoint.api) : undefined;
   }
 
+  /** (multi-turn) The conversations the sessions send, when the workload sends sessions. */
+  get sessions(): SessionSource | undefined {
+    return this.#source.sessions;
+  }
+
+  /** (trace) The trace the measured requests replay. */
+  get trace(): Trace | undefined {
+    return this.#source.trace;
+  }
+
   /** RunFile.prompts so far: what each prompt-file (or caller's) prompt was sent with, in the order first sent. */
   get prompts(): readonly PromptRecord[] {
     return this.#records.list;
@@ -155,31 +189,46 @@ export class Planner {
    */
   plan(index: number, warmup: boolean, k: number, scheduledAt: number, identity = index): Planned {
     const w = this.#w;
-    const { prompt, key: listKey } = this.#source.promptFor(identity, warmup, k);
+    const { prompt, key: listKey, tags } = this.#source.promptFor(identity, warmup, k);
+    const spec = this.#specOf(index, warmup, prompt, w.seed + identity, scheduledAt);
+    const planned: Planned = tags ? { spec, tags } : { spec };
+    // A synthetic prompt has no key: it repeats only where the run sends the same workload again (a
+    // repetition), where its workload position keys it (negative: apart from a list's positions).
+    const key = listKey ?? (this.#repeats ? -1 - identity : undefined);
+    if (key === undefined) return planned;
+    const first = this.#firstSent.get(key);
+    if (first === undefined) {
+      this.#firstSent.set(key, index);
+      return planned;
+    }
+    return { ...planned, repeatOf: first };
+  }
+
+  /**
+   * A request of a prompt built as the run goes (a session's turn: its history and its new user
+   * turn), sent with what the precedence gives, as plan's; measured, never a repeat. `keepReply`: the
+   * client keeps the reply's text (SentRecord.reply) for the next turn.
+   */
+  planPrompt(index: number, prompt: Prompt, scheduledAt: number, options: { readonly keepReply?: boolean; readonly tags?: RecordTags } = {}): Planned {
+    const spec = this.#specOf(index, false, prompt, this.#w.seed + index, scheduledAt);
+    return { spec: options.keepReply ? { ...spec, keepReply: true } : spec, ...(options.tags ? { tags: options.tags } : {}) };
+  }
+
+  #specOf(index: number, warmup: boolean, prompt: Prompt, seed: number, scheduledAt: number): RequestSpec {
     const { sent, ref } = this.#sentWithOf(prompt);
     const bust = this.#cacheBust;
-    const spec: RequestSpec = {
+    return {
       index,
       warmup,
       prompt,
       ...sent,
-      seed: w.seed + identity,
-      ignoreEos: w.ignoreEos,
+      seed,
+      ignoreEos: this.#w.ignoreEos,
       ...(ref !== undefined ? { promptRef: ref } : {}),
       scheduledAt,
       ...(bust !== undefined ? { cacheBust: bust } : {}),
       ...(bust === 'nonce' ? { nonce: `${this.#nonceBase}-${index.toString(36)}` } : {}),
     };
-    // A synthetic prompt has no key: it repeats only where the run sends the same workload again (a
-    // repetition), where its workload position keys it (negative: apart from a list's positions).
-    const key = listKey ?? (this.#repeats ? -1 - identity : undefined);
-    if (key === undefined) return { spec };
-    const first = this.#firstSent.get(key);
-    if (first === undefined) {
-      this.#firstSent.set(key, index);
-      return { spec };
-    }
-    return { spec, repeatOf: first };
   }
 
   #sentWithOf(prompt: Prompt): SentWith {

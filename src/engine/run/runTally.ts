@@ -34,7 +34,7 @@ export interface TallyOptions {
 
 export class RunTally {
   readonly #runId: string;
-  readonly #total: number | undefined;
+  #total: number | undefined;
   readonly #clock: Clock;
   readonly #runStart: number;
   readonly #records: RequestRecord[] = [];
@@ -59,6 +59,11 @@ export class RunTally {
     this.#runStart = clock.now();
     this.#streams = options.streams === true;
     this.#streamCap = Math.max(1, options.streamChunksPerReport ?? STREAM_CHUNKS_PER_REPORT);
+  }
+
+  /** `n` more measured requests planned, negative fewer (a multi-turn run's turns once its sessions are known; those a session ended early never sends). */
+  expect(n: number): void {
+    this.#total = Math.max(0, (this.#total ?? 0) + n);
   }
 
   /** A request was handed to the client (`sentAt`, `scheduledAt`: epoch ms, for the live view's lanes). */

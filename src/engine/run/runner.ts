@@ -12,12 +12,14 @@ import { preflight } from '../transport/detect';
 import { assembleRunFile } from './runAssembly';
 import { newRunId } from '../core/runId';
 import { ProgressTicker, RunTally } from './runTally';
-import { closedLoop, openLoop, sleep, withinPhase } from './scheduler';
+import { closedLoop, openLoop, sleep, traceLoop, withinPhase } from './scheduler';
+import { traceOffsetsMs } from '../prompts/traces';
 import { connectionsFor, validateWorkload } from '../core/workload';
 import { runOnWorkers, threadsFor, withWorkers } from './workers/coordinator';
 import { clientOptions, Planner, promptSource } from './plan';
 import type { RunOptions } from './plan';
 import { Sender } from './sender';
+import { sessionPhase } from './sessions';
 
 /** How long closing the client may take on the way out of a cancelled run. */
 const CLOSE_GRACE_MS = 30;
@@ -55,8 +57,9 @@ export interface MeasuredSpan {
   readonly seed: number;
 }
 
-/** The measured requests of `span`, in the workload's mode (closed or open loop); resolves with how many were sent. */
+/** The measured requests of `span`, in the workload's mode (closed or open loop, a trace's times); resolves with how many were sent. */
 export async function measuredPhase(w: WorkloadSpec, span: MeasuredSpan, planner: Planner, sender: Sender, signal: AbortSignal | undefined): Promise<number> {
+  if (planner.sessions) return sessionPhase(w, span, planner, sender, signal); // multi-turn: sessions of turns (sessions.ts)
   const clock = realClock;
   const deadline = span.durationS !== undefined ? clock.now() + span.durationS * 1000 : undefined;
   // request j of the phase: its record index, and the workload position whose prompt and seed it sends
@@ -75,11 +78,23 @@ export async function measuredPhase(w: WorkloadSpec, span: MeasuredSpan, planner
       burstiness: m.burstiness,
       seed: span.seed,
       ...(m.maxConcurrency !== undefined ? { maxConcurrency: m.maxConcurrency } : {}),
+      ...(m.ramp ? { ramp: { ...m.ramp, ...(span.requests !== undefined ? { requests: span.requests } : span.durationS !== undefined ? { durationMs: span.durationS * 1000 } : {}) } } : {}),
       more: (j, due) => withinPhase(span.requests, deadline, j, due),
       send,
       ...(signal ? { signal } : {}),
       clock,
     });
+  } else if (planner.trace) {
+    // a trace: request j at its time (over the speed) after the phase's start, planned ahead of it
+    const all = traceOffsetsMs(planner.trace, m.speed);
+    const offsetsMs = all.slice(span.firstK).map((t) => t - all[span.firstK]!);
+    if (span.requests === undefined && deadline === undefined) sender.expect(offsetsMs.length);
+    const maxConcurrency = m.maxConcurrency !== undefined ? { maxConcurrency: m.maxConcurrency } : {};
+    const go = (p: ReturnType<typeof plan>, j: number) => {
+      sent = Math.max(sent, j + 1);
+      return sender.send(p);
+    };
+    await traceLoop({ offsetsMs, ...maxConcurrency, more: (j, due) => withinPhase(span.requests, deadline, j, due), prepare: plan, send: go, ...(signal ? { signal } : {}), clock });
   }
   return sent;
 }

@@ -1,10 +1,10 @@
 // Sending planned requests: each to the client, its record (any echoed key scrubbed) to the tally and
 // onRecord; on cancel, what is still out is recorded as aborted. Shared by the runner and the worker threads.
-import type { EndpointClient, RequestError, RequestRecord, RequestSpec, StreamObserver } from '../core/types';
+import type { EndpointClient, RequestError, RequestRecord, RequestSpec, SentRecord, StreamObserver } from '../core/types';
 import { realClock } from '../core/clock';
 import type { RunTally } from './runTally';
 import { sleep } from './scheduler';
-import type { Planned, RunOptions } from './plan';
+import type { Planned, RecordTags, RunOptions } from './plan';
 
 /** How long cancellation waits for aborted requests to come back before recording them itself. */
 const ABORT_GRACE_MS = 40;
@@ -44,7 +44,7 @@ export class Sender {
   readonly #client: EndpointClient;
   readonly #tally: RunTally;
   readonly #options: RunOptions;
-  readonly #pending = new Map<number, { ctrl: AbortController; spec: RequestSpec; repeatOf: number | undefined; repeat: number | undefined; sentAt: number; done: Promise<void> }>();
+  readonly #pending = new Map<number, { ctrl: AbortController; spec: RequestSpec; repeatOf: number | undefined; repeat: number | undefined; tags: RecordTags | undefined; sentAt: number; done: Promise<unknown> }>();
   readonly #observer: StreamObserver;
   /** The repetition or block now being sent (`run --repeat`, `ab`): each record sent from now on carries it as `repeat`. */
   segment: number | undefined;
@@ -56,14 +56,24 @@ export class Sender {
     this.#observer = { onChunk: (index, atMs) => tally.chunk(index, atMs) };
   }
 
+  /** `n` more measured requests planned (negative: fewer), for the progress's total. */
+  expect(n: number): void {
+    this.#tally.expect(n);
+  }
+
   /** Sends one request; resolves when its record is in (never rejects). */
-  send({ spec, repeatOf }: Planned): Promise<void> {
+  async send(planned: Planned): Promise<void> {
+    await this.exchange(planned);
+  }
+
+  /** Sends one request; resolves with its record as recorded, and the reply's text when the spec kept it (never rejects). */
+  exchange({ spec, repeatOf, tags }: Planned): Promise<SentRecord> {
     const ctrl = new AbortController();
     const sentAt = realClock.origin + realClock.now();
     const repeat = this.segment;
     this.#tally.sent(spec.index, spec.warmup, sentAt, spec.scheduledAt);
-    const done = (async () => {
-      let rec: RequestRecord;
+    const done = (async (): Promise<SentRecord> => {
+      let rec: SentRecord;
       try {
         rec = await this.#client.send(spec, ctrl.signal, this.#observer);
       } catch (e) {
@@ -78,11 +88,15 @@ export class Sender {
       if (repeatOf !== undefined) rec = { ...rec, repeatOf };
       if (spec.promptRef !== undefined) rec = { ...rec, promptRef: spec.promptRef };
       if (repeat !== undefined) rec = { ...rec, repeat };
+      if (tags !== undefined) rec = { ...rec, ...tags };
       this.#tally.returned();
       this.#pending.delete(spec.index);
-      this.#finish(rec);
+      // the reply's text goes back to the caller (a session's next turn), never to a run file
+      const { reply, ...record } = rec;
+      this.#finish(record);
+      return reply !== undefined ? { ...record, reply } : record;
     })();
-    this.#pending.set(spec.index, { ctrl, spec, repeatOf, repeat, sentAt, done });
+    this.#pending.set(spec.index, { ctrl, spec, repeatOf, repeat, tags, sentAt, done });
     return done;
   }
 
@@ -92,7 +106,7 @@ export class Sender {
     await Promise.race([Promise.all([...this.#pending.values()].map((p) => p.done)), sleep(ABORT_GRACE_MS, undefined)]);
     for (const p of [...this.#pending.values()]) {
       const rec = failedRecord(p.spec, p.sentAt, 'aborted', 'cancelled by the user');
-      this.#finish({ ...rec, ...(p.repeatOf !== undefined ? { repeatOf: p.repeatOf } : {}), ...(p.repeat !== undefined ? { repeat: p.repeat } : {}) });
+      this.#finish({ ...rec, ...(p.repeatOf !== undefined ? { repeatOf: p.repeatOf } : {}), ...(p.repeat !== undefined ? { repeat: p.repeat } : {}), ...p.tags });
     }
   }
 

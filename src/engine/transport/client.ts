@@ -32,6 +32,7 @@ import type { EventInfo, RegisteredAdapter, SplitUrl } from './adapters/adapter'
 import { INTERMEDIARY_HEADERS } from '../analysis/buffering';
 import { connectionFailure, createDispatcher } from './connections';
 import { createJsonStreamParser } from './streamParsers';
+import { ToolCallTimer } from './toolCallTimer';
 import type { Framing, JsonStreamParser } from './streamParsers';
 import { PreflightError } from './detect';
 import { retryAfterSeconds, sendWithRetries } from './retry';
@@ -240,6 +241,10 @@ class StreamState implements Dispatcher.DispatchHandler {
   #serverError: string | undefined;
   /** The content as streamed, when the spec asks to keep it (RequestSpec.keepReply). */
   readonly #reply: string[] | undefined;
+  /** The reply's tool calls, from the first piece of one. */
+  #toolCalls: ToolCallTimer | undefined;
+  /** Tokens of the chunks that carried text (content or reasoning): the output less these is a lone tool call's. */
+  #textTokens = 0;
   #ended = false; // [DONE], done/stop, or an error event: later events are not part of the answer
 
   constructor(
@@ -509,8 +514,10 @@ class StreamState implements Dispatcher.DispatchHandler {
     const usage = info.usage;
     const content = info.content;
     const reasoning = info.reasoning;
-    if (content || reasoning) {
-      const at = round3(this.#now - this.#sent());
+    const at = round3(this.#now - this.#sent());
+    // a tool call's piece (its name, its arguments) is output too: a chunk, kept apart in toolCalls
+    const tool = info.toolCalls !== undefined && (this.#toolCalls ??= new ToolCallTimer((t) => this.#said(t, 64))).add(info.toolCalls, at);
+    if (content || reasoning || tool) {
       this.#chunkTimesMs.push(at);
       if (this.#ttftMs === undefined) {
         this.#ttftMs = at;
@@ -525,6 +532,7 @@ class StreamState implements Dispatcher.DispatchHandler {
         if (delta > 0) tokens = delta;
       }
       this.#chunkTokens += tokens ?? 1;
+      if (content || reasoning) this.#textTokens += tokens ?? 1;
       if (tokens !== undefined && tokens > 1) this.#multiTokenChunks++;
       this.#notify(1, at);
       if (this.#chunkTimesMs.length >= this.#chunkCap) this.#stopOverlong();
@@ -662,6 +670,8 @@ class StreamState implements Dispatcher.DispatchHandler {
     if (this.#promptTokens !== undefined) record.promptTokens = this.#promptTokens;
     if (this.#reasoningTokens !== undefined) record.reasoningTokens = this.#reasoningTokens;
     if (this.#multiTokenChunks > 0) record.multiTokenChunks = this.#multiTokenChunks;
+    const toolCalls = this.#toolCalls?.timings(usageCount, this.#textTokens);
+    if (toolCalls !== undefined) record.toolCalls = toolCalls;
     if (this.#serverTimings !== undefined) record.serverTimings = this.#serverTimings;
     if (this.#ignoredTimings !== undefined) record.ignoredServerFields = this.#ignoredTimings;
     if (this.#intermediaries !== undefined) record.intermediaries = this.#intermediaries;

@@ -6,7 +6,7 @@ import { basename } from 'node:path';
 import * as vscode from 'vscode';
 import type { Prompt, PromptPulledIn, SloSpec } from '../../engine/core/types';
 import type { BuildContext } from '../../jobs/build';
-import { presetWorkload } from '../../jobs/presets';
+import { presetWorkload, trafficValues, trafficWithPromptFile } from '../../jobs/presets';
 import type { PresetId, PresetInput, SweepInput } from '../../jobs/presets';
 import { OptionValues } from '../../jobs/values';
 import type { OptionValue } from '../../jobs/values';
@@ -15,7 +15,7 @@ import { Command } from '../commands';
 import { registerCommand } from './register';
 import type { JobRequest, RunOutcome } from '../jobRunner';
 import { BUNDLED_MISSING } from '../bundledBackend';
-import { askCustom, askSweep, detectApi, pickApi, pickChoice, pickPreset } from '../pickers';
+import { askCustom, askSweep, askTraffic, detectApi, pickApi, pickChoice, pickPreset } from '../pickers';
 import { explicitSamplingKeys, setByUser, unfilledEditorNote, varAssignments } from '../promptModel';
 import { editorStateNow, fillVariables } from '../promptVariables';
 import { PROMPT_REF_KEY, type PromptRef } from '../runStore';
@@ -74,6 +74,13 @@ function promptFileValues(prompt: PromptExtras): Record<string, OptionValue | un
 /** The option values of a preset's workload, as the CLI's flags would give them. */
 function workloadValues(s: Services, preset: PresetId, input: WorkloadInput | undefined, prompt: PromptExtras | undefined): Record<string, OptionValue | undefined> {
   const w = presetWorkload(preset, s.config.current.workload, input);
+  // conversations, a trace, a ramp: the CLI's Traffic flags (and of the rest only what goes with them)
+  if ((preset === 'custom' || preset === 'traffic') && input?.traffic) {
+    const values = trafficValues(input.traffic, w, s.config.current.prefixCache);
+    // a ramp of a prompt file: the file's prompt and its own max tokens, unless the caller gave them
+    const file = prompt ? { ...promptFileValues(prompt), promptTokens: undefined, maxTokens: input.maxTokens } : {};
+    return { ...values, ...file, respectRetryAfter: s.config.current.respectRetryAfter || undefined };
+  }
   if (preset === 'cache-check') {
     // the check sets its own load; the prompt is this one, or a synthetic one of the check's length
     return { ...(prompt ? promptFileValues(prompt) : { promptTokens: w.promptTokens }), maxTokens: w.maxTokens, timeout: w.timeoutMs / 1000 };
@@ -126,6 +133,11 @@ async function profile(s: Services, choice: Choice, preset: PresetId, input: Wor
     void vscode.window.showErrorMessage('LLM Profiler: a prompt-length sweep sends synthetic prompts of each length: it cannot sweep a prompt of a file. Sweep concurrency or request rate instead.');
     return undefined;
   }
+  const own = prompt && input?.traffic ? trafficWithPromptFile(input.traffic) : undefined;
+  if (own) {
+    void vscode.window.showErrorMessage(`LLM Profiler: ${own}: it cannot send a prompt of a file. Use a ramp, or profile the endpoint (LLM Profiler: Profile endpoint).`);
+    return undefined;
+  }
   const first = await s.targets.resolve(choice);
   if (!first) return undefined;
   const resolved = await withApi(s, first);
@@ -137,7 +149,8 @@ async function profile(s: Services, choice: Choice, preset: PresetId, input: Wor
   const ctx: BuildContext = {
     target: resolved.target,
     // only the values the user set beat the prompt file's own; the presets' are defaults
-    explicit: explicitSamplingKeys(preset, sentMaxTokens, { value: s.config.current.workload.maxTokens, setByUser: setByUser(settingMaxTokens) }, input),
+    // traffic: what its values set, as the CLI takes it from its flags
+    ...(input?.traffic ? {} : { explicit: explicitSamplingKeys(preset, sentMaxTokens, { value: s.config.current.workload.maxTokens, setByUser: setByUser(settingMaxTokens) }, input) }),
     ...(prompt ? { prompts: [prompt.prompt] } : {}),
     ...(prompt?.pulledIn ? { pulledIn: prompt.pulledIn } : {}),
     ...((prompt?.slo ?? s.config.current.slo) ? { slo: prompt?.slo ?? s.config.current.slo } : {}),
@@ -162,8 +175,12 @@ async function profile(s: Services, choice: Choice, preset: PresetId, input: Wor
 }
 
 async function chooseWorkload(s: Services, preset: PresetId | undefined, input: WorkloadInput | undefined, promptFile = false): Promise<{ preset: PresetId; input?: WorkloadInput } | undefined> {
-  const p = preset ?? (await pickPreset(s.config.current.workload));
+  const p = preset ?? (await pickPreset(s.config.current.workload, { promptFile }));
   if (!p) return undefined;
+  if (p === 'traffic' && !input?.traffic) {
+    const asked = await askTraffic(s.config.current.workload, { promptFile });
+    return asked ? { preset: p, input: { ...input, ...asked } } : undefined;
+  }
   if (p === 'custom' && !input) {
     const custom = await askCustom(s.config.current.workload);
     return custom ? { preset: p, input: custom } : undefined;

@@ -2,9 +2,11 @@
 // agent/mode, model, tools) between `---` lines; the markdown body is the user's request. VS Code's
 // variables are filled from the caller's values: `${input:name}` / `${input:name:placeholder}` (what
 // VS Code asks the user for) and the editor's `${selection}`, `${file}`, `${workspaceFolder}`, …
-// A variable left without a value is sent as written and listed, with its line.
+// A variable left without a value is sent as written and listed, with its line. Its `tools` names
+// VS Code's own tools (codebase, fetch, an MCP server's), which the editor runs: not function
+// definitions an endpoint could be sent, so they are not sent, and a warning says so.
 import { asText, str, type Reader } from './reader';
-import { frontMatter } from './yamlDoc';
+import { frontMatter, keyLine } from './yamlDoc';
 import { sloOf, type FileBody } from './body';
 import { forwardSearch } from './promptyText';
 
@@ -64,6 +66,11 @@ export function readPromptMd(r: Reader): FileBody {
   const slo = sloOf(r, fm.yaml);
   const model = str(meta.model);
   const base = { ...(slo ? { slo } : {}), ...(model ? { model } : {}) };
+  if (meta.tools !== undefined && meta.tools !== null) {
+    const names = Array.isArray(meta.tools) ? meta.tools.filter((t): t is string => typeof t === 'string') : [];
+    const shown = names.length > 0 ? ` (${names.slice(0, 5).join(', ')}${names.length > 5 ? ', …' : ''})` : '';
+    r.warn(`tools${shown} names VS Code's own tools, which the editor runs, not function definitions an endpoint takes: not sent (give definitions with --tools)`, keyLine(fm.yaml, ['tools'], 0));
+  }
   const first = fm.bodyStart;
   const body = r.lines.slice(first).join('\n').trim();
   if (body === '') {

@@ -3,12 +3,14 @@
 // inside the braces, is replaced by its value; anything else is sent as written. `gh models run`
 // gives `{{input}}` the text typed after the model (empty here) and the --var values; `gh models eval`
 // fills the messages once per testData row: so does the profiler, one prompt per row, the caller's
-// values beating the row's.
+// values beating the row's. A top-level `tools:` (OpenAI's function definitions, as a --tools file
+// holds them) is the profiler's own key: gh-models has none and ignores it; the profiler sends them.
 import { isSeq } from 'yaml';
 import type { Node as YamlNode } from 'yaml';
 import type { PromptFileEntry, PromptFileRange } from './types';
 import type { ChatMessage, SamplingKey, SamplingParams } from '../../core/types';
 import { isObject } from '../../core/json';
+import { toolDefinitions } from '../../core/toolDefinitions';
 import { asText, ownValue, str, type Reader } from './reader';
 import { GH_MODEL_PARAMETERS, readSampling, responseFormat } from './sampling';
 import { keyLine, nodeRange, pairOf, parseYaml, type Yaml } from './yamlDoc';
@@ -134,6 +136,11 @@ function sampling(r: Reader, y: Yaml, meta: Record<string, unknown>): SamplingPa
     const read = responseFormat(meta.responseFormat, meta.jsonSchema);
     if (typeof read === 'string') r.warn(`responseFormat ${read}: not sent`, keyLine(y, ['responseFormat'], 0));
     else out.responseFormat = read.value;
+  }
+  if (meta.tools !== undefined && meta.tools !== null) {
+    const tools = toolDefinitions(meta.tools, 'tools');
+    if (typeof tools === 'string') r.warn(`${tools}: not sent`, keyLine(y, ['tools'], 0));
+    else out.tools = tools;
   }
   return out;
 }

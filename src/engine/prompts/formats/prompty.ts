@@ -11,7 +11,8 @@
 //    optional `#` and attributes such as `user[name="Alice"]:`, any case); text before the first role
 //    line is the system message; `![alt](url)` images become image parts;
 // 5. `thread` inputs (a list of { role, content }) spliced in where the template places them.
-// The sampling settings come from `model.parameters` (0.1.x, OpenAI's names) or `model.options` (v2).
+// The sampling settings come from `model.parameters` (0.1.x, OpenAI's names, `tools` among them) or
+// `model.options` (v2).
 import { parse as parseYamlText } from 'yaml';
 import type { ChatMessage, ContentPart, ResponseFormat, SamplingKey, SamplingParams } from '../../core/types';
 import { isObject, parseJson } from '../../core/json';
@@ -51,6 +52,8 @@ export function readPrompty(r: Reader): FileBody {
   const format = templateFormat(r, y, meta.template);
   if (format === undefined) return { prompts: [], ...base };
   const params = { ...sampling(r, y, modelBlock) };
+  // Prompty v2's own tool list (kinds, bindings): not OpenAI's definitions, which go in model.parameters
+  if (meta.tools !== undefined && meta.tools !== null) r.warn("tools (Prompty's own tool list) is not sent: give OpenAI function definitions in model.parameters.tools", keyLine(y, ['tools'], 0));
   const outputs = resolve(r, y, meta.outputs, ['outputs']);
   if (params.responseFormat === undefined && Array.isArray(outputs) && outputs.some(isObject)) params.responseFormat = outputsFormat(outputs.filter(isObject));
   const inputs = inputsOf(r, y, meta);

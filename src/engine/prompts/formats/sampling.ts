@@ -1,12 +1,14 @@
 // The sampling settings a prompt file gives (Prompty's `model.parameters` / `model.options`, GitHub
 // Models' `modelParameters` and `responseFormat`), read into SamplingParams. A setting the profiler
-// does not send is named in a warning, never dropped silently.
+// does not send is named in a warning, never dropped silently. `tools` (OpenAI's function definitions)
+// are sent, and the calls streamed back timed; `tool_choice` is not (the server's default: auto).
 import { parseJson } from '../../core/json';
+import { toolDefinitions } from '../../core/toolDefinitions';
 import type { ResponseFormat, SamplingKey, SamplingParams } from '../../core/types';
 import { ownValue, type Reader } from './reader';
 import { keyLine, type Yaml } from './yamlDoc';
 
-type Kind = 'int' | 'number' | 'stop' | 'format';
+type Kind = 'int' | 'number' | 'stop' | 'format' | 'tools';
 
 interface Field {
   readonly key: SamplingKey;
@@ -22,6 +24,7 @@ const STOP: Field = { key: 'stop', kind: 'stop' };
 const FREQUENCY: Field = { key: 'frequencyPenalty', kind: 'number', min: -2, max: 2 };
 const PRESENCE: Field = { key: 'presencePenalty', kind: 'number', min: -2, max: 2 };
 const FORMAT: Field = { key: 'responseFormat', kind: 'format' };
+const TOOLS: Field = { key: 'tools', kind: 'tools' };
 
 /** OpenAI's request fields, as Prompty's `model.parameters` (and v2's `additionalProperties`) give them. */
 export const OPENAI_FIELDS: Readonly<Record<string, Field>> = {
@@ -33,6 +36,7 @@ export const OPENAI_FIELDS: Readonly<Record<string, Field>> = {
   frequency_penalty: FREQUENCY,
   presence_penalty: PRESENCE,
   response_format: FORMAT,
+  tools: TOOLS,
 };
 
 /** Prompty v2's `model.options`. */
@@ -51,10 +55,9 @@ export const GH_MODEL_PARAMETERS: Readonly<Record<string, Field>> = { maxTokens:
 /** Why a known setting is not sent, where the profiler decides it. */
 const NOT_SENT: Readonly<Record<string, string>> = {
   seed: 'the profiler sends its own seed per request (--seed)',
-  tools: 'the profiler measures generation without tool calls',
-  tool_choice: 'the profiler measures generation without tool calls',
-  parallel_tool_calls: 'the profiler measures generation without tool calls',
-  allowMultipleToolCalls: 'the profiler measures generation without tool calls',
+  tool_choice: 'the profiler sends the tools and leaves the choice to the model (auto)',
+  parallel_tool_calls: "the profiler leaves it to the server's default",
+  allowMultipleToolCalls: "the profiler leaves it to the server's default",
   stream: 'the profiler always streams',
   n: 'the profiler asks for one completion per request',
 };
@@ -97,6 +100,10 @@ function readField(f: Field, value: unknown): { value: unknown } | string {
     }
     case 'format':
       return responseFormat(value);
+    case 'tools': {
+      const tools = toolDefinitions(value, 'the list');
+      return typeof tools === 'string' ? `is not a list of function definitions (${tools.replace(/^the list /, '')})` : { value: tools };
+    }
   }
 }
 

@@ -47,6 +47,22 @@ export interface EventInfo {
   readonly done?: boolean;
   /** An error object inside the stream. */
   readonly error?: string;
+  /** Pieces of tool calls (OpenAI's `delta.tool_calls`, Anthropic's tool_use blocks, Gemini's and Ollama's functionCall parts). */
+  readonly toolCalls?: readonly ToolCallDelta[];
+}
+
+/**
+ * A piece of a streamed tool call. The client joins the pieces by `index`; a piece without one is a
+ * call of its own when it names a function (Gemini's and Ollama's whole calls), else the latest
+ * call's continuation.
+ */
+export interface ToolCallDelta {
+  /** Which call of the reply: OpenAI's `tool_calls[].index`, Anthropic's content block index. */
+  readonly index?: number;
+  readonly id?: string;
+  readonly name?: string;
+  /** A piece of the arguments' JSON text ('' or absent: none in this piece). */
+  readonly args?: string;
 }
 
 /** The models an API lists: where, and how to read their names from the answer. */
@@ -154,6 +170,16 @@ export function hasImageUrls(prompt: Prompt): boolean {
 /** The note of a completion-style API given a prompt with images: the text is sent, the images are not. */
 export function textOnlyNote(api: ApiKind): string {
   return `images are not sent: the ${api} API takes text only`;
+}
+
+/** Whether a request carries function definitions to send (an empty list is none: `--tools none` against a prompt file's own). */
+export function hasTools(spec: Pick<RequestSpec, 'tools'>): spec is { readonly tools: NonNullable<RequestSpec['tools']> } {
+  return spec.tools !== undefined && spec.tools.length > 0;
+}
+
+/** The note of an API that cannot take function definitions: the request goes without them, and no tool call can be timed. */
+export function noToolsNote(api: ApiKind): string {
+  return `tools are not sent: the ${api} API takes no function definitions, so no tool call is timed`;
 }
 
 /** The note of an API that is given image URLs: the server downloads them, inside the request's time. */

@@ -2,15 +2,18 @@
 // same `type`: message_start (the message id, input usage), content_block_start/_delta/_stop,
 // message_delta (usage.output_tokens, cumulative), message_stop, any number of `ping`s, and `error`
 // (e.g. overloaded_error) in the middle of a stream. Text deltas are output; thinking deltas are
-// reasoning, so TTFO lands beside TTFT; signature and tool-input deltas are not tokens. The key goes
+// reasoning, so TTFO lands beside TTFT; signature deltas are not tokens. A tool call is a tool_use
+// block: content_block_start names it, input_json_delta pieces stream its arguments. The key goes
 // in `x-api-key`, every request names an `anthropic-version`. System messages are the top-level
 // `system`, not turns. Anthropic refuses fields it does not know (`seed`, `ignore_eos`): not sent.
 // Sampling: temperature, top_p, stop_sequences; the API has no penalties and no response_format
 // (each noted, not sent). Images are image blocks: base64 for `data:` URLs, a url source for http(s).
-import type { EndpointSpec, RequestSpec } from '../../core/types';
-import type { BuiltRequest, EndpointAdapter, EventInfo, TimingFields, Turn, UsageInfo } from './adapter';
+// Tools are `{name, description, input_schema}` (an input schema is required: an empty object's when
+// the definition has none).
+import type { EndpointSpec, RequestSpec, ToolDefinition } from '../../core/types';
+import type { BuiltRequest, EndpointAdapter, EventInfo, TimingFields, ToolCallDelta, Turn, UsageInfo } from './adapter';
 import { count, isObject, str } from '../../core/json';
-import { bodyStart, cachedTokens, dataUrl, IMAGE_URL_NOTE, joinPath, jsonHeaders, jsonPost, maxTokensOf, OPENAI_MODELS, splitSystem, streamError, systemImagesNote, withDefaultHeaders, withTimings } from './adapter';
+import { bodyStart, cachedTokens, dataUrl, hasTools, IMAGE_URL_NOTE, joinPath, jsonHeaders, jsonPost, maxTokensOf, OPENAI_MODELS, splitSystem, streamError, systemImagesNote, withDefaultHeaders, withTimings } from './adapter';
 
 const ANTHROPIC_VERSION = '2023-06-01';
 const API_HEADERS: Readonly<Record<string, string>> = { 'anthropic-version': ANTHROPIC_VERSION };
@@ -32,6 +35,7 @@ export const anthropicAdapter: EndpointAdapter = {
     if (spec.temperature !== undefined) body.temperature = spec.temperature;
     if (spec.topP !== undefined) body.top_p = spec.topP;
     if (spec.stop !== undefined && spec.stop.length > 0) body.stop_sequences = [...spec.stop];
+    if (hasTools(spec)) body.tools = spec.tools.map(anthropicTool);
     const notes: string[] = [];
     if (turns.some((t) => t.parts?.some((p) => p.type === 'image' && !p.url.startsWith('data:')))) notes.push(IMAGE_URL_NOTE);
     if (systemImages) notes.push(systemImagesNote('anthropic'));
@@ -48,7 +52,8 @@ export const anthropicAdapter: EndpointAdapter = {
         if (!isObject(delta)) return {};
         if (delta.type === 'text_delta') return textOf(str(delta.text), 'content');
         if (delta.type === 'thinking_delta') return textOf(str(delta.thinking), 'reasoning');
-        return {}; // signature_delta, input_json_delta, citations: not tokens of the answer
+        if (delta.type === 'input_json_delta') return toolPiece(event.index, { args: str(delta.partial_json) });
+        return {}; // signature_delta, citations: not tokens of the answer
       }
       case 'content_block_start': {
         // Always empty today; a block that starts with text would still be text.
@@ -56,6 +61,8 @@ export const anthropicAdapter: EndpointAdapter = {
         if (!isObject(block)) return {};
         if (block.type === 'text') return textOf(str(block.text), 'content');
         if (block.type === 'thinking') return textOf(str(block.thinking), 'reasoning');
+        // a tool call (server_tool_use: one Anthropic runs itself): its name now, its input in input_json_delta pieces
+        if (block.type === 'tool_use' || block.type === 'server_tool_use') return toolPiece(event.index, { id: str(block.id), name: str(block.name) });
         return {};
       }
       case 'message_start':
@@ -90,6 +97,19 @@ function anthropicMessage(t: Turn): Record<string, unknown> {
   return { role: t.role, content };
 }
 
+/** A tool definition as the Messages API takes it. */
+function anthropicTool(t: ToolDefinition): Record<string, unknown> {
+  const f = t.function;
+  return { name: f.name, ...(f.description !== undefined ? { description: f.description } : {}), input_schema: f.parameters ?? { type: 'object', properties: {} } };
+}
+
+/** A piece of the tool call in content block `index`. */
+function toolPiece(index: unknown, piece: { readonly id?: string | undefined; readonly name?: string | undefined; readonly args?: string | undefined }): EventInfo {
+  const i = count(index);
+  const call: ToolCallDelta = { ...(i !== undefined ? { index: i } : {}), ...(piece.id ? { id: piece.id } : {}), ...(piece.name ? { name: piece.name } : {}), ...(piece.args ? { args: piece.args } : {}) };
+  return { toolCalls: [call] };
+}
+
 function textOf(text: string | undefined, as: 'content' | 'reasoning'): EventInfo {
   return text ? { [as]: text } : {};
 }
@@ -103,13 +123,16 @@ function messageInfo(message: Record<string, unknown>, whole: boolean): EventInf
   if (whole) {
     let content = '';
     let reasoning = '';
-    for (const block of Array.isArray(message.content) ? message.content : []) {
+    const calls: ToolCallDelta[] = [];
+    for (const [i, block] of (Array.isArray(message.content) ? message.content : []).entries()) {
       if (!isObject(block)) continue;
       if (block.type === 'text') content += str(block.text) ?? '';
       else if (block.type === 'thinking') reasoning += str(block.thinking) ?? '';
+      else if (block.type === 'tool_use' && typeof block.name === 'string') calls.push({ index: i, name: block.name, args: JSON.stringify(block.input ?? {}) });
     }
     if (content) info.content = content;
     if (reasoning) info.reasoning = reasoning;
+    if (calls.length > 0) info.toolCalls = calls;
     info.done = true;
   }
   return info;

@@ -8,11 +8,15 @@
 // unknown fields: no ignore_eos. Sampling goes in generationConfig (topP, stopSequences, the
 // penalties); a response format as responseMimeType application/json, with a json_schema's schema
 // as responseJsonSchema (JSON Schema as given, not the OpenAPI subset of responseSchema). Images:
-// inlineData for `data:` URLs, fileData for http(s) URLs (fetched by Gemini, noted).
-import type { ContentPart, EndpointSpec, RequestSpec } from '../../core/types';
-import type { BuiltRequest, EndpointAdapter, EventInfo, TimingFields, UsageInfo } from './adapter';
+// inlineData for `data:` URLs, fileData for http(s) URLs (fetched by Gemini, noted). Tools are
+// `tools: [{functionDeclarations: [{name, description, parametersJsonSchema}]}]` (the parameters as the
+// JSON Schema they are, as for the response format: `parameters` takes only an OpenAPI subset, which
+// refuses OpenAI's usual `additionalProperties`); a call streams as a functionCall part `{name, args}`,
+// whole in one chunk.
+import type { ContentPart, EndpointSpec, RequestSpec, ToolDefinition } from '../../core/types';
+import type { BuiltRequest, EndpointAdapter, EventInfo, TimingFields, ToolCallDelta, UsageInfo } from './adapter';
 import { count, isObject, str } from '../../core/json';
-import { cachedTokens, dataUrl, IMAGE_URL_NOTE, jsonHeaders, jsonPost, jsonSchemaOf, maxTokensOf, replacePath, requestPath, splitBaseUrl, splitSystem, streamError, systemImagesNote, withTimings } from './adapter';
+import { cachedTokens, dataUrl, hasTools, IMAGE_URL_NOTE, jsonHeaders, jsonPost, jsonSchemaOf, maxTokensOf, replacePath, requestPath, splitBaseUrl, splitSystem, streamError, systemImagesNote, withTimings } from './adapter';
 import { sentPrompt } from './cacheBust';
 
 const IMAGE_TYPES: Readonly<Record<string, string>> = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', heic: 'image/heic', heif: 'image/heif' };
@@ -63,6 +67,7 @@ export const geminiAdapter: EndpointAdapter = {
       contents: turns.map((m) => ({ role: m.role === 'assistant' ? 'model' : 'user', parts: m.parts ? m.parts.filter((p) => p.type !== 'text' || p.text !== '').map(geminiPart) : [{ text: m.content }] })),
     };
     if (system !== undefined) body.systemInstruction = { parts: [{ text: system }] };
+    if (hasTools(spec)) body.tools = [{ functionDeclarations: spec.tools.map(geminiFunction) }];
     const config: Record<string, unknown> = { maxOutputTokens: maxTokensOf(spec) };
     if (spec.temperature !== undefined) config.temperature = spec.temperature;
     if (spec.topP !== undefined) config.topP = spec.topP;
@@ -91,19 +96,22 @@ export const geminiAdapter: EndpointAdapter = {
     if (id) info.responseId = id;
     let content = '';
     let reasoning = '';
+    const calls: ToolCallDelta[] = [];
     const candidates = Array.isArray(event.candidates) ? event.candidates : [];
     for (const candidate of candidates) {
       if (!isObject(candidate) || !isObject(candidate.content) || !Array.isArray(candidate.content.parts)) continue;
       for (const part of candidate.content.parts) {
         if (!isObject(part)) continue;
+        if (isObject(part.functionCall)) calls.push(functionCallOf(part.functionCall));
         const text = str(part.text);
-        if (!text) continue; // functionCall, a thoughtSignature with empty text
+        if (!text) continue; // a thoughtSignature with empty text
         if (part.thought === true) reasoning += text;
         else content += text;
       }
     }
     if (content) info.content = content;
     if (reasoning) info.reasoning = reasoning;
+    if (calls.length > 0) info.toolCalls = calls;
     // A prompt refused before any candidate: say so rather than "ended without a single token".
     if (candidates.length === 0 && isObject(event.promptFeedback)) {
       const reason = str(event.promptFeedback.blockReason);
@@ -116,6 +124,20 @@ export const geminiAdapter: EndpointAdapter = {
     return info;
   },
 };
+
+/** A function declaration as Gemini takes it. */
+function geminiFunction(t: ToolDefinition): Record<string, unknown> {
+  const f = t.function;
+  return { name: f.name, ...(f.description !== undefined ? { description: f.description } : {}), ...(f.parameters !== undefined ? { parametersJsonSchema: f.parameters } : {}) };
+}
+
+/** A functionCall part: a whole call (its name, its args as JSON text); one without a name continues the call before it. */
+function functionCallOf(call: Record<string, unknown>): ToolCallDelta {
+  const name = str(call.name);
+  const id = str(call.id);
+  const args = call.args !== undefined ? JSON.stringify(call.args) : undefined;
+  return { ...(id ? { id } : {}), ...(name ? { name } : {}), ...(args ? { args } : {}) };
+}
 
 /** The models Gemini lists (as "models/gemini-2.5-flash"), only those that generate text: the list has embedding ones too. */
 function geminiModels(json: unknown): string[] {

@@ -4,11 +4,12 @@
 // server's `timings` (prompt_n/prompt_ms/predicted_n/predicted_ms) and the counts
 // `tokens_predicted`/`tokens_evaluated`. Sampling as llama.cpp's README names it: top_p, stop (a
 // list), frequency/presence_penalty, and a response format as `json_schema` (`{}`: any JSON). The
-// prompt is text: images cannot be sent here (noted).
+// prompt is text: images cannot be sent here, nor tools (its /v1/chat/completions takes them: `--api
+// openai-chat`) (noted).
 import type { EndpointSpec, RequestSpec } from '../../core/types';
 import type { BuiltRequest, EndpointAdapter, EventInfo, TimingFields, UsageInfo } from './adapter';
 import { isObject, str } from '../../core/json';
-import { bodyStart, countsUsage, hasImages, joinPath, jsonHeaders, jsonPost, jsonSchemaOf, llamaTimings, maxTokensOf, promptText, snakeSampling, streamError, textOnlyNote, withTimings } from './adapter';
+import { bodyStart, countsUsage, hasImages, hasTools, joinPath, jsonHeaders, jsonPost, jsonSchemaOf, llamaTimings, maxTokensOf, noToolsNote, promptText, snakeSampling, streamError, textOnlyNote, withTimings } from './adapter';
 
 export const llamacppAdapter: EndpointAdapter = {
   api: 'llamacpp',
@@ -29,7 +30,8 @@ export const llamacppAdapter: EndpointAdapter = {
     if (schema !== undefined) body.json_schema = schema;
     if (spec.seed !== undefined) body.seed = spec.seed;
     if (spec.ignoreEos) body.ignore_eos = true;
-    return jsonPost(joinPath(endpoint, '/completion'), jsonHeaders(endpoint, 'text/event-stream'), body, hasImages(prompt) ? [textOnlyNote('llamacpp')] : []);
+    const notes = [...(hasImages(prompt) ? [textOnlyNote('llamacpp')] : []), ...(hasTools(spec) ? [noToolsNote('llamacpp')] : [])];
+    return jsonPost(joinPath(endpoint, '/completion'), jsonHeaders(endpoint, 'text/event-stream'), body, notes);
   },
 
   interpret(event: unknown): EventInfo {

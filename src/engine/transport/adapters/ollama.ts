@@ -3,11 +3,13 @@
 // server's own counts and durations in nanoseconds, kept here as ServerTimings in ms. Ollama has no
 // ignore_eos; max tokens, temperature, top_p, stop, the penalties and seed go in `options`, a response
 // format in `format` ("json", or the JSON schema itself). Images travel as base64 in a message's
-// `images`: an image given by URL cannot be (noted).
+// `images`: an image given by URL cannot be (noted). Tools go as OpenAI's function definitions, as
+// /api/chat takes them; a call comes whole in one object's `message.tool_calls[{function: {name,
+// arguments}}]`, the arguments an object.
 import type { ChatMessage, EndpointSpec, RequestSpec, ServerTimings } from '../../core/types';
-import type { BuiltRequest, EndpointAdapter, EventInfo, UsageInfo } from './adapter';
+import type { BuiltRequest, EndpointAdapter, EventInfo, ToolCallDelta, UsageInfo } from './adapter';
 import { isObject, str } from '../../core/json';
-import { bodyStart, countsUsage, dataUrl, joinPath, jsonHeaders, jsonPost, jsonSchemaOf, maxTokensOf, snakeSampling, streamError, TimingReader } from './adapter';
+import { bodyStart, countsUsage, dataUrl, hasTools, joinPath, jsonHeaders, jsonPost, jsonSchemaOf, maxTokensOf, snakeSampling, streamError, TimingReader } from './adapter';
 
 const NS_PER_MS = 1e6;
 const URL_NOTE = 'image URLs are not sent: the ollama API takes images inline only (a data: URL, a file next to the prompt)';
@@ -52,6 +54,7 @@ export const ollamaAdapter: EndpointAdapter = {
     body.stream = true;
     const schema = jsonSchemaOf(spec);
     if (schema !== undefined) body.format = spec.responseFormat?.type === 'json_schema' ? schema : 'json';
+    if (hasTools(spec)) body.tools = spec.tools;
     body.options = options;
     return jsonPost(joinPath(endpoint, '/api/chat'), jsonHeaders(endpoint, 'application/x-ndjson'), body, urls ? [URL_NOTE] : []);
   },
@@ -60,12 +63,14 @@ export const ollamaAdapter: EndpointAdapter = {
     if (!isObject(event)) return {};
     const error = streamError(event);
     if (error !== undefined) return { error };
-    const info: { content?: string; reasoning?: string; usage?: UsageInfo; serverTimings?: ServerTimings; ignoredTimings?: readonly string[]; done?: boolean } = {};
+    const info: { content?: string; reasoning?: string; usage?: UsageInfo; serverTimings?: ServerTimings; ignoredTimings?: readonly string[]; done?: boolean; toolCalls?: ToolCallDelta[] } = {};
     if (isObject(event.message)) {
       const c = str(event.message.content);
       const r = str(event.message.thinking);
       if (c) info.content = c;
       if (r) info.reasoning = r;
+      const calls = Array.isArray(event.message.tool_calls) ? event.message.tool_calls.flatMap(ollamaCall) : [];
+      if (calls.length > 0) info.toolCalls = calls;
     }
     if (event.done === true) {
       info.done = true;
@@ -86,3 +91,11 @@ export const ollamaAdapter: EndpointAdapter = {
     return info;
   },
 };
+
+/** One of a message's tool calls, whole: its name and its arguments (an object) as JSON text. */
+function ollamaCall(call: unknown): ToolCallDelta[] {
+  if (!isObject(call) || !isObject(call.function)) return [];
+  const name = str(call.function.name);
+  const args = call.function.arguments !== undefined ? JSON.stringify(call.function.arguments) : undefined;
+  return [{ ...(name ? { name } : {}), ...(args ? { args } : {}) }];
+}

@@ -3,11 +3,13 @@
 // in `reasoning_content` (older) or `reasoning` (newer), and with `stream_options.include_usage` ends
 // with a chunk whose `choices` is empty and whose `usage` holds the counts. A message with images is
 // sent as OpenAI's content array (text and image_url parts, as vLLM, SGLang and llama.cpp take it);
-// a participant's name as the message's `name`.
+// a participant's name as the message's `name`. Tools go as given (OpenAI's function definitions);
+// a tool call streams as `delta.tool_calls[{index, id, function: {name, arguments}}]`, the name in
+// the call's first piece and the arguments' JSON text in pieces after it.
 import type { ChatMessage, EndpointSpec, Prompt, RequestSpec } from '../../core/types';
-import type { BuiltRequest, EndpointAdapter, EventInfo, TimingFields } from './adapter';
-import { isObject, str } from '../../core/json';
-import { bodyStart, commonSampling, hasImageUrls, IMAGE_URL_NOTE, joinPath, jsonHeaders, jsonPost, llamaTimings, maxTokensOf, mergeTimings, OPENAI_MODELS, openaiCachedTokens, openaiUsage, streamError, vllmMetrics, withTimings } from './adapter';
+import type { BuiltRequest, EndpointAdapter, EventInfo, TimingFields, ToolCallDelta } from './adapter';
+import { count, isObject, str } from '../../core/json';
+import { bodyStart, commonSampling, hasImageUrls, hasTools, IMAGE_URL_NOTE, joinPath, jsonHeaders, jsonPost, llamaTimings, maxTokensOf, mergeTimings, OPENAI_MODELS, openaiCachedTokens, openaiUsage, streamError, vllmMetrics, withTimings } from './adapter';
 
 export const openaiChatAdapter: EndpointAdapter = {
   api: 'openai-chat',
@@ -15,7 +17,8 @@ export const openaiChatAdapter: EndpointAdapter = {
   models: OPENAI_MODELS,
 
   buildRequest(spec: RequestSpec, endpoint: EndpointSpec): BuiltRequest {
-    return openaiRequest(spec, endpoint, '/v1/chat/completions', (prompt) => ({ messages: prompt.messages.map(openaiMessage) }), (prompt) => (hasImageUrls(prompt) ? [IMAGE_URL_NOTE] : []));
+    const ask = (prompt: Prompt): Record<string, unknown> => ({ messages: prompt.messages.map(openaiMessage), ...(hasTools(spec) ? { tools: spec.tools } : {}) });
+    return openaiRequest(spec, endpoint, '/v1/chat/completions', ask, (prompt) => (hasImageUrls(prompt) ? [IMAGE_URL_NOTE] : []));
   },
 
   interpret(event: unknown): EventInfo {
@@ -52,7 +55,7 @@ export function interpretOpenAi(event: unknown, kind: 'chat' | 'completions'): E
   const error = streamError(event);
   if (error !== undefined) return { error };
   const info: {
-    content?: string; reasoning?: string; tokens?: number; usage?: ReturnType<typeof openaiUsage>; responseId?: string;
+    content?: string; reasoning?: string; tokens?: number; usage?: ReturnType<typeof openaiUsage>; responseId?: string; toolCalls?: ToolCallDelta[];
   } & TimingFields = {};
   const id = str(event.id);
   if (id) info.responseId = id;
@@ -71,6 +74,8 @@ export function interpretOpenAi(event: unknown, kind: 'chat' | 'completions'): E
         if (delta) {
           c = str(delta.content);
           r = str(delta.reasoning_content) ?? str(delta.reasoning);
+          const calls = toolCallsOf(delta);
+          if (calls.length > 0) (info.toolCalls ??= []).push(...calls);
         }
       } else {
         c = str(choice.text);
@@ -88,4 +93,26 @@ export function interpretOpenAi(event: unknown, kind: 'chat' | 'completions'): E
   if (usage) info.usage = usage;
   // llama.cpp's `timings`, vLLM's per-request `metrics`, OpenAI's cached prompt tokens: whichever the server sends.
   return withTimings(info, mergeTimings(llamaTimings(event.timings), vllmMetrics(event.metrics), openaiCachedTokens(event.usage)));
+}
+
+/**
+ * A delta's (or a whole message's) tool calls: `tool_calls[{index, id, function: {name, arguments}}]`
+ * (a whole message's have no index: their position is), and the older `function_call` as call 0.
+ */
+function toolCallsOf(delta: Record<string, unknown>): ToolCallDelta[] {
+  const out: ToolCallDelta[] = [];
+  const piece = (index: number | undefined, id: unknown, fn: unknown): void => {
+    if (!isObject(fn)) return;
+    const name = str(fn.name);
+    const args = str(fn.arguments);
+    const callId = str(id);
+    out.push({ ...(index !== undefined ? { index } : {}), ...(callId ? { id: callId } : {}), ...(name ? { name } : {}), ...(args ? { args } : {}) });
+  };
+  if (Array.isArray(delta.tool_calls)) {
+    delta.tool_calls.forEach((call, i) => {
+      if (isObject(call)) piece(count(call.index) ?? i, call.id, call.function);
+    });
+  }
+  if (isObject(delta.function_call)) piece(0, undefined, delta.function_call);
+  return out;
 }

@@ -1,8 +1,9 @@
 // OpenAI-compatible text completions (/v1/completions): the prompt is plain text, each choice's text
-// is in `text`. Usage, `ignore_eos` and the sampling fields as for chat; images cannot be sent (noted).
-import type { EndpointSpec, RequestSpec } from '../../core/types';
+// is in `text`. Usage, `ignore_eos` and the sampling fields as for chat; images and tools cannot be
+// sent (noted).
+import type { EndpointSpec, Prompt, RequestSpec } from '../../core/types';
 import type { BuiltRequest, EndpointAdapter, EventInfo } from './adapter';
-import { hasImages, OPENAI_MODELS, promptText, textOnlyNote } from './adapter';
+import { hasImages, hasTools, noToolsNote, OPENAI_MODELS, promptText, textOnlyNote } from './adapter';
 import { interpretOpenAi, openaiRequest } from './openaiChat';
 
 export const openaiCompletionsAdapter: EndpointAdapter = {
@@ -11,7 +12,8 @@ export const openaiCompletionsAdapter: EndpointAdapter = {
   models: OPENAI_MODELS,
 
   buildRequest(spec: RequestSpec, endpoint: EndpointSpec): BuiltRequest {
-    return openaiRequest(spec, endpoint, '/v1/completions', (prompt) => ({ prompt: promptText(prompt) }), (prompt) => (hasImages(prompt) ? [textOnlyNote('openai-completions')] : []));
+    const notes = (prompt: Prompt): string[] => [...(hasImages(prompt) ? [textOnlyNote('openai-completions')] : []), ...(hasTools(spec) ? [noToolsNote('openai-completions')] : [])];
+    return openaiRequest(spec, endpoint, '/v1/completions', (prompt) => ({ prompt: promptText(prompt) }), notes);
   },
 
   interpret(event: unknown): EventInfo {
