@@ -16,11 +16,11 @@ import { modelContext } from '../localServer/model';
 import { isSyntheticPreset } from '../localServer/presets';
 import { parseShapeSpec } from '../localServer/synthetic';
 import { UsageError } from './errors';
-import { chatSource, DEFAULT_CHAT_SESSIONS, groupsOf, rampMode, responseFormatOf, toolsOf, traceFormatOf, traceOf } from './traffic';
+import { chatSource, groupsOf, rampMode, responseFormatOf, toolsOf, traceFormatOf, traceOf } from './traffic';
 import type { BuiltJob, CacheCheckJob, DialJob, LocalServerRequest, RunJob, SweepJob, Target } from './job';
 import { defaultOf } from './options';
 import type { CommandName } from './options';
-import { dialCtxSize, dialSlotNeed, sweepConcurrencyLimit, sweepPromptTokens } from './presets';
+import { dialCtxSize, dialSlotNeed, sweepConcurrencyLimit, sweepPromptTokens, TRAFFIC_DEFAULTS } from './presets';
 import { loadPrompts, loadVars } from './jobPrompts';
 import type { LoadedPrompts } from './jobPrompts';
 import { CLI_SLOT_NAMES, promptNeeds, SETTING_SLOT_NAMES, sizeSlots } from './slotContext';
@@ -205,7 +205,7 @@ function sizeOf(v: OptionValues, command: CommandName, prompt: WorkloadSpec['pro
   const sessions = v.num('sessions');
   const multiTurn = prompt.kind === 'chat' || (prompt.kind === 'dataset' && prompt.multiTurn === true);
   if (sessions !== undefined && !multiTurn) throw new UsageError('--sessions needs conversations: --chat, or --dataset with --multi-turn', '--sessions');
-  if (multiTurn) return sessions !== undefined ? { sessions } : prompt.kind === 'chat' ? { sessions: DEFAULT_CHAT_SESSIONS } : {};
+  if (multiTurn) return sessions !== undefined ? { sessions } : prompt.kind === 'chat' ? { sessions: TRAFFIC_DEFAULTS.chat.sessions } : {};
   if (prompt.kind === 'trace') return {};
   return { requests: v.num('requestsPerPoint') ?? v.num('requests') ?? defaultOf<number>('requests', command) ?? 10 };
 }

@@ -157,9 +157,8 @@ export type TrafficInput =
   | { readonly kind: 'ramp'; readonly shape: 'linear' | 'exponential'; readonly from: number; readonly to: number };
 
 /**
- * What the traffic inputs start from: the CLI's own defaults for --chat and --sessions
- * (src/jobs/traffic.ts CHAT_DEFAULTS, DEFAULT_CHAT_SESSIONS; kept here so that this file stays pure,
- * and compared by test/unit/trafficInput.test.ts) and --trace-speed's; a ramp over the sweep's rates.
+ * What the traffic inputs start from, the CLI's own defaults too: --chat's turns and lengths (what a
+ * --chat value leaves out), --sessions with --chat, --trace-speed's; a ramp over the sweep's rates.
  */
 export const TRAFFIC_DEFAULTS = {
   chat: { turns: 6, userTokens: 64, replyTokens: 64, sessions: 4, thinkTimeMs: 0 },

@@ -8,27 +8,15 @@ import { readUntrustedFile, UntrustedFileError } from '../engine/files/untrusted
 import { readTrace, TraceError, tracePrompt } from '../engine/prompts/traces';
 import type { Trace, TraceEntry } from '../engine/prompts/traces';
 import { UsageError } from './errors';
+import { chatInput } from './presets';
 import type { OptionValues } from './values';
 
 /** A --tools or --response-format file larger than this is refused: definitions, not data. */
 const MAX_DEFINITION_BYTES = 4 * 1024 * 1024;
 
-/** --chat's defaults, each replaced by what the spec gives. */
-export const CHAT_DEFAULTS = { turns: 6, userTokens: 64, replyTokens: 64 } as const;
-
-/** Sessions a --chat run sends when --sessions is not given. */
-export const DEFAULT_CHAT_SESSIONS = 4;
-
-/** `turns=6,user=64,reply=32` → a chat prompt source (the option's check has vetted the form). */
+/** `turns=6,user=64,reply=32` → a chat prompt source, what it leaves out from the defaults (the option's check has vetted the form). */
 export function chatSource(text: string): Extract<WorkloadSpec['prompt'], { kind: 'chat' }> {
-  const out: { turns: number; userTokens: number; replyTokens: number } = { ...CHAT_DEFAULTS };
-  for (const part of text.split(',')) {
-    const [k, n] = part.trim().split('=') as [string, string];
-    if (k === 'turns') out.turns = Number(n);
-    else if (k === 'user') out.userTokens = Number(n);
-    else if (k === 'reply') out.replyTokens = Number(n);
-  }
-  return { kind: 'chat', ...out };
+  return { kind: 'chat', ...chatInput(text)! };
 }
 
 /** `linear:1-10` → an open loop ramping from 1 to 10 req/s. */

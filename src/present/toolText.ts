@@ -4,8 +4,8 @@
 import type { CompareRow, Comparison } from '../engine/analysis/compare';
 import { apiFacts } from '../engine/core/apis';
 import { toolNames } from '../engine/core/toolDefinitions';
-import type { ResponseFormat, RunFile, Summary, ToolDefinition, WorkloadSpec } from '../engine/core/types';
-import { formatMs, formatNumber } from './units';
+import type { ResponseFormat, RunFile, Summary, ToolCallTiming, ToolDefinition, WorkloadSpec } from '../engine/core/types';
+import { formatInt, formatMs, formatNumber } from './units';
 import { valueText } from './sentText';
 
 /** Whether any request of the run was sent function definitions (the workload's, or a prompt's own). */
@@ -91,4 +91,11 @@ export function structuredCostLine(comparison: Comparison, what: string, withSid
   const without = withIsBase ? 'B' : 'A';
   const verb = what === 'the response format' ? 'costs' : 'cost';
   return `What ${what} ${verb} (${withSide} sends it, ${without} does not): ${costPhrase(row('ttft.p50'), withIsBase, 'TTFT p50')}; ${costPhrase(row('tpot.p50'), withIsBase, 'TPOT p50')}`;
+}
+
+/** "get_weather: first delta 48 ms, 12 argument tokens in 180 ms (66.7 tokens/s)". */
+export function toolCallText(c: ToolCallTiming): string {
+  const span = c.lastDeltaMs - c.firstDeltaMs;
+  const rate = c.argDeltas >= 2 && span > 0 ? ` in ${formatMs(span)} (${formatNumber(c.argTokens / (span / 1000))} tokens/s)` : '';
+  return `${c.name ?? 'a function'}: first delta ${formatMs(c.firstDeltaMs)}, ${formatInt(c.argTokens)} argument token${c.argTokens === 1 ? '' : 's'}${rate}`;
 }

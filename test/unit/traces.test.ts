@@ -11,11 +11,11 @@ import { azureTimeMs, blockText, MAX_TRACE_TOKENS, parseTrace, readTrace, TRACE_
 import type { TraceEntry } from '../../src/engine/prompts/traces';
 import { syntheticChatCounter } from '../../src/localServer/tokenCount';
 import { PRESETS } from '../../src/localServer/synthetic';
+import { sharedWords, words } from '../support/words';
 
 const dir = realpathSync(mkdtempSync(join(tmpdir(), 'traces-')));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-const words = (text: string): string[] => text.split(/\s+/).filter(Boolean);
 const jsonl = (...lines: unknown[]): string => lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n');
 
 /** Throws a TraceError whose message holds every part (and names `line` when given). */
@@ -136,15 +136,6 @@ test('the format is told from the content, the extension only when the content d
 });
 
 const entry = (inputLength: number, hashIds?: number[], outputLength?: number): TraceEntry => ({ line: 0, atMs: 0, inputLength, ...(hashIds ? { hashIds } : {}), ...(outputLength ? { outputLength } : {}) });
-
-/** Whole words shared at the start of both texts. */
-function sharedWords(a: string, b: string): number {
-  const x = words(a);
-  const y = words(b);
-  let i = 0;
-  while (i < x.length && i < y.length && x[i] === y[i]) i++;
-  return i;
-}
 
 test('block text: the same hash id gives the same text at every use, different ids part at the first word', () => {
   assert.equal(blockText(46), blockText(46));

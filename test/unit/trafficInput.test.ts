@@ -10,7 +10,6 @@ import { after, test } from 'node:test';
 import { buildRunJob } from '../../src/jobs/build';
 import { defaultOf, option } from '../../src/jobs/options';
 import { chatInput, chatSpec, presetWorkload, rampInput, TRAFFIC_DEFAULTS, trafficValues, trafficWithPromptFile, type TrafficInput, type WorkloadDefaults } from '../../src/jobs/presets';
-import { CHAT_DEFAULTS, DEFAULT_CHAT_SESSIONS } from '../../src/jobs/traffic';
 import { OptionValues, type OptionValue } from '../../src/jobs/values';
 import { parseCommandLine } from '../../src/cli/parse';
 
@@ -45,9 +44,11 @@ async function cli(argv: readonly string[]) {
   return (await buildRunJob(parseCommandLine('run', argv), { target })).job.workload;
 }
 
-test('the traffic inputs start from the CLI\'s own defaults', () => {
-  assert.deepEqual({ turns: TRAFFIC_DEFAULTS.chat.turns, userTokens: TRAFFIC_DEFAULTS.chat.userTokens, replyTokens: TRAFFIC_DEFAULTS.chat.replyTokens }, CHAT_DEFAULTS);
-  assert.equal(TRAFFIC_DEFAULTS.chat.sessions, DEFAULT_CHAT_SESSIONS);
+test('the traffic inputs start from the CLI\'s own defaults', async () => {
+  // what the CLI fills in for a --chat that gives only its turns
+  const w = await cli(['--url', 'http://127.0.0.1:1', '--chat', `turns=${TRAFFIC_DEFAULTS.chat.turns}`]);
+  assert.deepEqual(w.prompt, { kind: 'chat', turns: TRAFFIC_DEFAULTS.chat.turns, userTokens: TRAFFIC_DEFAULTS.chat.userTokens, replyTokens: TRAFFIC_DEFAULTS.chat.replyTokens });
+  assert.equal(w.sessions, TRAFFIC_DEFAULTS.chat.sessions);
   assert.equal(TRAFFIC_DEFAULTS.traceSpeed, defaultOf<number>('traceSpeed', 'run'));
   assert.equal(option('chat').check?.(chatSpec(TRAFFIC_DEFAULTS.chat)), undefined);
   assert.equal(option('ramp').check?.(`${TRAFFIC_DEFAULTS.ramp.shape}:${TRAFFIC_DEFAULTS.ramp.from}-${TRAFFIC_DEFAULTS.ramp.to}`), undefined);

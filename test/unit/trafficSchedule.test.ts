@@ -13,6 +13,7 @@ import type { RequestRecord, WorkloadMode } from '../../src/engine/core/types';
 import { groupPrompt } from '../../src/engine/prompts/syntheticPrompts';
 import { scheduleLines, scheduleText } from '../../src/present/scheduleText';
 import { FakeClock } from '../support/fakeClock';
+import { sharedWords, words } from '../support/words';
 
 function tracker(clock: FakeClock, ms: number) {
   const sends: { k: number; due: number; at: number }[] = [];
@@ -195,15 +196,6 @@ test('schedule: its line in the run table', () => {
   assert.deepEqual(scheduleLines({ summary: { schedule: missed } as never }), [`Schedule: ${scheduleText(missed)}`]);
   assert.deepEqual(scheduleLines({ summary: {} as never }), []);
 });
-
-const words = (text: string): string[] => text.split(/\s+/).filter(Boolean);
-function sharedWords(a: string, b: string): number {
-  const x = words(a);
-  const y = words(b);
-  let i = 0;
-  while (i < x.length && i < y.length && x[i] === y[i]) i++;
-  return i;
-}
 
 test('shared-prefix groups: a group\'s prompts share exactly its prefix, groups part at the first word, SGLang\'s blank line between', () => {
   const a = groupPrompt(0, 1, 300, 200, 7).messages[0]!.content;

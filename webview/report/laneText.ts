@@ -3,7 +3,7 @@
 // its tool calls. The details line and the tooltip take their words from here.
 import type { RequestRecord } from '../../src/engine/core/types';
 import { formatInt, formatMs } from '../../src/present/units';
-import { toolCallText } from '../../src/present/trafficText';
+import { toolCallText } from '../../src/present/toolText';
 import { rowNeighbours, type Lane, type LaneModel } from './lanes';
 
 /** "session 3, turn 2 of 5" (both from 1, as the turn chart counts them); "trace line 18". */

@@ -57,6 +57,8 @@ export interface LaneRows {
   readonly lanes: readonly (readonly number[])[];
   /** Each row's session (undefined: a request outside any session). */
   readonly sessions: readonly (number | undefined)[];
+  /** Each row's waits between consecutive lanes, found once when grouping (a redraw reads them): see rowGaps. */
+  readonly gaps: readonly Float64Array[];
 }
 
 function median(sorted: Float64Array): number {
@@ -323,7 +325,7 @@ export function groupBySession(model: LaneModel): LaneModel {
   groups.sort((a, b) => due(a) - due(b) || (a.session ?? -1) - (b.session ?? -1));
   const of = new Uint32Array(model.lanes.length);
   groups.forEach((g, row) => { for (const i of g.lanes) of[i] = row; });
-  return { ...model, rows: { by: 'session', of, lanes: groups.map((g) => g.lanes), sessions: groups.map((g) => g.session) } };
+  return { ...model, rows: { by: 'session', of, lanes: groups.map((g) => g.lanes), sessions: groups.map((g) => g.session), gaps: groups.map((g) => gapsOf(model, g.lanes)) } };
 }
 
 /** The model with a row per lane again. */
@@ -361,7 +363,12 @@ export function rowNeighbours(model: LaneModel, lane: number): { prev?: Lane; ne
 
 /** The waits between a row's consecutive lanes (think time, and the client's wait before the next turn was sent): [start, end] pairs, ms since t0. */
 export function rowGaps(model: LaneModel, row: number): Float64Array {
-  const list = lanesOfRow(model, row);
+  return model.rows?.gaps[row] ?? NO_GAPS;
+}
+
+const NO_GAPS = new Float64Array(0);
+
+function gapsOf(model: LaneModel, list: readonly number[]): Float64Array {
   const out: number[] = [];
   for (let k = 1; k < list.length; k++) {
     const a = model.lanes[list[k - 1]!]!;

@@ -4,7 +4,7 @@
 // one. The turns come from the engine's Summary.byTurn, else from the requests (turns.ts).
 import type { Chart } from 'chart.js';
 import type { RunFile, TurnSummary } from '../../src/engine/core/types';
-import { turnSentence } from '../../src/present/trafficText';
+import { turnSentence } from '../../src/present/turnText';
 import { formatInt, formatMs } from '../../src/present/units';
 import { turnChart, type TurnPoint } from './charts';
 import { h, scrollRegion, srOnly } from './dom';

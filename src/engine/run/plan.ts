@@ -96,7 +96,7 @@ export async function promptSource(w: WorkloadSpec, given: readonly Prompt[] | u
     return { promptFor: (index, isWarmup, k) => (isWarmup ? list.promptFor(index, false, k) : synthetic.promptFor(index, false, k)) };
   }
   if (src.kind === 'trace') return traceSource(await readTrace(src.path, src.format), w.seed);
-  if (src.kind !== 'file' && src.kind !== 'dataset') throw new Error(`the ${src.kind} prompt source is not read here`); // TODO(issue 30): sessions and traces
+  if (src.kind === 'chat') throw new Error('a chat workload sends sessions'); // isSessions above: never here
   const { prompts } = await readPrompts(src);
   return listSource(prompts, warmup);
 }

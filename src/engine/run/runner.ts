@@ -12,7 +12,7 @@ import { preflight } from '../transport/detect';
 import { assembleRunFile } from './runAssembly';
 import { newRunId } from '../core/runId';
 import { ProgressTicker, RunTally } from './runTally';
-import { closedLoop, openLoop, sleep, traceLoop, withinPhase } from './scheduler';
+import { closedLoop, paced, sleep, traceLoop, withinPhase } from './scheduler';
 import { traceOffsetsMs } from '../prompts/traces';
 import { connectionsFor, validateWorkload } from '../core/workload';
 import { runOnWorkers, threadsFor, withWorkers } from './workers/coordinator';
@@ -70,20 +70,10 @@ export async function measuredPhase(w: WorkloadSpec, span: MeasuredSpan, planner
     return sender.send(plan(j, at));
   };
   const m = w.mode;
-  if (m.kind === 'closed') {
-    await closedLoop({ workers: m.concurrency, more: (j) => withinPhase(span.requests, deadline, j, clock.now()), send: (j) => send(j, clock.now()), ...(signal ? { signal } : {}) });
-  } else if (m.kind === 'open') {
-    await openLoop({
-      rate: m.rate,
-      burstiness: m.burstiness,
-      seed: span.seed,
-      ...(m.maxConcurrency !== undefined ? { maxConcurrency: m.maxConcurrency } : {}),
-      ...(m.ramp ? { ramp: { ...m.ramp, ...(span.requests !== undefined ? { requests: span.requests } : span.durationS !== undefined ? { durationMs: span.durationS * 1000 } : {}) } } : {}),
-      more: (j, due) => withinPhase(span.requests, deadline, j, due),
-      send,
-      ...(signal ? { signal } : {}),
-      clock,
-    });
+  if (m.kind !== 'trace') {
+    const total = span.requests !== undefined ? { total: span.requests } : {};
+    const over = span.durationS !== undefined ? { durationS: span.durationS } : {};
+    await paced(m, { ...total, ...over, ...(deadline !== undefined ? { deadline } : {}), seed: span.seed, ...(signal ? { signal } : {}), clock }, send);
   } else if (planner.trace) {
     // a trace: request j at its time (over the speed) after the phase's start, planned ahead of it
     const all = traceOffsetsMs(planner.trace, m.speed);

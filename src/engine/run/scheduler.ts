@@ -4,7 +4,7 @@
 // semaphore) and a trace's replay (each request at its own time). Time comes from an injected Clock.
 import { realClock } from '../core/clock';
 import type { Clock } from '../core/clock';
-import type { RampSpec } from '../core/types';
+import type { RampSpec, WorkloadMode } from '../core/types';
 import { interArrivalS, Rng } from '../core/random';
 
 export function sleep(ms: number, signal: AbortSignal | undefined, clock: Clock = realClock): Promise<void> {
@@ -224,4 +224,40 @@ export async function traceLoop<P>(o: TraceLoopOptions<P>): Promise<void> {
     if (k + 1 < offsets.length && start + offsets[k + 1]! > clock.now()) await new Promise<void>((resolve) => clock.immediate(resolve));
   }
   await Promise.all(sent);
+}
+
+/** How much a phase paced by its mode sends: a count, a deadline (clock ms) or both; its arrival seed. */
+export interface PacedPhase {
+  readonly total?: number;
+  readonly deadline?: number;
+  /** The phase's duration, for a ramp over it (with no count). */
+  readonly durationS?: number;
+  readonly seed: number;
+  readonly signal?: AbortSignal;
+  readonly clock: Clock;
+}
+
+/**
+ * Sends k = 0, 1, … as a closed or open loop paces them (a trace is paced by its own times:
+ * traceLoop): send(k, due), `due` the clock's ms the send was meant for. The runner's requests and
+ * the sessions of a multi-turn run both go through here.
+ */
+export async function paced(mode: Exclude<WorkloadMode, { kind: 'trace' }>, p: PacedPhase, send: (k: number, due: number) => Promise<void>): Promise<void> {
+  const signal = p.signal ? { signal: p.signal } : {};
+  if (mode.kind === 'closed') {
+    await closedLoop({ workers: mode.concurrency, more: (k) => withinPhase(p.total, p.deadline, k, p.clock.now()), send: (k) => send(k, p.clock.now()), ...signal });
+    return;
+  }
+  const over = p.total !== undefined ? { requests: p.total } : p.durationS !== undefined ? { durationMs: p.durationS * 1000 } : {};
+  await openLoop({
+    rate: mode.rate,
+    burstiness: mode.burstiness,
+    seed: p.seed,
+    ...(mode.maxConcurrency !== undefined ? { maxConcurrency: mode.maxConcurrency } : {}),
+    ...(mode.ramp ? { ramp: { ...mode.ramp, ...over } } : {}),
+    more: (k, due) => withinPhase(p.total, p.deadline, k, due),
+    send,
+    ...signal,
+    clock: p.clock,
+  });
 }

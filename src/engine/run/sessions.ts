@@ -12,7 +12,7 @@ import type { Clock } from '../core/clock';
 import { plannedTurns, turnPrompt } from '../prompts/conversations';
 import type { SessionSource } from '../prompts/conversations';
 import { estimatePromptTokens } from '../prompts/syntheticPrompts';
-import { closedLoop, openLoop, sleepUntil, withinPhase } from './scheduler';
+import { paced, sleepUntil } from './scheduler';
 import type { Planner } from './plan';
 import type { Sender } from './sender';
 
@@ -88,21 +88,8 @@ export async function sessionPhase(w: WorkloadSpec, span: SessionSpan, planner: 
   if (count !== undefined) sender.expect(plannedTurns(source, count));
   const s: SessionRun = { w, source, planner, sender, signal, clock, next: span.firstIndex, counted: count !== undefined };
   const m = w.mode;
-  if (m.kind === 'closed') {
-    await closedLoop({ workers: m.concurrency, more: (k) => withinPhase(count, deadline, k, clock.now()), send: (k) => runSession(s, k, clock.now()), ...(signal ? { signal } : {}) });
-  } else if (m.kind === 'open') {
-    await openLoop({
-      rate: m.rate,
-      burstiness: m.burstiness,
-      seed: span.seed,
-      ...(m.maxConcurrency !== undefined ? { maxConcurrency: m.maxConcurrency } : {}),
-      more: (k, due) => withinPhase(count, deadline, k, due),
-      send: (k, due) => runSession(s, k, due),
-      ...(signal ? { signal } : {}),
-      clock,
-    });
-  } else {
-    throw new Error('a trace is replayed as single requests, not sessions');
-  }
+  if (m.kind === 'trace') throw new Error('a trace is replayed as single requests, not sessions');
+  // sessions take no ramp (workload.ts refuses one), so the phase's duration only stops their starting
+  await paced(m, { ...(count !== undefined ? { total: count } : {}), ...(deadline !== undefined ? { deadline } : {}), seed: span.seed, ...(signal ? { signal } : {}), clock }, (k, due) => runSession(s, k, due));
   return s.next - span.firstIndex;
 }

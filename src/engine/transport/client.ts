@@ -514,7 +514,8 @@ class StreamState implements Dispatcher.DispatchHandler {
     const usage = info.usage;
     const content = info.content;
     const reasoning = info.reasoning;
-    const at = round3(this.#now - this.#sent());
+    // the arrival, read only for an event that carries output (most events of a stream do; usage and role chunks do not)
+    const at = content || reasoning || info.toolCalls !== undefined ? round3(this.#now - this.#sent()) : 0;
     // a tool call's piece (its name, its arguments) is output too: a chunk, kept apart in toolCalls
     const tool = info.toolCalls !== undefined && (this.#toolCalls ??= new ToolCallTimer((t) => this.#said(t, 64))).add(info.toolCalls, at);
     if (content || reasoning || tool) {

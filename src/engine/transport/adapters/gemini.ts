@@ -96,13 +96,13 @@ export const geminiAdapter: EndpointAdapter = {
     if (id) info.responseId = id;
     let content = '';
     let reasoning = '';
-    const calls: ToolCallDelta[] = [];
+    let calls: ToolCallDelta[] | undefined; // made only for a chunk that carries a call
     const candidates = Array.isArray(event.candidates) ? event.candidates : [];
     for (const candidate of candidates) {
       if (!isObject(candidate) || !isObject(candidate.content) || !Array.isArray(candidate.content.parts)) continue;
       for (const part of candidate.content.parts) {
         if (!isObject(part)) continue;
-        if (isObject(part.functionCall)) calls.push(functionCallOf(part.functionCall));
+        if (isObject(part.functionCall)) (calls ??= []).push(functionCallOf(part.functionCall));
         const text = str(part.text);
         if (!text) continue; // a thoughtSignature with empty text
         if (part.thought === true) reasoning += text;
@@ -111,7 +111,7 @@ export const geminiAdapter: EndpointAdapter = {
     }
     if (content) info.content = content;
     if (reasoning) info.reasoning = reasoning;
-    if (calls.length > 0) info.toolCalls = calls;
+    if (calls !== undefined) info.toolCalls = calls;
     // A prompt refused before any candidate: say so rather than "ended without a single token".
     if (candidates.length === 0 && isObject(event.promptFeedback)) {
       const reason = str(event.promptFeedback.blockReason);

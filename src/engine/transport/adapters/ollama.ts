@@ -69,8 +69,10 @@ export const ollamaAdapter: EndpointAdapter = {
       const r = str(event.message.thinking);
       if (c) info.content = c;
       if (r) info.reasoning = r;
-      const calls = Array.isArray(event.message.tool_calls) ? event.message.tool_calls.flatMap(ollamaCall) : [];
-      if (calls.length > 0) info.toolCalls = calls;
+      if (Array.isArray(event.message.tool_calls)) {
+        const calls = event.message.tool_calls.flatMap(ollamaCall);
+        if (calls.length > 0) info.toolCalls = calls;
+      }
     }
     if (event.done === true) {
       info.done = true;

@@ -74,8 +74,11 @@ export function interpretOpenAi(event: unknown, kind: 'chat' | 'completions'): E
         if (delta) {
           c = str(delta.content);
           r = str(delta.reasoning_content) ?? str(delta.reasoning);
-          const calls = toolCallsOf(delta);
-          if (calls.length > 0) (info.toolCalls ??= []).push(...calls);
+          // the hot path: a text delta allocates nothing for tool calls
+          if (Array.isArray(delta.tool_calls) || isObject(delta.function_call)) {
+            const calls = toolCallsOf(delta);
+            if (calls.length > 0) (info.toolCalls ??= []).push(...calls);
+          }
         }
       } else {
         c = str(choice.text);
