@@ -7,7 +7,7 @@ import type { ChatMessage, Prompt, WorkloadSpec } from '../core/types';
 import { isObject } from '../core/json';
 import { Rng } from '../core/random';
 import { datasetEntries, positiveInt, readDataset, role, SHAREGPT_ROLES } from './dataset';
-import { estimatePromptTokens, estimateTokens, syntheticPrompt, WORDS } from './syntheticPrompts';
+import { estimatePromptTokens, estimateTokens, numberWords, syntheticPrompt, WORDS } from './syntheticPrompts';
 
 /** The most user turns one conversation may have: a session is sent turn by turn, each carrying all before it. */
 export const MAX_TURNS = 1000;
@@ -139,15 +139,7 @@ export async function loadConversations(path: string, maxBytes?: number): Promis
 
 /** The session's number in words, least significant first: two sessions' first turns differ from their first word. */
 function sessionLead(k: number): string[] {
-  const base = WORDS.length;
-  const out: string[] = [];
-  let i = Math.max(0, Math.floor(k));
-  do {
-    out.push(WORDS[i % base]!);
-    i = Math.floor(i / base);
-  } while (i > 0);
-  out.push('session');
-  return out;
+  return [...numberWords(k).reverse(), 'session'];
 }
 
 /**

@@ -81,15 +81,21 @@ export function groupPrompt(index: number, group: number, tokens: number, prefix
   };
 }
 
-/** The index spelled in base-|WORDS| digits, at least two words: a unique, cache-busting lead. */
-function indexWords(index: number): string[] {
+/** A whole number spelled in base-|WORDS| digits, most significant first: distinct numbers, distinct words. */
+export function numberWords(n: number): string[] {
   const base = WORDS.length;
   const out: string[] = [];
-  let i = Math.max(0, Math.floor(index));
+  let i = Math.max(0, Math.floor(n));
   do {
     out.unshift(WORDS[i % base]!);
     i = Math.floor(i / base);
   } while (i > 0);
+  return out;
+}
+
+/** The index spelled in words, at least two: a unique, cache-busting lead. */
+function indexWords(index: number): string[] {
+  const out = numberWords(index);
   while (out.length < 2) out.unshift('request');
   return out;
 }
