@@ -23,6 +23,8 @@ import { formatProgressLine, formatRunTable } from '../present/runText';
 import { formatDial, formatSweep } from '../present/sweepText';
 import { formatMs } from '../present/units';
 import { checkExportPaths, exportSecrets, exportTargets, writeExports } from './exports';
+import { journalFor, sayLeftovers, settleJournal } from './journals';
+import { newRunId } from '../engine/core/runId';
 import { EXIT, processIo } from './io';
 import type { CliIo } from './io';
 import { parseCommandLine } from './parse';
@@ -269,12 +271,18 @@ export async function jobCommand(command: JobCommandName, argv: readonly string[
     if (pulled !== undefined) err(pulled);
     const local = job.kind === 'dial' || job.target.kind === 'local';
     if (job.kind !== 'dial' && job.target.kind === 'local') err(`no --url: starting the bundled llama.cpp server on 127.0.0.1 (synthetic model, CPU; ${slotsText(job.target.server)})`);
+    await sayLeftovers(out, io, printer);
+    const runId = newRunId();
+    const journal = await journalFor(job, runId, out, io, printer);
+    const hooks = { ...hooksFor(live, printer, local, apiKey, network, interrupt.signal), runId, ...(journal ? { journal } : {}) };
     // what is printed, written and sent is the scrubbed run: a server may have echoed a secret as its model name
-    const run = scrubRun(await executeJob(job, hooksFor(live, printer, local, apiKey, network, interrupt.signal)), printer.scrubber);
+    const run = scrubRun(await executeJob(job, hooks).catch(async (e: unknown) => { await journal?.abandon(); throw e; }), printer.scrubber);
     live.stop();
     printer.out(values.flag('json') ? `${JSON.stringify(jsonOf(command, run), null, 2)}\n` : textOf(command, run));
     let code = exitCodeOf(job, run, err);
-    if (out !== undefined && !(await writeOut(out, run, io, printer)) && code === EXIT.ok) code = EXIT.failed;
+    const stored = out === undefined || (await writeOut(out, run, io, printer));
+    if (!stored && code === EXIT.ok) code = EXIT.failed;
+    await settleJournal(journal, run, stored, io, printer);
     // the trace, the chunk CSV and OTLP after the run file: a failure there is said, and the run is kept
     if (!(await writeExports(run, exports, { cwd: io.cwd, env: io.env, say: err, scrubber: printer.scrubber })) && code === EXIT.ok) code = EXIT.failed;
     return code;

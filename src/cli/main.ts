@@ -25,6 +25,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       const { compareCommand } = await import('./compareCommand');
       return compareCommand(rest);
     }
+    case 'recover': {
+      const { recoverCommand } = await import('./recoverCommand');
+      return recoverCommand(rest);
+    }
     case 'ab': {
       const { abCommand } = await import('./abCommand');
       return abCommand(rest);

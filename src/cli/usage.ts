@@ -48,6 +48,14 @@ const ABOUT: Readonly<Record<CommandName, { usage: string; about: string }>> = {
       'Compare two endpoints (or one endpoint with two models) under the same load in one run: A and B take turns in blocks, ' +
       'so a slow minute hurts both sides alike, then the comparison of `compare` is printed (B against A).', 0).join('\n'),
   },
+  recover: {
+    usage: 'llm-profiler recover [JOURNAL | RUN.json | DIR] [--out run.json]',
+    about: wrap(
+      'Turn the journal a run or sweep left when its process died (kill -9, a crash, a closed laptop) into a run file: every request that finished, ' +
+      'each finished repetition and sweep point (the sweep fitted over them), marked interrupted with when the journal was last written and how many requests were in flight. ' +
+      'Without a path: the journals in the journal home ($XDG_STATE_HOME/llm-profiler/journals) and in this folder; RUN.json: the journals a run with --out RUN.json left. ' +
+      'The run file goes to --out, else where the run was to write it, else RUN_ID.json here; the journal is removed once it is written.', 0).join('\n'),
+  },
   serve: {
     usage: 'llm-profiler serve [options]',
     about: 'Start a local llama.cpp server (OpenAI-compatible, on 127.0.0.1) and keep it running until Ctrl+C.',
@@ -111,6 +119,7 @@ export function usage(command: CommandName): string {
   }
   if (command === 'compare' || command === 'ab') out.push('', COMPARE_EXIT_CODES[command]);
   else if (command === 'import') out.push('', 'Exit codes: 0 ok, 1 a file could not be imported (nothing is written for it), 2 usage error.');
+  else if (command === 'recover') out.push('', 'Exit codes: 0 ok (or no journal found), 1 a journal could not be recovered or its run file written, 2 usage error.');
   else if (command !== 'serve') out.push('', EXIT_CODES);
   return `${out.join('\n')}\n`;
 }
@@ -126,6 +135,7 @@ Commands
   serve          start the bundled local server
   compare        is NEW slower than BASE? each figure's difference with its 95% interval and a verdict
   ab             two endpoints (or models) under the same load, in alternating blocks, compared
+  recover        a run file from the journal of a run whose process died: what finished, marked interrupted
   import         another tool's results (${IMPORT_TOOL_ROWS.map((t) => t.label).join(', ')}) as a run: the same table, timeline, compare
 
 Run "llm-profiler <command> --help" for a command's options.

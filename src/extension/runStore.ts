@@ -6,6 +6,7 @@ import { mkdir, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ScrubbedRun } from '../engine/core/redact';
 import type { RunFile } from '../engine/core/types';
+import { runFileName } from '../engine/core/runId';
 import { networkShort } from '../present/endpointText';
 import { importedNameParts } from '../present/importText';
 import { runWhat } from '../present/runText';
@@ -111,10 +112,6 @@ export function latestMeasuredOn(runs: readonly RunIndexEntry[], url: string): R
   return runs.find((r) => r.url === url && !r.promptRef && r.importedFile === undefined);
 }
 
-/** A file name safe on every platform, from a run id. */
-export function runFileName(id: string): string {
-  return `${id.replace(/[^A-Za-z0-9._-]/g, '_')}.json`;
-}
 
 export class RunStore {
   readonly dir: string;

@@ -14,6 +14,7 @@ import type { DialServer } from '../engine/run/sweep';
 import { apiFacts } from '../engine/core/apis';
 import type { EndpointSpec, PrefillDialConfig, Progress, Prompt, RequestRecord, RunFile, ServerMetrics, SweepPoint, WorkloadSpec } from '../engine/core/types';
 import type { CacheCheckJob, DialJob, Job, RunJob, SweepJob } from './job';
+import type { JobJournal } from './journal';
 import { localEndpoint, resolveTarget, startLocalServerFor } from './resolve';
 import type { ResolveHooks } from './resolve';
 
@@ -45,6 +46,8 @@ export interface JobHooks extends ResolveHooks {
   onConfig?(config: PrefillDialConfig, index: number): void;
   /** A passing state worth a line ("starting the local server with --batch-size 32…"). */
   onStatus?(message: string): void;
+  /** (a run or a sweep) Where each finished request, point and repetition is written as it finishes. */
+  readonly journal?: JobJournal;
 }
 
 /** The run as the live report first shows it: its head, no request yet, and what its prompts will be sent with. */
@@ -52,13 +55,16 @@ export function skeletonRun(runId: string, endpoint: EndpointSpec, workload: Wor
   return assembleRunFile({ id: runId, startedAt: new Date().toISOString(), cancelled: false, endpoint, detectedApi, workload, prompts: plannedPrompts(workload, endpoint, prompts), requests: [], durationS: 0 });
 }
 
-function guard<A extends unknown[]>(fn: ((...args: A) => void) | undefined): ((...args: A) => void) | undefined {
-  if (!fn) return undefined;
+function guard<A extends unknown[]>(...fns: (((...args: A) => void) | undefined)[]): ((...args: A) => void) | undefined {
+  const listeners = fns.filter((f) => f !== undefined);
+  if (listeners.length === 0) return undefined;
   return (...args: A) => {
-    try {
-      fn(...args);
-    } catch {
-      // a surface's listener must not break the measurement
+    for (const fn of listeners) {
+      try {
+        fn(...args);
+      } catch {
+        // a surface's listener must not break the measurement
+      }
     }
   };
 }
@@ -69,7 +75,7 @@ function withServerMetrics(run: RunFile, serverMetrics: ServerMetrics | undefine
 }
 
 /** A run job's workload, once or (`--repeat N`) N times in a row, progress naming the repetition. */
-function runOnce(job: RunJob, endpoint: EndpointSpec, common: RunOptions, onProgress: ((p: JobProgress) => void) | undefined): Promise<RunFile> {
+function runOnce(job: RunJob, endpoint: EndpointSpec, common: RunOptions, onProgress: ((p: JobProgress) => void) | undefined, journal: JobJournal | undefined): Promise<RunFile> {
   const repeat = job.repeat ?? 1;
   if (repeat <= 1) return runWorkload(endpoint, job.workload, { ...common, ...(onProgress ? { onProgress } : {}) });
   let current = 0;
@@ -77,6 +83,7 @@ function runOnce(job: RunJob, endpoint: EndpointSpec, common: RunOptions, onProg
     ...common,
     onRepetition: (r) => {
       current = r;
+      journal?.repetition(r);
     },
     ...(onProgress ? { onProgress: (p: Progress) => onProgress({ ...p, phase: `repetition ${current + 1}/${repeat}` }) } : {}),
   });
@@ -86,7 +93,10 @@ async function executeOnEndpoint(job: RunJob | SweepJob, runId: string, hooks: J
   const resolved = await resolveTarget(job.target, hooks);
   let sampler: MetricsSampler | undefined;
   try {
-    guard(hooks.onStart)?.({ runId, endpoint: resolved.endpoint, skeleton: skeletonRun(runId, resolved.endpoint, job.workload, resolved.detectedApi, job.prompts) });
+    const skeleton = skeletonRun(runId, resolved.endpoint, job.workload, resolved.detectedApi, job.prompts);
+    const journal = hooks.journal;
+    journal?.start(job, skeleton);
+    guard(hooks.onStart)?.({ runId, endpoint: resolved.endpoint, skeleton });
     // One scrape (at most ~2 s) before the first request; the sampler never throws.
     const network = resolved.release === undefined ? hooks.network : undefined;
     // A hosted provider's API has no /metrics to scrape.
@@ -98,16 +108,16 @@ async function executeOnEndpoint(job: RunJob | SweepJob, runId: string, hooks: J
       ...(hooks.signal ? { signal: hooks.signal } : {}),
       ...(job.prompts ? { prompts: job.prompts } : {}),
       ...(resolved.detectedApi ? { detectedApi: true } : {}),
-      ...(hooks.onRecord ? { onRecord: guard(hooks.onRecord)! } : {}),
+      ...(hooks.onRecord || journal ? { onRecord: guard(hooks.onRecord, journal && ((r: RequestRecord) => journal.record(r)))! } : {}),
       ...(hooks.streams ? { streams: true } : {}),
     };
+    const onProgress = guard(hooks.onProgress, journal && ((p: JobProgress) => journal.progress(p)));
     if (job.kind === 'run') {
-      const run = await runOnce(job, resolved.endpoint, common, guard(hooks.onProgress));
+      const run = await runOnce(job, resolved.endpoint, common, onProgress, journal);
       return withServerMetrics(run, await sampler?.stop().catch(() => undefined));
     }
     let next = 0;
-    const onProgress = guard(hooks.onProgress);
-    const onPoint = guard(hooks.onPoint);
+    const onPoint = guard(hooks.onPoint, journal && ((p: SweepPoint, i: number) => journal.point(p, i)));
     const sweep = await runSweep(
       resolved.endpoint,
       { dimension: job.dimension, values: job.values, workload: job.workload, stopOnSaturation: job.stopOnSaturation },

@@ -8,7 +8,7 @@ import { parseSlo } from '../engine/core/slo';
 import { API_KINDS } from '../engine/core/apis';
 import { SYNTHETIC_PRESETS } from '../localServer/presets';
 
-export type CommandName = 'run' | 'sweep' | 'prefill-dial' | 'cache-check' | 'serve' | 'import' | 'compare' | 'ab';
+export type CommandName = 'run' | 'sweep' | 'prefill-dial' | 'cache-check' | 'serve' | 'import' | 'compare' | 'ab' | 'recover';
 /** Where a default applies: a command, or the extension's settings. */
 export type Surface = CommandName | 'settings';
 
@@ -73,7 +73,7 @@ export interface OptionSpec {
   readonly needs?: OptionRule;
 }
 
-const ALL: readonly CommandName[] = ['run', 'sweep', 'prefill-dial', 'cache-check', 'serve', 'import', 'compare', 'ab'];
+const ALL: readonly CommandName[] = ['run', 'sweep', 'prefill-dial', 'cache-check', 'serve', 'import', 'compare', 'ab', 'recover'];
 const MEASURING: readonly CommandName[] = ['run', 'sweep', 'prefill-dial'];
 const ENDPOINT: readonly CommandName[] = ['run', 'sweep', 'ab'];
 /** Commands that send to an endpoint (--url) or to the bundled server started for them. */
@@ -554,12 +554,15 @@ export const OPTIONS: readonly OptionSpec[] = [
   },
 
   // ---- Output ----
-  { key: 'out', flag: '--out', short: '-o', kind: 'string', commands: [...MEASURING, 'cache-check', 'import'], group: 'Output', value: 'FILE', help: 'write the run file (JSON; nothing is written without it)' },
+  {
+    key: 'out', flag: '--out', short: '-o', kind: 'string', commands: [...MEASURING, 'cache-check', 'import', 'recover'], group: 'Output', value: 'FILE',
+    help: 'write the run file (JSON; nothing is written without it). While a run or sweep goes, every finished request is also appended to a journal beside it (FILE.<run id>.journal.jsonl), removed once the file is written',
+  },
   {
     key: 'outDir', flag: '--out-dir', kind: 'string', commands: ['import', 'ab'], group: 'Output', value: 'DIR', conflicts: [{ key: 'out' }],
     help: 'import: write one run file per file imported into DIR, named after it (NAME.run.json); ab: write each side\'s run file into DIR (a.run.json, b.run.json)',
   },
-  { key: 'json', flag: '--json', kind: 'boolean', commands: [...MEASURING, 'cache-check', 'import', 'compare', 'ab'], group: 'Output', help: 'print the result as JSON on stdout instead of the table' },
+  { key: 'json', flag: '--json', kind: 'boolean', commands: [...MEASURING, 'cache-check', 'import', 'compare', 'ab', 'recover'], group: 'Output', help: 'print the result as JSON on stdout instead of the table' },
   {
     key: 'traceOut', flag: '--trace-out', kind: 'string', commands: [...MEASURING, 'cache-check', 'import'], group: 'Output', value: 'FILE',
     help: 'write the run as a trace (Trace Event Format JSON: a track per request, queue/prefill/decode slices, a mark per chunk) to open in ui.perfetto.dev',

@@ -25,6 +25,12 @@ export function userCacheHome(env: Env = process.env): string {
   return xdg && isAbsolute(xdg) ? resolve(xdg) : join(homeFolder(env), '.cache');
 }
 
+/** The user's state folder (what outlives a process but is no cache): $XDG_STATE_HOME when absolute, else ~/.local/state. */
+export function userStateHome(env: Env = process.env): string {
+  const xdg = env.XDG_STATE_HOME;
+  return xdg && isAbsolute(xdg) ? resolve(xdg) : join(homeFolder(env), '.local', 'state');
+}
+
 /**
  * The cache root: $LLM_PROFILER_CACHE, else $XDG_CACHE_HOME/llm-profiler, else ~/.cache/llm-profiler.
  * A relative LLM_PROFILER_CACHE is refused (an error naming it), not ignored: it is this tool's own

@@ -1,6 +1,7 @@
 // A run in words, for every surface: the CLI's result table (laid out like vLLM's `bench serve`)
 // and progress line, and the short texts of the extension (notification, status bar, CodeLens,
 // run lists). Pure.
+import { interruptedLine } from './recoverText';
 import type { Progress, RunFile, SloSpec, Stall, Stats, Summary } from '../engine/core/types';
 import { formatSlo } from '../engine/core/slo';
 import { prefixCacheSplitLine } from './cacheCheckText';
@@ -237,6 +238,8 @@ function noteLines(run: RunFile): string[] {
   if (s.malformedEvents > 0) out.push(`Malformed stream events skipped: ${s.malformedEvents}`);
   if (s.multiTokenChunks > 0) out.push(`Chunks carrying more than one token: ${s.multiTokenChunks}`);
   if (run.cancelled) out.push('Cancelled: the figures cover what finished.');
+  const interrupted = interruptedLine(run);
+  if (interrupted) out.push(interrupted);
   return out;
 }
 

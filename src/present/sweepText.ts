@@ -1,6 +1,7 @@
 // A sweep and the chunked-prefill dial in words: the facts (fit, knee, operating point, verdicts),
 // a row per point, a column per chunk size. The CLI prints them; the report panel's sweep view shows
 // the same facts and rows. Pure.
+import { interruptedLine } from './recoverText';
 import { dialFigures } from '../engine/analysis/fit';
 import type { DialFigures } from '../engine/analysis/fit';
 import type { RunFile, SloSpec, Summary, SweepPoint } from '../engine/core/types';
@@ -50,6 +51,8 @@ export function sweepFacts(run: RunFile): SweepFact[] {
   if (sw.maxThroughputPoint) out.push({ kind: 'max', text: `Max throughput (batch work): ${sw.maxThroughputPoint.label}: ${num(sw.maxThroughputPoint.outputTokensPerSecond)} tokens/s.` });
   if (sw.stoppedEarly) out.push({ kind: 'stopped', text: `Stopped after ${sw.stoppedEarly.afterLabel}: ${sw.stoppedEarly.reason}.` });
   if (run.cancelled) out.push({ kind: 'cancelled', text: 'Cancelled: the points finished so far are kept.' });
+  const interrupted = interruptedLine(run);
+  if (interrupted) out.push({ kind: 'interrupted', text: interrupted });
   for (const v of sw.verdicts ?? []) out.push({ kind: `verdict-${v.kind}`, text: `⚠ ${v.message}` });
   return out;
 }

@@ -7,3 +7,8 @@ export function newRunId(now: Date = new Date()): string {
   for (const b of bytes) suffix += (b % 36).toString(36);
   return `${t}-${suffix}`;
 }
+
+/** A file name safe on every platform, from a run id. */
+export function runFileName(id: string): string {
+  return `${id.replace(/[^A-Za-z0-9._-]/g, '_')}.json`;
+}

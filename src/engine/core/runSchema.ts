@@ -11,7 +11,7 @@
 import * as v from 'valibot';
 import { API_KINDS } from './apis';
 import { IMPORT_TOOLS, METRICS_FAMILIES, RETRY_REASONS, SAMPLING_KEYS, STALL_CAUSES, TIMING_SOURCES } from './types';
-import type { RunFile, Stats } from './types';
+import type { EndpointSpec, PromptRecord, RequestRecord, RunFile, Stats, SweepPoint, WorkloadSpec } from './types';
 import { RUN_FORMAT, RUN_VERSION, TOOL_NAME } from './runFormat';
 
 function isNumberList(value: unknown): boolean {
@@ -286,21 +286,21 @@ const summary = v.object({
 
 const pick = v.object({ index: num, label: str, goodput: opt(num), outputTokensPerSecond: num });
 
+const sweepPoint = v.object({
+  label: str,
+  concurrency: opt(num),
+  rate: opt(num),
+  promptTokens: opt(num),
+  summary,
+  requestIndexes: numbers,
+  meanBatch: opt(num),
+  measuredPromptTokens: opt(num),
+  reported: opt(v.record(str, num)),
+});
+
 const sweep = v.looseObject({
   dimension: v.picklist(['concurrency', 'rate', 'promptTokens']),
-  points: list(
-    v.object({
-      label: str,
-      concurrency: opt(num),
-      rate: opt(num),
-      promptTokens: opt(num),
-      summary,
-      requestIndexes: numbers,
-      meanBatch: opt(num),
-      measuredPromptTokens: opt(num),
-      reported: opt(v.record(str, num)),
-    }),
-  ),
+  points: list(sweepPoint),
   fit: opt(v.object({ baseMs: num, kMs: num, ceilingTokensPerSecond: num, r2: num })),
   fitX: opt(v.picklist(['meanBatch', 'concurrency'])),
   residuals: opt(list(v.object({ label: str, batch: num, tpotMs: num, predictedMs: num, residualMs: num }))),
@@ -374,6 +374,18 @@ const importedFrom = v.object({
   reported: opt(v.record(str, num)),
 });
 
+const interrupted = v.object({
+  lastRecordAt: opt(str),
+  lastSeenAt: str,
+  inFlight: num,
+  finished: num,
+  total: opt(num),
+  recoveredAt: str,
+  journal: str,
+  unfinishedPoint: opt(str),
+  skippedLines: opt(num),
+});
+
 export const RunFileSchema = v.looseObject({
   format: v.literal(RUN_FORMAT),
   version: v.literal(RUN_VERSION),
@@ -381,6 +393,7 @@ export const RunFileSchema = v.looseObject({
   startedAt: str,
   endedAt: opt(str),
   cancelled: opt(bool),
+  interrupted: opt(interrupted),
   tool: v.object({ name: v.literal(TOOL_NAME), version: str }),
   endpoint,
   workload,
@@ -516,6 +529,13 @@ function baseCheck(schema: v.GenericSchema): Check {
 }
 
 const isRunFile = compiledCheck(RunFileSchema);
+
+/** The parts a journal (files/journal.ts) holds line by line, checked as the run file checks them. */
+export const isRequestRecord = compiledCheck(request) as (x: unknown) => x is RequestRecord;
+export const isSweepPoint = compiledCheck(sweepPoint) as (x: unknown) => x is SweepPoint;
+export const isWorkloadSpec = compiledCheck(workload) as (x: unknown) => x is WorkloadSpec;
+export const isEndpointRecord = compiledCheck(endpoint) as (x: unknown) => x is EndpointSpec;
+export const isPromptRecords = compiledCheck(list(promptRecord)) as (x: unknown) => x is readonly PromptRecord[];
 
 /** The first problem of a run file (format and version first), or undefined when it is one. */
 export function runFileProblem(value: unknown): RunFileProblem | undefined {

@@ -782,6 +782,8 @@ export interface RunFile {
   readonly endedAt?: string;
   /** True when the run was cancelled: what finished is still here. */
   readonly cancelled?: boolean;
+  /** Present on a run recovered from the journal of a process that died mid-run (`llm-profiler recover`). */
+  readonly interrupted?: Interrupted;
   readonly tool: { readonly name: 'llm-profiler'; readonly version: string };
   readonly endpoint: EndpointSpec & NetworkRecord & { readonly detectedApi?: boolean };
   readonly workload: WorkloadSpec;
@@ -824,6 +826,28 @@ export interface RunFile {
   /** (`ab`) This run is one side of an interleaved A/B: its blocks alternate with the other side's. */
   readonly ab?: AbRecord;
   readonly [extra: string]: unknown;
+}
+
+/** How a run that did not end was recovered from its journal (files/journal.ts, run/recover.ts). */
+export interface Interrupted {
+  /** ISO time of the last finished request in the journal. */
+  readonly lastRecordAt?: string;
+  /** ISO time the journal was last written (the process was alive then). */
+  readonly lastSeenAt: string;
+  /** Requests in flight at the last progress the journal holds: lost with the process. */
+  readonly inFlight: number;
+  /** Measured requests that finished (and are here). */
+  readonly finished: number;
+  /** Measured requests planned, when known. */
+  readonly total?: number;
+  /** ISO time of the recovery. */
+  readonly recoveredAt: string;
+  /** The journal's file name. */
+  readonly journal: string;
+  /** (sweep) The label of the point that was running: its finished requests are here, it is not fitted. */
+  readonly unfinishedPoint?: string;
+  /** Lines of the journal that could not be read (a line cut by the kill, damage) and were skipped. */
+  readonly skippedLines?: number;
 }
 
 /** One repetition of a `run --repeat N` (or one block of an `ab` side). */

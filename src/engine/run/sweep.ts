@@ -68,7 +68,7 @@ export function pointLabel(dimension: SweepDimension, value: number): string {
 }
 
 /** The workload of one point of a sweep. */
-function pointWorkload(dimension: SweepDimension, base: WorkloadSpec, value: number): WorkloadSpec {
+export function pointWorkload(dimension: SweepDimension, base: WorkloadSpec, value: number): WorkloadSpec {
   switch (dimension) {
     case 'concurrency':
       return { ...base, mode: { kind: 'closed', concurrency: value } };

@@ -1,0 +1,24 @@
+// The words of a run recovered from its journal (engine/run/recover.ts), the same on every surface:
+// the CLI's table, the sweep's lines, the report's header and the extension's offer to recover.
+import type { Interrupted, RunFile } from '../engine/core/types';
+
+/** A moment as the reader's clock shows it: "5 Dec 2026, 10:14:03". */
+export function clockTime(iso: string): string {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+}
+
+/** "183 of 400 requests" (a duration-bound run: "183 requests"). */
+export function finishedOf(finished: number, total: number | undefined): string {
+  return `${finished}${total !== undefined ? ` of ${total}` : ''} request${finished === 1 && total === undefined ? '' : 's'}`;
+}
+
+/** One sentence: when the process stopped, what finished, what was lost; undefined for a run that ended. */
+export function interruptedLine(run: Pick<RunFile, 'interrupted'>): string | undefined {
+  const i: Interrupted | undefined = run.interrupted;
+  if (!i) return undefined;
+  const lost = i.inFlight > 0 ? `; the ${i.inFlight} in flight then were lost` : '';
+  const point = i.unfinishedPoint !== undefined ? ` Point ${i.unfinishedPoint} had not finished: its requests are kept but not fitted.` : '';
+  const skipped = i.skippedLines ? ` ${i.skippedLines} damaged line${i.skippedLines === 1 ? '' : 's'} of the journal skipped.` : '';
+  return `Interrupted: the process stopped after ${clockTime(i.lastSeenAt)} with ${finishedOf(i.finished, i.total)} finished${lost}; recovered from its journal.${point}${skipped}`;
+}
