@@ -4,9 +4,9 @@
 import { mkdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { ScrubbedRun } from '../engine/core/redact';
-import { JOURNAL_SUFFIX, journalsIn, readJournalHead, writerState } from '../engine/files/journal';
+import { journalsIn, readJournalHead, writerState } from '../engine/files/journal';
 import { writeRunFile } from '../engine/files/runFile';
-import { runFileName } from '../engine/core/runId';
+import { journalFileName, runFileName } from '../engine/core/runId';
 import { JobJournal, journalHome } from '../jobs/journal';
 import type { Job } from '../jobs/job';
 import type { CliIo } from './io';
@@ -24,7 +24,7 @@ export async function journalFor(job: Job, runId: string, out: string | undefine
     printer.err(`llm-profiler: warning: no journal for this run (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): a run killed before its end would be lost\n`);
     return undefined;
   }
-  const name = target !== undefined ? `${basename(target)}.${runId}${JOURNAL_SUFFIX}` : `${runId}${JOURNAL_SUFFIX}`;
+  const name = target !== undefined ? `${basename(target)}.${journalFileName(runId)}` : journalFileName(runId);
   return new JobJournal({
     path: join(dir, name),
     ...(target !== undefined ? { out: target } : {}),

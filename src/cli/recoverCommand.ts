@@ -5,10 +5,10 @@
 import { lstat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Scrubber, scrubRun } from '../engine/core/redact';
-import { runFileName } from '../engine/core/runId';
+import { JOURNAL_SUFFIX, runFileName } from '../engine/core/runId';
 import { TOOL_VERSION } from '../engine/core/runFormat';
 import type { RunFile } from '../engine/core/types';
-import { JOURNAL_SUFFIX, JournalError, journalsIn, readJournal, readJournalHead, writerState } from '../engine/files/journal';
+import { JournalError, journalsIn, readJournal, readJournalHead, writerState } from '../engine/files/journal';
 import { recoverRun } from '../engine/run/recover';
 import { UsageError } from '../jobs/errors';
 import { journalHome } from '../jobs/journal';

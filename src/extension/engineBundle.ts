@@ -13,3 +13,6 @@ export { systemCa } from '../jobs/systemCa';
 export { insecureWarning, proxyFor, shownProxy } from '../engine/transport/connections';
 // llmProfiler.otlp.endpoint: each finished run's metrics over OTLP (the SDK itself loads on the first send)
 export { exportRunToOtlp, otlpHeadersFromEnv, otlpTimeoutFromEnv } from '../engine/files/otlp';
+// a run's journal (every finished request, as it finishes) and the runs a dead window left
+export { JobJournal } from '../jobs/journal';
+export { leftJournals, recoverJournal } from '../jobs/recovery';

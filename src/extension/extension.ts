@@ -19,6 +19,7 @@ import { LocalServerManager } from './localServerManager';
 import { Log } from './log';
 import { NetworkSettings } from './proxySettings';
 import { PromptAnswers, promptReader } from './promptVariables';
+import { offerRecovery } from './recovery';
 import { ReportPanels } from './reportPanel';
 import { RunsModel } from './runsModel';
 import { ApiKeys } from './secrets';
@@ -79,6 +80,8 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
   stopOnDeactivate = async () => { await Promise.all([s.localServer.stop(), s.jobs.stopServers()]); };
   // Listing runs is I/O: after activation, not inside it.
   setTimeout(() => { void s.runs.refresh(); }, 0);
+  // A run a killed or reloaded window left: offered once the window is up.
+  setTimeout(() => { void offerRecovery(s).catch((e: Error) => s.log.error(`looking for unfinished runs: ${e.message}`)); }, 0);
 
   const activateMs = performance.now() - started;
   const moduleEvalMs = activationClock.moduleEnd - activationClock.moduleStart;

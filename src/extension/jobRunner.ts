@@ -3,13 +3,16 @@
 // stored when done, and opened. The job itself is built and executed by the engine (src/jobs),
 // loaded on the first run.
 import * as vscode from 'vscode';
-import { newRunId } from '../engine/core/runId';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { journalFileName, newRunId } from '../engine/core/runId';
 import { displayUrl, scrubRun, secretsOf } from '../engine/core/redact';
 import type { ScrubbedRun } from '../engine/core/redact';
 import type { NetworkSpec, Progress, RequestRecord, RunFile } from '../engine/core/types';
 import type { JobProgress } from '../jobs/execute';
 import type { AbResult } from '../engine/run/abRun';
 import type { AbJob, BuiltJob } from '../jobs/job';
+import type { JobJournal } from '../jobs/journal';
 import type { LocalServerHandle, LocalServerOptions } from '../localServer/types';
 import { proxyNotice } from '../present/endpointText';
 import { describeJob, pulledInLine } from '../present/jobText';
@@ -129,6 +132,7 @@ export class JobRunner extends Disposable {
     if (!claimed) return undefined;
     const { runId, abort } = claimed;
     let live: LiveReport | undefined;
+    let journal: JobJournal | undefined;
     try {
       const engine = await loadEngine();
       const { job, warnings } = await req.build(engine);
@@ -142,7 +146,8 @@ export class JobRunner extends Disposable {
       const pulled = pulledInLine(job);
       if (pulled !== undefined) this.log.info(`run ${runId}: ${pulled}`);
       if (url !== undefined) this.#networkNotes(engine, runId, url, network);
-      const run = await this.#execute(engine, job, req, runId, abort, network, (l) => (live = l));
+      journal = await this.#journal(engine, job, runId);
+      const run = await this.#execute(engine, job, req, runId, abort, network, (l) => (live = l), journal);
       const otlp = this.config?.current.otlpEndpoint;
       // The OTLP headers' values are secrets too, known before the run is scrubbed for its exports.
       if (otlp !== undefined) this.log.addSecrets(Object.values(engine.otlpHeadersFromEnv(process.env)));
@@ -150,6 +155,7 @@ export class JobRunner extends Disposable {
       // (the stored file, the report's exports, OTLP): a server may have echoed a key as its model name.
       const stored = scrubRun(req.extras ? { ...run, ...req.extras } : run, this.log.scrubber);
       const path = await this.runs.save(stored);
+      await journal?.discard();
       this.log.info(`run ${runId}: ${run.cancelled ? 'cancelled; kept what finished' : 'done'}: ${summaryText(run)}; saved to ${path}`);
       for (const v of run.summary.verdicts ?? []) this.log.info(`run ${runId}: ${v.message}`);
       for (const n of sentNotes(run)) this.log.warn(`run ${runId}: ${n}`);
@@ -162,6 +168,7 @@ export class JobRunner extends Disposable {
       else void this.#summaryToast(stored, path);
       return outcome;
     } catch (err) {
+      await journal?.abandon().catch(() => undefined);
       const message = this.#failed(err, runId, req);
       if (live) this.reports?.showError(message);
       return undefined;
@@ -284,7 +291,28 @@ export class JobRunner extends Disposable {
     }
   }
 
-  #execute(engine: EngineModule, job: BuiltJob['job'], req: JobRequest, runId: string, abort: AbortController, network: NetworkSpec | undefined, onLive: (l: LiveReport) => void): Thenable<RunFile> {
+  /**
+   * A run's or a sweep's journal in the run store: every finished request written as it finishes, so
+   * that a window reloaded or an extension host killed mid-run loses nothing (recovery.ts offers it on
+   * the next start). Removed once the run file is saved.
+   */
+  async #journal(engine: EngineModule, job: BuiltJob['job'], runId: string): Promise<JobJournal | undefined> {
+    if (job.kind !== 'run' && job.kind !== 'sweep') return undefined;
+    const dir = this.runs.store.dir;
+    try {
+      await mkdir(dir, { recursive: true });
+    } catch (e) {
+      this.log.warn(`run ${runId}: no journal (${(e as Error).message}): a window closed mid-run would lose it`);
+      return undefined;
+    }
+    return new engine.JobJournal({
+      path: join(dir, journalFileName(runId)),
+      scrubber: this.log.scrubber,
+      onError: (m) => this.log.warn(`run ${runId}: ${m}`),
+    });
+  }
+
+  #execute(engine: EngineModule, job: BuiltJob['job'], req: JobRequest, runId: string, abort: AbortController, network: NetworkSpec | undefined, onLive: (l: LiveReport) => void, journal?: JobJournal): Thenable<RunFile> {
     return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: req.title, cancellable: true }, async (progress, token) => {
       token.onCancellationRequested(() => abort.abort());
       let live: LiveReport | undefined;
@@ -293,6 +321,7 @@ export class JobRunner extends Disposable {
       return engine.executeJob(job, {
         runId,
         signal: abort.signal,
+        ...(journal ? { journal } : {}),
         ...(req.apiKey !== undefined ? { apiKey: req.apiKey } : {}),
         ...(network !== undefined ? { network } : {}),
         acquireLocalServer: (request) => this.localServer.lease(request),

@@ -33,6 +33,8 @@ export interface RunIndexEntry {
   readonly completed: number;
   readonly failed: number;
   readonly cancelled: boolean;
+  /** Recovered from the journal of a run whose process died (RunFile.interrupted). */
+  readonly interrupted?: boolean;
   readonly ttftP50Ms?: number;
   readonly ttftP99Ms?: number;
   readonly tpotP50Ms?: number;
@@ -82,6 +84,7 @@ export function indexEntry(run: RunFile, path: string): RunIndexEntry {
     completed: s?.completed ?? 0,
     failed: s?.failed ?? 0,
     cancelled: Boolean(run.cancelled),
+    ...(run.interrupted ? { interrupted: true } : {}),
     ttftP50Ms: s?.ttftMs?.count ? finite(s.ttftMs.p50) : undefined,
     ttftP99Ms: s?.ttftMs?.count ? finite(s.ttftMs.p99) : undefined,
     tpotP50Ms: s?.tpotMs?.count ? finite(s.tpotMs.p50) : undefined,

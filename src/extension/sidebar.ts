@@ -169,7 +169,7 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
     const regressed = against?.state === 'compared' && against.regressed.length ? regressionLines(against.regressed, against.base) : [];
     return {
       id: r.id, name: runName(r), endpointName: r.endpointName, startedAt: r.startedAt, completed: r.completed, failed: r.failed,
-      cancelled: r.cancelled, ttftP50Ms: r.ttftP50Ms, tpotP50Ms: r.tpotP50Ms, ...(r.network ? { network: r.network } : {}), ...(r.sent ? { sent: r.sent } : {}),
+      cancelled: r.cancelled, ...(r.interrupted ? { interrupted: true } : {}), ttftP50Ms: r.ttftP50Ms, tpotP50Ms: r.tpotP50Ms, ...(r.network ? { network: r.network } : {}), ...(r.sent ? { sent: r.sent } : {}),
       ...(pinned.length ? { baselineOf: pinned } : {}), ...(regressed.length ? { regressed } : {}),
     };
   }

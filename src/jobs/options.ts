@@ -556,7 +556,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   // ---- Output ----
   {
     key: 'out', flag: '--out', short: '-o', kind: 'string', commands: [...MEASURING, 'cache-check', 'import', 'recover'], group: 'Output', value: 'FILE',
-    help: 'write the run file (JSON; nothing is written without it). While a run or sweep goes, every finished request is also appended to a journal beside it (FILE.<run id>.journal.jsonl), removed once the file is written',
+    help: 'write the run file (JSON; without it nothing is written, but recover writes where the run was to go). While a run or sweep goes, every finished request is also appended to a journal beside it (FILE.<run id>.journal.jsonl), removed once the file is written',
   },
   {
     key: 'outDir', flag: '--out-dir', kind: 'string', commands: ['import', 'ab'], group: 'Output', value: 'DIR', conflicts: [{ key: 'out' }],

@@ -88,6 +88,8 @@ export interface SidebarRun {
   readonly completed: number;
   readonly failed: number;
   readonly cancelled: boolean;
+  /** Recovered from the journal of a run whose window or process died. */
+  readonly interrupted?: boolean;
   readonly ttftP50Ms?: number;
   readonly tpotP50Ms?: number;
   /** "via proxy http://p:3128", "certificates not checked": how the endpoint was reached, when it changed what was measured. */

@@ -166,7 +166,7 @@ async function uiLane(run: HostRun, vsix: string, server: ScriptedServer, after:
   await installExtension(run.install, base, vsix);
   const cs = await codeServer(run, base);
   await after.catch(() => undefined);
-  const tally = await inWorkbench(run.browser, cs, ws, (page) => runUiTests({ page, server, endpointName: 'ui-scripted' }));
+  const tally = await inWorkbench(run.browser, cs, ws, (page) => runUiTests({ page, server, endpointName: 'ui-scripted', codeServerPid: cs.pid }));
   lap('UI tests done');
   return tally;
 }
@@ -202,7 +202,7 @@ async function platformLane(run: HostRun, platform: NonNullable<Awaited<ReturnTy
   // its own cache (XDG_CACHE_HOME under base): no synthetic model, native CPU backend or llama-server of this machine's
   const cs = await codeServer(run, base, { LLM_PROFILER_CACHE: '', LLM_PROFILER_CPU_BACKEND: '' });
   await after.catch(() => undefined);
-  const tally = await inWorkbench(run.browser, cs, ws, (page) => runLocalServerUiTests({ page, extensionsDir: join(base, 'extensions'), binary: platform.platform.binary }));
+  const tally = await inWorkbench(run.browser, cs, ws, (page) => runLocalServerUiTests({ page, extensionsDir: join(base, 'extensions'), binary: platform.platform.binary, codeServerPid: cs.pid }));
   lap(`${platform.platform.target} VSIX local-server UI tests done`);
   return tally;
 }

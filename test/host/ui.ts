@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { endpointSteps } from './uiEndpoints';
 import { reportSteps } from './uiReports';
 import { a11ySteps } from './uiA11y';
+import { recoverSteps } from './uiRecover';
 import { ARTIFACTS, pickQuickItem, posts, reportFrame, runFromPalette, runSteps, shot, sidebarFrame, waitFor, type Step, type UiContext } from './uiKit';
 
 export { ARTIFACTS, type UiContext };
@@ -178,6 +179,6 @@ export async function runUntrustedUiTests(c: UiContext): Promise<{ passed: numbe
 
 export function runUiTests(c: UiContext): Promise<{ passed: number; failed: number }> {
   const from = (file: string, list: readonly Step[]) => list.map((step) => ({ ...step, file: `test/host/${file}` }));
-  return runSteps([...steps, ...from('uiEndpoints.ts', endpointSteps), ...from('uiReports.ts', reportSteps), ...from('uiA11y.ts', a11ySteps)], c);
+  return runSteps([...steps, ...from('uiEndpoints.ts', endpointSteps), ...from('uiReports.ts', reportSteps), ...from('uiA11y.ts', a11ySteps), ...from('uiRecover.ts', recoverSteps)], c);
 }
 

@@ -1,5 +1,6 @@
 // What the UI tests share: screenshots, waiting, the command palette, quick picks, and finding the
 // report's and the sidebar's webview frames inside the workbench.
+import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Frame, FrameLocator, Page } from 'playwright-core';
@@ -14,6 +15,8 @@ export interface UiContext {
   /** The endpoint the user settings define for the UI tests. */
   readonly server: ScriptedServer;
   readonly endpointName: string;
+  /** The code-server's process group (its extension host is found in it). */
+  readonly codeServerPid?: number;
 }
 
 /** A UI test; `file` is where it is written, for its duration's record (default: runSteps's). */
@@ -39,6 +42,12 @@ export async function runSteps<C extends { readonly page: Page }>(steps: readonl
   }
   console.log(`${passed} passed, ${failed} failed`);
   return { passed, failed };
+}
+
+/** The extension hosts of the code-server whose process group is `pgid`. */
+export function extensionHosts(pgid: number): number[] {
+  const out = execFileSync('ps', ['-eo', 'pid=,pgid=,args='], { encoding: 'utf8' });
+  return out.split('\n').map((l) => l.trim().split(/\s+/)).filter((f) => Number(f[1]) === pgid && f.slice(2).join(' ').includes('--type=extensionHost')).map((f) => Number(f[0]));
 }
 
 export const posts = (s: ScriptedServer) => s.log.filter((l) => l.path === '/v1/chat/completions').length;

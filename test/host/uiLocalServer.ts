@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import type { FrameLocator, Page } from 'playwright-core';
 import { processesMentioning } from '../support/processes';
-import { pickQuickItem, reportFrame, runFromPalette, runSteps, shot, showSidebar, waitFor, type Step } from './uiKit';
+import { extensionHosts, pickQuickItem, reportFrame, runFromPalette, runSteps, shot, showSidebar, waitFor, type Step } from './uiKit';
 
 export interface LocalServerUiContext {
   readonly page: Page;
@@ -14,6 +14,8 @@ export interface LocalServerUiContext {
   readonly extensionsDir: string;
   /** The node-llama-cpp package holding this platform's binary (e.g. linux-x64). */
   readonly binary: string;
+  /** The code-server's process group (its extension host is found in it). */
+  readonly codeServerPid: number;
 }
 
 
@@ -79,6 +81,22 @@ const steps: Step<LocalServerUiContext>[] = [
       await waitFor('the local server to stop', async () => /stopped/.test(await stateText(f)), 30_000);
       await waitFor('no server process', () => serverProcesses(extensionsDir).length === 0, 15_000);
       await shot(page, 'host-43-platform-vsix-server-stopped');
+    },
+  },
+  {
+    name: 'platform VSIX: the extension host killed while the local server runs: the server exits, no orphan',
+    fn: async ({ page, extensionsDir, codeServerPid }) => {
+      const f = await showSidebar(page);
+      await f.locator('[data-focus="server-toggle"]', { hasText: 'Start' }).click();
+      await waitFor('the local server to run', async () => /running/.test(await stateText(f)), 120_000);
+      assert.equal(serverProcesses(extensionsDir).length, 1);
+      const hosts = extensionHosts(codeServerPid);
+      assert.equal(hosts.length, 1, `one extension host (${hosts.join(', ')})`);
+      process.kill(hosts[0]!, 'SIGKILL');
+      await waitFor('no server process once its extension host is gone', () => serverProcesses(extensionsDir).length === 0, 15_000);
+      await page.reload();
+      await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 60_000 });
+      await shot(page, 'host-44-platform-vsix-host-killed');
     },
   },
 ];

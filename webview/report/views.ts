@@ -20,6 +20,7 @@ import { compareRows, headlineFigures, noChunks, percentileRows, PROXY_NOTE, typ
 import { modeLong, promptSourceWords } from '../../src/present/workloadText';
 import { cacheMeantText, scheduleText } from '../../src/present/scheduleText';
 import { toolCallLine } from '../../src/present/toolText';
+import { interruptedLine } from '../../src/present/recoverText';
 
 function percentileKeys(run: RunFile): `p${string}`[] {
   const ps = run.workload?.percentiles?.length ? run.workload.percentiles : [50, 90, 95, 99];
@@ -61,6 +62,8 @@ export function headerView(run: RunFile, actions: HTMLElement): HTMLElement {
   const meta = [run.endpoint?.api, describeWorkload(run), when(run)].filter(Boolean).join(' · ');
   const flags: string[] = [];
   if (run.cancelled) flags.push('cancelled: partial results');
+  const interrupted = interruptedLine(run);
+  if (interrupted) flags.push(interrupted);
   flags.push(...networkNotes(run.endpoint));
   const overlong = overlongLine(run);
   if (overlong) flags.push(overlong);

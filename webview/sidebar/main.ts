@@ -340,6 +340,7 @@ function runRow(r: SidebarRun): HTMLElement {
   if (r.regressed?.length) head.append(regressedMark(r.regressed));
   if (r.baselineOf?.length) head.append(baselineBadge(r.baselineOf));
   if (r.cancelled) head.append(badge('cancelled'));
+  if (r.interrupted) head.append(badge('interrupted'));
   if (r.failed) head.append(badge(`${r.failed} failed`));
   const meta = el('div', 'meta', `${Number.isNaN(when.getTime()) ? r.startedAt : when.toLocaleString()}${r.network?.length ? ` · ${r.network.join(' · ')}` : ''} · TTFT p50 ${ms(r.ttftP50Ms)} · TPOT p50 ${ms(r.tpotP50Ms)}${r.sent ? ` · ${r.sent}` : ''}`);
   const open = button('Open', 'secondary', `Open the run ${r.name || r.endpointName}`);

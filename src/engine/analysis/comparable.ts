@@ -6,7 +6,7 @@
 import type { RunFile, WorkloadSpec } from '../core/types';
 
 export type ComparableProblem = {
-  readonly kind: 'load' | 'prompts' | 'max-tokens' | 'ignore-eos' | 'api' | 'structured' | 'sweep' | 'cache' | 'buffering' | 'model' | 'prompt-length' | 'failures' | 'cancelled' | 'imported';
+  readonly kind: 'load' | 'prompts' | 'max-tokens' | 'ignore-eos' | 'api' | 'structured' | 'sweep' | 'cache' | 'buffering' | 'model' | 'prompt-length' | 'failures' | 'cancelled' | 'interrupted' | 'imported';
   /** `refuse`: not the same workload (compare only with --force); `warn`: said before the figures. */
   readonly severity: 'refuse' | 'warn';
   readonly message: string;
@@ -102,6 +102,7 @@ function warnings(a: RunFile, b: RunFile): ComparableProblem[] {
   for (const [name, run] of [['BASE', a], ['NEW', b]] as const) {
     if (run.summary.failed > 0) warn('failures', `${name} has ${run.summary.failed} failed request${run.summary.failed === 1 ? '' : 's'}: only the ${run.summary.completed} that succeeded are compared`);
     if (run.cancelled) warn('cancelled', `${name} was cancelled: only what finished is compared`);
+    if (run.interrupted) warn('interrupted', `${name} stopped mid-run (recovered from its journal): only what finished is compared`);
     if (run.importedFrom && run.importedFrom.missing?.length) warn('imported', `${name} was imported from ${run.importedFrom.tool}, which does not record everything (${run.importedFrom.missing[0]})`);
   }
   return out;

@@ -12,3 +12,11 @@ export function newRunId(now: Date = new Date()): string {
 export function runFileName(id: string): string {
   return `${id.replace(/[^A-Za-z0-9._-]/g, '_')}.json`;
 }
+
+/** How a run's journal is named (files/journal.ts): `<run id>.journal.jsonl`, or beside --out `<out>.<run id>.journal.jsonl`. */
+export const JOURNAL_SUFFIX = '.journal.jsonl';
+
+/** A journal's file name in a run store, from the run's id. */
+export function journalFileName(id: string): string {
+  return `${id.replace(/[^A-Za-z0-9._-]/g, '_')}${JOURNAL_SUFFIX}`;
+}

@@ -14,13 +14,12 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Scrubber } from '../core/redact';
 import { TOOL_VERSION } from '../core/runFormat';
+import { JOURNAL_SUFFIX } from '../core/runId';
 import { isEndpointRecord, isPromptRecords, isRequestRecord, isSweepPoint, isWorkloadSpec } from '../core/runSchema';
 import type { EndpointSpec, NetworkRecord, Progress, PromptRecord, RequestRecord, SweepPoint, WorkloadSpec } from '../core/types';
 
 export const JOURNAL_FORMAT = 'llm-profiler.journal';
 export const JOURNAL_VERSION = 1;
-/** A journal's name ends so: `<run file>.<run id>.journal.jsonl` beside --out, `<run id>.journal.jsonl` in a store. */
-export const JOURNAL_SUFFIX = '.journal.jsonl';
 /** The largest journal read (a soak's hours of requests with their chunk times). */
 export const JOURNAL_MAX_BYTES = 2 * 1024 ** 3;
 /** How often buffered lines reach the disk, at most. */

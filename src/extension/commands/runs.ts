@@ -13,7 +13,7 @@ import { registerCommand } from './register';
 
 /** A stored run as a quick pick item: its name, its figures, its id. */
 function runItem(r: RunIndexEntry, now: Date): vscode.QuickPickItem & { id: string } {
-  const figures = [`${r.completed} completed`, r.failed ? `${r.failed} failed` : '', r.cancelled ? 'cancelled' : '',
+  const figures = [`${r.completed} completed`, r.failed ? `${r.failed} failed` : '', r.cancelled ? 'cancelled' : '', r.interrupted ? 'interrupted: recovered from its journal' : '',
     r.ttftP50Ms !== undefined ? `TTFT p50 ${formatMs(r.ttftP50Ms)}` : '', r.tpotP50Ms !== undefined ? `TPOT p50 ${formatMs(r.tpotP50Ms)}` : ''];
   return { label: runLabel(r, now), description: r.id, detail: figures.filter(Boolean).join(' · '), id: r.id };
 }
