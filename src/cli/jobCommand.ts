@@ -2,7 +2,7 @@
 // live progress line on a terminal, Ctrl+C that keeps what finished, and the run file with --out.
 import { lstat, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { printable, Scrubber, scrubRun, secretsOf } from '../engine/core/redact';
+import { scrubRun, secretsOf } from '../engine/core/redact';
 import type { ScrubbedRun } from '../engine/core/redact';
 import { writeRunFile } from '../engine/files/runFile';
 import { TOOL_VERSION } from '../engine/core/runFormat';
@@ -29,6 +29,9 @@ import { EXIT, processIo } from './io';
 import type { CliIo } from './io';
 import { parseCommandLine } from './parse';
 import { usage } from './usage';
+import { Printer } from './printer';
+
+export { Printer };
 
 export type JobCommandName = 'run' | 'sweep' | 'prefill-dial' | 'cache-check';
 
@@ -69,41 +72,6 @@ export function apiKeyFrom(v: OptionValues, io: CliIo, name = v.str('apiKeyEnv')
   return key;
 }
 
-/**
- * Everything a command prints passes here: control characters are removed (a server's model name,
- * id or error could otherwise move the cursor, clear the screen or retitle the window) and every
- * secret the job holds is scrubbed. The live line's own escape is the only one written.
- */
-export class Printer {
-  #scrubber = new Scrubber();
-  constructor(private readonly io: CliIo) {}
-
-  /** The secrets of this job (the key, the URL's secret parts), once they are known. */
-  know(secrets: readonly string[]): void {
-    this.#scrubber = this.#scrubber.with(secrets);
-  }
-
-  get scrubber(): Scrubber {
-    return this.#scrubber;
-  }
-
-  clean(text: string): string {
-    return this.#scrubber.scrub(printable(text));
-  }
-
-  out(text: string): void {
-    this.io.stdout.write(this.clean(text));
-  }
-
-  err(text: string): void {
-    this.io.stderr.write(this.clean(text));
-  }
-
-  /** Rewrites the terminal's current line (erase line, carriage return): the one escape of ours. */
-  rewrite(text: string): void {
-    this.io.stderr.write(`\x1b[2K\r${this.clean(text)}`);
-  }
-}
 
 /** "1 slot of 3584 tokens": what the local server is started with (each slot holds the longest prompt and its max tokens). */
 function slotsText(s: LocalServerRequest): string {

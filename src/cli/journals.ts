@@ -10,7 +10,7 @@ import { journalFileName, runFileName } from '../engine/core/runId';
 import { JobJournal, journalHome } from '../jobs/journal';
 import type { Job } from '../jobs/job';
 import type { CliIo } from './io';
-import type { Printer } from './jobCommand';
+import type { Printer } from './printer';
 
 /** The journal of a run or sweep job: `<out>.<run id>.journal.jsonl` beside --out, else in the journal home. Undefined for other jobs. */
 export async function journalFor(job: Job, runId: string, out: string | undefined, io: CliIo, printer: Printer): Promise<JobJournal | undefined> {
