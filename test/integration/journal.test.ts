@@ -7,6 +7,7 @@ import { appendFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { comparability } from '../../src/engine/analysis/comparable';
 import { defaultWorkload } from '../../src/engine/core/workload';
 import type { RunFile } from '../../src/engine/core/types';
 import { JournalError, readJournal, readJournalHead, writerState } from '../../src/engine/files/journal';
@@ -64,6 +65,9 @@ test('a run: the journal holds every request, and recovers to the run file it wr
   assert.equal(back.interrupted.recoveredAt, '2030-01-01T00:00:00.000Z');
   const last = Math.max(...run.requests.map((r) => r.sentAt + (r.e2eMs ?? 0)));
   assert.equal(Date.parse(back.interrupted.lastRecordAt!), Math.floor(last));
+  // it compares like any run, the interruption said first
+  const said = comparability(run, back).find((p) => p.kind === 'interrupted');
+  assert.match(said?.message ?? '', /NEW stopped mid-run \(recovered from its journal\)/);
   // A kept journal (the run ended, its file could not be written) is not interrupted.
   await appendFile(path, `${JSON.stringify({ t: 'end', at: Date.now(), cancelled: false })}\n`);
   assert.equal(recoverRun(await readJournal(path)).interrupted, undefined);
