@@ -1,10 +1,11 @@
 // `llm-profiler run`, `sweep`, `prefill-dial` and `cache-check`: parse → build the job → execute → print, with a
 // live progress line on a terminal, Ctrl+C that keeps what finished, and the run file with --out.
-import { lstat, stat } from 'node:fs/promises';
+import { access, constants, lstat, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { scrubRun, secretsOf } from '../engine/core/redact';
 import type { ScrubbedRun } from '../engine/core/redact';
 import { writeRunFile } from '../engine/files/runFile';
+import { fsErrorText } from '../engine/files/fsErrors';
 import { TOOL_VERSION } from '../engine/core/runFormat';
 import type { NetworkSpec, RunFile } from '../engine/core/types';
 import { insecureWarning, proxyFor, shownProxy } from '../engine/transport/connections';
@@ -165,6 +166,9 @@ export async function checkOut(path: string, io: CliIo, flag = '--out'): Promise
   const existing = await lstat(target).catch(() => undefined);
   if (existing?.isSymbolicLink()) throw new UsageError(`${flag}: ${target} is a symbolic link; give the path of a regular file`, flag);
   if (existing?.isDirectory()) throw new UsageError(`${flag}: ${target} is a folder; give a file name such as run.json`, flag);
+  // refused now, not after a run of an hour: a read-only disk, a folder this user may not write
+  const denied = await access(dirname(target), constants.W_OK).then(() => undefined, (e: unknown) => e);
+  if (denied !== undefined) throw new UsageError(`${flag}: the folder ${dirname(target)} cannot be written: ${fsErrorText(denied)}`, flag);
 }
 
 /** Writes a scrubbed run file atomically and says where (`what`: "run", "A's run"); false when it could not. */
@@ -175,7 +179,9 @@ export async function writeOut(path: string, run: ScrubbedRun, io: CliIo, printe
     printer.err(`llm-profiler: ${what} written to ${target}\n`);
     return true;
   } catch (e) {
-    printer.err(`llm-profiler: could not write the run file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}\n`);
+    // ENOENT here: the folder went while the run went (removed, unmounted); it is not made again
+    const why = (e as NodeJS.ErrnoException).code === 'ENOENT' ? `the folder ${dirname(target)} no longer exists (ENOENT)` : fsErrorText(e);
+    printer.err(`llm-profiler: could not write the run file ${target}: ${why}\n`);
     return false;
   }
 }

@@ -1,11 +1,12 @@
 // The CLI's side of a run's journal (jobs/journal.ts): where it goes (beside --out, else the journal
 // home), the journals earlier runs left there (said before a run starts), and what happens to it once
 // the run ends: removed when the run file is in place, kept and named when it could not be written.
-import { mkdir } from 'node:fs/promises';
+import { lstat, mkdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { ScrubbedRun } from '../engine/core/redact';
 import { journalsIn, readJournalHead, writerState } from '../engine/files/journal';
 import { writeRunFile } from '../engine/files/runFile';
+import { fsErrorText } from '../engine/files/fsErrors';
 import { journalFileName, runFileName } from '../engine/core/runId';
 import { JobJournal, journalHome } from '../jobs/journal';
 import type { Job } from '../jobs/job';
@@ -50,12 +51,14 @@ export async function sayLeftovers(out: string | undefined, io: CliIo, printer: 
 /**
  * After the run: the journal goes once the run file is in place (or no file was asked for). When
  * --out could not be written, a whole journal stays and is named; one that lacks lines (its disk was
- * full too) is replaced by the run file written into the journal home.
+ * full too), or that is no longer where it was written (its folder was removed during the run: the
+ * lines went to a file no name reaches), or none at all, is replaced by the run file written into the
+ * journal home.
  */
 export async function settleJournal(journal: JobJournal | undefined, run: ScrubbedRun, stored: boolean, io: CliIo, printer: Printer): Promise<void> {
-  if (!journal) return;
-  if (stored) return journal.discard();
-  if (await journal.whole()) {
+  if (stored) return journal?.discard();
+  const there = journal !== undefined && (await lstat(journal.path).then((st) => st.isFile(), () => false));
+  if (journal && there && (await journal.whole())) {
     await journal.keep(run);
     printer.err(`llm-profiler: every finished request is in the journal ${journal.path}: llm-profiler recover ${journal.path} --out OTHER.json\n`);
     return;
@@ -66,9 +69,10 @@ export async function settleJournal(journal: JobJournal | undefined, run: Scrubb
     await mkdir(home, { recursive: true });
     await writeRunFile(fallback, run, printer.scrubber);
     printer.err(`llm-profiler: the run is kept in ${fallback}\n`);
-    await journal.discard();
+    await journal?.discard();
   } catch (e) {
-    await journal.keep(run);
-    printer.err(`llm-profiler: the run could not be kept in ${fallback} either (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); what the journal ${journal.path} holds can be recovered\n`);
+    await journal?.keep(run);
+    const rest = journal && there ? `what the journal ${journal.path} holds can be recovered` : 'the run is lost';
+    printer.err(`llm-profiler: the run could not be kept in ${fallback} either (${fsErrorText(e)}); ${rest}\n`);
   }
 }

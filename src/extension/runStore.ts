@@ -116,6 +116,9 @@ export function latestMeasuredOn(runs: readonly RunIndexEntry[], url: string): R
 }
 
 
+/** The file is no longer there (the reader's error wraps the ENOENT in words). */
+const gone = (path: string): Promise<boolean> => stat(path).then(() => false, (e: NodeJS.ErrnoException) => e.code === 'ENOENT');
+
 export class RunStore {
   readonly dir: string;
   #io: RunIo | undefined;
@@ -164,7 +167,8 @@ export class RunStore {
           this.#cache.set(path, { mtimeMs: st.mtimeMs, size: st.size, entry });
           runs.push(entry);
         } catch (err) {
-          if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw err;
+          // removed between the listing and the read (another window deleted it): not a problem
+          if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (await gone(path))) continue;
           this.#cache.set(path, { mtimeMs: st.mtimeMs, size: st.size, problem: (err as Error).message });
           problems.push({ path, message: (err as Error).message });
         }

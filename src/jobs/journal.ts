@@ -1,6 +1,7 @@
 // A job's journal (engine/files/journal.ts) fed from its hooks: the head once the endpoint is known,
 // then each finished request, sweep point and repetition, and the progress. The surface that stores
 // the run removes the journal once the run file is in place (`discard`), and keeps it otherwise.
+import { fsErrorText } from '../engine/files/fsErrors';
 import { JournalWriter } from '../engine/files/journal';
 import type { JournalHeadInput, JournalLine } from '../engine/files/journal';
 import type { Scrubber } from '../engine/core/redact';
@@ -59,7 +60,7 @@ export class JobJournal {
       ...(job.kind === 'run' && (job.repeat ?? 1) > 1 ? { repeat: job.repeat } : {}),
       ...(this.plan.out !== undefined ? { out: this.plan.out } : {}),
     };
-    const say = (e: NodeJS.ErrnoException) => this.plan.onError?.(`the journal ${this.plan.path} could not be written (${e.code ?? e.message}); the run goes on, and what finishes is kept in memory`);
+    const say = (e: NodeJS.ErrnoException) => this.plan.onError?.(`the journal ${this.plan.path} could not be written (${fsErrorText(e)}); the run goes on, and what finishes is kept in memory`);
     this.#opening = JournalWriter.create(this.plan.path, head, { ...(this.plan.scrubber ? { scrubber: this.plan.scrubber } : {}), onError: say }).then(
       (w) => {
         this.#writer = w;
@@ -79,7 +80,9 @@ export class JobJournal {
     else if (this.#opening) this.#early.push(line);
   }
 
+  readonly #copies: RequestRecord[] = [];
   record(r: RequestRecord): void {
+    this.#copies.push(structuredClone(r));
     this.#records++;
     this.#append({ t: 'request', r });
   }

@@ -238,9 +238,17 @@ function noteLines(run: RunFile): string[] {
   if (s.malformedEvents > 0) out.push(`Malformed stream events skipped: ${s.malformedEvents}`);
   if (s.multiTokenChunks > 0) out.push(`Chunks carrying more than one token: ${s.multiTokenChunks}`);
   if (run.cancelled) out.push('Cancelled: the figures cover what finished.');
+  out.push(...workerLossLines(run));
   const interrupted = interruptedLine(run);
   if (interrupted) out.push(interrupted);
   return out;
+}
+
+/** "Lost: 3 requests in flight when worker thread 2 of 2 exited (code 70); the run went on with 3 of 5 streams", one line per thread that died. */
+export function workerLossLines(run: Pick<RunFile, 'requests'>): string[] {
+  const byWhy = new Map<string, number>();
+  for (const r of run.requests) if (r.error?.kind === 'worker') byWhy.set(r.error.message, (byWhy.get(r.error.message) ?? 0) + 1);
+  return [...byWhy].map(([why, n]) => `Lost: ${n} ${n === 1 ? 'request' : 'requests'} in flight when ${why}`);
 }
 
 /** The result, as the terminal shows it. */

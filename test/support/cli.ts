@@ -38,13 +38,17 @@ export interface CliProcessOptions {
   readonly killMs?: number;
   /** Called once the child runs, with a way to signal it (Ctrl+C tests). */
   readonly onSpawn?: (kill: (s: NodeJS.Signals) => void) => void;
+  /** Run as this user and group (a test run as root showing what another user meets). */
+  readonly uid?: number;
+  readonly gid?: number;
 }
 
 /** `node dist/cli.js …args` from the repository root. */
 export function runCliProcess(args: readonly string[], options: CliProcessOptions = {}): Promise<CliProcessResult> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const ids = { ...(options.uid !== undefined ? { uid: options.uid } : {}), ...(options.gid !== undefined ? { gid: options.gid } : {}) };
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'], ...ids });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));

@@ -6,7 +6,7 @@ import { prefixCacheSplitLine } from '../../src/present/cacheCheckText';
 import type { RunFile, Stall, Stats } from '../../src/engine/core/types';
 import type { LatencyKey } from '../../src/present/metricCatalogue';
 import { h, scrollRegion } from './dom';
-import { itlBurstNote, overlongLine, stallSizeText } from '../../src/present/runText';
+import { itlBurstNote, overlongLine, stallSizeText, workerLossLines } from '../../src/present/runText';
 import { dialWorkload, sweepWorkload } from '../../src/present/sweepText';
 import { formatAt, formatDelta, formatInt, formatMs, formatNumber, formatPercent } from '../../src/present/units';
 import { bufferingSentence, measuresProxy, stallPhrase } from '../../src/present/whereText';
@@ -62,6 +62,7 @@ export function headerView(run: RunFile, actions: HTMLElement): HTMLElement {
   const meta = [run.endpoint?.api, describeWorkload(run), when(run)].filter(Boolean).join(' · ');
   const flags: string[] = [];
   if (run.cancelled) flags.push('cancelled: partial results');
+  flags.push(...workerLossLines(run));
   const interrupted = interruptedLine(run);
   if (interrupted) flags.push(interrupted);
   flags.push(...networkNotes(run.endpoint));

@@ -40,7 +40,7 @@ const list = <T extends v.GenericSchema>(item: T) => v.pipe(v.array(item), v.rea
 const opt = v.optional;
 
 const stallCause = v.picklist(STALL_CAUSES);
-const errorKind = v.picklist(['connect', 'http', 'reset', 'timeout', 'idle-timeout', 'malformed', 'server', 'empty', 'aborted', 'overlong', 'other']);
+const errorKind = v.picklist(['connect', 'http', 'reset', 'timeout', 'idle-timeout', 'malformed', 'server', 'empty', 'aborted', 'overlong', 'worker', 'other']);
 const sloKey = v.picklist(['ttftMs', 'tpotMs', 'itlMs', 'e2eMs']);
 
 const endpoint = v.object({

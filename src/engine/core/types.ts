@@ -184,6 +184,7 @@ export type ErrorKind =
   | 'empty' // a 2xx response that ended without a single token
   | 'aborted' // cancelled by the user
   | 'overlong' // far more chunks than max_tokens asked for: reading stopped
+  | 'worker' // in flight on a worker thread (--workers) that died: its answer was lost with the thread
   | 'other';
 
 export interface RequestError {

@@ -5,7 +5,6 @@
 // instant on every thread), the records in one index order, progress as with one loop.
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { realClock } from '../../core/clock';
 import { PreflightError } from '../../transport/detect';
 import { readPrompts } from '../../prompts/promptSource';
@@ -14,8 +13,10 @@ import type { RunTally } from '../runTally';
 import { arrivalGapsMs, sleep, withinPhase } from '../scheduler';
 import type { ConnectionInfo, EndpointSpec, Handshake, Prompt, RequestRecord, WorkloadMode, WorkloadSpec } from '../../core/types';
 import { connectionsFor, WorkloadError } from '../../core/workload';
-import type { Batch, FromWorker, ShareSetup, ToWorker } from './protocol';
-import { sharedCells, splitEvenly } from './sharedCells';
+import type { Batch, FromWorker, ShareSetup } from './protocol';
+import { releaseHeld, sharedCells, splitEvenly } from './sharedCells';
+import { Thread } from './threads';
+import type { WorkerEntry } from './threads';
 
 /** The most threads the default (`--workers` not given) starts. */
 export const AUTO_WORKERS_CAP = 8;
@@ -90,7 +91,7 @@ export function withWorkers(w: WorkloadSpec, threads: number): WorkloadSpec {
  * dist/engine.js); from source (tests, benchmarks under tsx) the .ts entry, required through tsx's
  * loader (a Worker does not take a .ts file itself).
  */
-function workerEntry(): { readonly file: string; readonly eval: boolean; readonly execArgv: string[] } {
+function workerEntry(): WorkerEntry {
   if (__filename.endsWith('.ts')) return { file: `require('tsx/cjs'); require(${JSON.stringify(join(__dirname, 'workerMain.ts'))});`, eval: true, execArgv: [] };
   return { file: join(__dirname, 'worker.js'), eval: false, execArgv: [] };
 }
@@ -155,68 +156,6 @@ export interface WorkersResult {
 
 type OpenMode = Extract<WorkloadMode, { kind: 'open' }>;
 
-/** One started thread: what it sends is kept by kind until asked for, batches go straight to `onBatch`. */
-class Thread {
-  readonly #worker: Worker;
-  readonly #waiting = new Map<string, ((m: FromWorker | undefined) => void)[]>();
-  readonly #early = new Map<string, FromWorker[]>();
-  #gone = false;
-  /** Its connections, as it last reported them (warmed, then done). */
-  connection?: ConnectionInfo;
-  /** It has said `done` (its share ended, every record sent back). */
-  done = false;
-  /** Why it stopped, when it stopped before its end. */
-  error?: string;
-
-  constructor(setup: ShareSetup, entry: ReturnType<typeof workerEntry>, onBatch: (b: Batch) => void) {
-    this.#worker = new Worker(entry.file, { workerData: setup, execArgv: entry.execArgv, eval: entry.eval });
-    this.#worker.on('message', (m: FromWorker) => {
-      if (m.t === 'batch') onBatch(m);
-      else {
-        if ((m.t === 'warmed' || m.t === 'done') && m.connection) this.connection = m.connection;
-        if (m.t === 'done') this.done = true;
-        this.#deliver(m);
-      }
-    });
-    this.#worker.on('error', (e) => this.#stopped(`a worker thread failed: ${e instanceof Error ? e.message : String(e)}`));
-    this.#worker.on('exit', (code) => this.#stopped(`a worker thread exited (code ${code})`));
-  }
-
-  post(m: ToWorker): void {
-    if (!this.#gone) this.#worker.postMessage(m);
-  }
-
-  /** Resolves with the next message of kind `kind` (or undefined when the thread is gone). */
-  next(kind: FromWorker['t']): Promise<FromWorker | undefined> {
-    const kept = this.#early.get(kind);
-    if (kept && kept.length > 0) return Promise.resolve(kept.shift());
-    if (this.#gone) return Promise.resolve(undefined);
-    return new Promise((resolve) => {
-      const list = this.#waiting.get(kind) ?? [];
-      list.push(resolve);
-      this.#waiting.set(kind, list);
-    });
-  }
-
-  async terminate(): Promise<void> {
-    await this.#worker.terminate().catch(() => undefined);
-  }
-
-  #deliver(m: FromWorker): void {
-    const r = this.#waiting.get(m.t)?.shift();
-    if (r) r(m);
-    else this.#early.set(m.t, [...(this.#early.get(m.t) ?? []), m]);
-  }
-
-  #stopped(why: string): void {
-    if (this.#gone) return;
-    this.#gone = true;
-    this.error = why;
-    for (const list of this.#waiting.values()) for (const r of list.splice(0)) r(undefined);
-    if (!this.#early.has('failed')) this.#early.set('failed', [{ t: 'failed', message: why, preflight: false }]);
-  }
-}
-
 const epochNow = (): number => realClock.origin + realClock.now();
 
 /** The promise's value, or undefined when the signal aborts first. */
@@ -255,7 +194,7 @@ function progressWanted(o: RunOptions): { readonly progress: boolean; readonly s
 /** Each thread's start: its share of the connections, of the warmup's and a closed loop's loops, the prompts read once, the shared cells. */
 function shareSetups(input: WorkersInput, prompts: readonly Prompt[] | undefined): ShareSetup[] {
   const { endpoint, workload: w, options, threads: n } = input;
-  const cells = sharedCells();
+  const cells = sharedCells(n);
   const conns = splitEvenly(connectionsFor(w), n).map((c) => Math.max(1, c));
   const warmupLoops = splitEvenly(Math.min(w.warmup, connectionsFor(w)), n);
   const measuredLoops = w.mode.kind === 'closed' ? splitEvenly(w.mode.concurrency, n) : new Array<number>(n).fill(0);
@@ -277,8 +216,6 @@ function shareSetups(input: WorkersInput, prompts: readonly Prompt[] | undefined
 
 /** Merges one thread's batch into the run's tally and `onRecord`, as one loop would have fed them (records with the run planner's refs). */
 function mergeBatch(b: Batch, tally: RunTally, options: RunOptions, refs: Refs | undefined, streams: boolean): void {
-  const s = b.sent;
-  for (let i = 0; i + 3 < s.length; i += 4) tally.sent(s[i]!, s[i + 1] === 1, s[i + 2]!, s[i + 3]!);
   const c = b.chunks;
   for (let i = 0; i < c.length; ) {
     const index = c[i]!;
@@ -337,11 +274,10 @@ async function measureClosed(threads: readonly Thread[], w: WorkloadSpec, tally:
 
 /**
  * Hands out an open loop's arrival schedule, computed here once: every FEED_MS the arrivals due in
- * the next LOOKAHEAD_MS, k to thread k mod n, until the count or the deadline (or cancellation). The
- * phase starts when the first arrival is due.
+ * the next LOOKAHEAD_MS, k to the k mod n-th of the n threads alive, until the count or the deadline
+ * (or cancellation, or no thread left). The phase starts when the first arrival is due.
  */
 async function handOutArrivals(threads: readonly Thread[], w: WorkloadSpec, m: OpenMode, tally: RunTally, signal: AbortSignal | undefined): Promise<void> {
-  const n = threads.length;
   const nextGap = arrivalGapsMs(w.seed, m.rate, m.burstiness);
   const base = epochNow() + OPEN_LEAD_MS;
   const deadline = w.durationS !== undefined ? base + w.durationS * 1000 : undefined;
@@ -350,17 +286,20 @@ async function handOutArrivals(threads: readonly Thread[], w: WorkloadSpec, m: O
   let phaseStarted = false;
   const more = () => withinPhase(w.requests, deadline, k, due);
   while (!signal?.aborted) {
+    const living = threads.filter((th) => th.alive);
+    if (living.length === 0) break;
+    const n = living.length;
     const horizon = epochNow() + LOOKAHEAD_MS;
-    const ks: number[][] = threads.map(() => []);
-    const dues: number[][] = threads.map(() => []);
+    const ks: number[][] = living.map(() => []);
+    const dues: number[][] = living.map(() => []);
     while (due <= horizon && more()) {
       ks[k % n]!.push(k);
       dues[k % n]!.push(due);
       k++;
       due += nextGap();
     }
-    threads.forEach((th, i) => {
-      if (ks[i]!.length > 0) th.post({ t: 'arrivals', ks: ks[i]!, dues: dues[i]! });
+    living.forEach((th, i) => {
+      if (ks[i]!.length > 0) th.give(ks[i]!, dues[i]!);
     });
     if (!phaseStarted) {
       await sleep(base - epochNow(), undefined);
@@ -372,12 +311,19 @@ async function handOutArrivals(threads: readonly Thread[], w: WorkloadSpec, m: O
   }
 }
 
-/** An open loop's measured phase: the arrivals handed out, then every thread's given ones ended. False when cancelled. */
+/**
+ * An open loop's measured phase: the arrivals handed out, then every living thread's given ones ended
+ * (again when a thread that died left it more). False when cancelled.
+ */
 async function measureOpen(threads: readonly Thread[], w: WorkloadSpec, m: OpenMode, tally: RunTally, signal: AbortSignal | undefined): Promise<boolean> {
   await handOutArrivals(threads, w, m, tally, signal);
   if (signal?.aborted) return false;
-  for (const th of threads) th.post({ t: 'end' });
-  return allSaid(threads, 'done', signal);
+  for (const th of threads) th.end();
+  for (;;) {
+    const open = threads.filter((th) => th.alive && th.dones < th.ends);
+    if (open.length === 0) return true;
+    if ((await untilAborted(Promise.all(open.map((th) => th.settled())), signal)) === undefined) return false;
+  }
 }
 
 /** The warmup (when the workload has one), then the measured phase. False when cancelled. */
@@ -385,6 +331,59 @@ async function warmupAndMeasure(threads: readonly Thread[], w: WorkloadSpec, tal
   if (w.warmup > 0 && !(await warmup(threads, signal))) return false;
   if (w.mode.kind === 'trace') throw new Error('a trace is replayed on one loop, not on worker threads');
   return w.mode.kind === 'closed' ? measureClosed(threads, w, tally, signal) : measureOpen(threads, w, w.mode, tally, signal);
+}
+
+/**
+ * The requests a thread that died had in flight, as failed records of kind `worker` (counted and shown
+ * as every failed request is, the exit code that of a run with failures): the server may have answered
+ * them, but the thread that read the answers is gone.
+ */
+function lostRecords(th: Thread, message: string): RequestRecord[] {
+  const lost = [...th.inFlight].sort((a, b) => a[0] - b[0]).map(([index, f]): RequestRecord => ({
+    index,
+    warmup: f.warmup,
+    scheduledAt: f.scheduledAt,
+    sentAt: f.sentAt,
+    outputTokens: 0,
+    tokenSource: 'chunks',
+    chunkTimesMs: [],
+    error: { kind: 'worker', message },
+  }));
+  th.inFlight.clear();
+  return lost;
+}
+
+/** What the run does without a thread that died, in words: how many of a closed loop's streams go on, or where an open loop's arrivals go. */
+function goneOn(dead: Thread, threads: readonly Thread[], setups: readonly ShareSetup[]): string {
+  const living = threads.filter((th) => th.alive && th !== dead);
+  const w = setups[0]!.workload;
+  if (living.length === 0) return 'no thread was left to go on';
+  if (w.mode.kind !== 'closed') return 'its arrivals went to the other threads';
+  const streams = living.reduce((sum, th) => sum + setups[th.id]!.measuredLoops, 0);
+  return `the run went on with ${streams} of ${w.mode.concurrency} streams`;
+}
+
+/**
+ * The open-loop arrivals a thread that died was given and had not sent: handed to the living threads
+ * in turn, due when they were due (sent late, and the lag shows), each told to end again when it had
+ * been told already.
+ */
+function handOn(dead: Thread, threads: readonly Thread[]): void {
+  const left = [...dead.given].sort((a, b) => a[0] - b[0]);
+  dead.given.clear();
+  const living = threads.filter((th) => th.alive && th !== dead);
+  if (left.length === 0 || living.length === 0) return;
+  const ks: number[][] = living.map(() => []);
+  const dues: number[][] = living.map(() => []);
+  left.forEach(([k, due], i) => {
+    ks[i % living.length]!.push(k);
+    dues[i % living.length]!.push(due);
+  });
+  living.forEach((th, i) => {
+    if (ks[i]!.length === 0) return;
+    th.give(ks[i]!, dues[i]!);
+    if (th.ends > 0) th.end();
+  });
 }
 
 /** Tells every thread to cancel and waits a moment (CANCEL_WAIT_MS) for what they have to come back. */
@@ -395,6 +394,7 @@ async function cancelThreads(threads: readonly Thread[]): Promise<void> {
 
 /** Has every thread close its connections (waiting a moment when cancelled), then stops it. */
 async function stopThreads(threads: readonly Thread[], cancelled: boolean): Promise<void> {
+  for (const th of threads) th.stopping = true;
   for (const th of threads) th.post({ t: 'close' });
   await Promise.race([Promise.all(threads.map((th) => th.next('closed'))), sleep(cancelled ? CLOSE_WAIT_CANCELLED_MS : CLOSE_WAIT_MS, undefined)]);
   await Promise.all(threads.map((th) => th.terminate()));
@@ -412,7 +412,21 @@ export async function runOnWorkers(input: WorkersInput): Promise<WorkersResult> 
   const refs = prompts !== undefined || (options.warmupPrompts?.length ?? 0) > 0 ? new Refs(input.planner, w.warmup) : undefined;
   const { streams } = progressWanted(options);
   const entry = workerEntry();
-  const threads = shareSetups(input, prompts).map((setup) => new Thread(setup, entry, (b) => mergeBatch(b, tally, options, refs, streams)));
+  const setups = shareSetups(input, prompts);
+  const threads: Thread[] = [];
+  const events = {
+    sent: (s: readonly number[]) => {
+      for (let i = 0; i + 3 < s.length; i += 4) tally.sent(s[i]!, s[i + 1] === 1, s[i + 2]!, s[i + 3]!);
+    },
+    batch: (b: Batch) => mergeBatch(b, tally, options, refs, streams),
+    died: (th: Thread, why: string) => {
+      releaseHeld(setups[0]!.cells, th.id);
+      const lost = lostRecords(th, `${why}; ${goneOn(th, threads, setups)}`);
+      if (lost.length > 0) mergeBatch({ t: 'batch', chunks: [], returned: lost.length, records: lost }, tally, options, refs, streams);
+      handOn(th, threads);
+    },
+  };
+  for (const setup of setups) threads.push(new Thread(setup, setups.length, entry, events));
   let cancelled = false;
   try {
     const warmed = await warmConnections(threads, signal);

@@ -39,19 +39,23 @@ export type ToWorker =
 export type FromWorker =
   | { readonly t: 'warmed'; readonly connection: ConnectionInfo }
   | { readonly t: 'failed'; readonly message: string; readonly preflight: boolean }
+  /**
+   * Requests just handed to the client (flat: index, warmup 0/1, sentAt, scheduledAt), posted once per
+   * event-loop turn that sent any, before their chunks or records: the main thread knows what a thread
+   * has in flight, so that a thread that dies loses only those, counted.
+   */
+  | { readonly t: 'sent'; readonly s: readonly number[] }
   | Batch
   | { readonly t: 'warmupDone' }
   | { readonly t: 'done'; readonly connection?: ConnectionInfo }
   | { readonly t: 'closed' };
 
 /**
- * What happened since the last batch, in order within each list: requests sent (flat: index, warmup
- * 0/1, sentAt, scheduledAt), chunk arrivals (flat: index, then with `streams` each arrival's ms since
- * sent, else a count), requests returned, their final records.
+ * What happened since the last batch, in order within each list: chunk arrivals (flat: index, then
+ * with `streams` each arrival's ms since sent, else a count), requests returned, their final records.
  */
 export interface Batch {
   readonly t: 'batch';
-  readonly sent: readonly number[];
   /** Without streams: [index, count, index, count…]; with streams: [index, n, atMs × n, index, n, …]. */
   readonly chunks: readonly number[];
   readonly returned: number;

@@ -13,11 +13,26 @@ export const CELL = {
   ticket: 2,
   /** Open loop with --max-concurrency: slots taken (requests in flight). */
   used: 3,
+  /** Then one cell per thread: the slots it holds (given back for it when it dies). */
+  held: 4,
 } as const;
-const CELLS = 4;
 
-export function sharedCells(): Int32Array {
-  return new Int32Array(new SharedArrayBuffer(CELLS * Int32Array.BYTES_PER_ELEMENT));
+/** The cells for `threads` threads. */
+export function sharedCells(threads = 1): Int32Array {
+  return new Int32Array(new SharedArrayBuffer((CELL.held + threads) * Int32Array.BYTES_PER_ELEMENT));
+}
+
+/**
+ * Gives back the slots a thread that died held: its requests in flight will never release them, and
+ * without this the living threads would wait for slots that never come free.
+ */
+export function releaseHeld(cells: Int32Array, thread: number): number {
+  const n = Atomics.exchange(cells, CELL.held + thread, 0);
+  if (n > 0) {
+    Atomics.sub(cells, CELL.used, n);
+    Atomics.notify(cells, CELL.used);
+  }
+  return n;
 }
 
 /** `total` streams over `threads` as evenly as possible, the larger shares first (5 over 2: 3 + 2). */
@@ -56,15 +71,19 @@ function changed(cells: Int32Array, at: number, value: number): Promise<unknown>
  * A counting semaphore over threads (open-loop --max-concurrency across worker threads), taken in
  * arrival order: arrival k takes a slot only after arrival k − 1 has, as one loop's arrivals do (each
  * waits for its slot before the next is looked at). Every arrival from 0 up must come to `acquire`
- * once (or the run be aborted), or the ones after it wait.
+ * once (or the run be aborted), or the ones after it wait. One past its turn (its thread took the
+ * turn, then died before sending it, and it was handed to another) takes a slot without waiting.
  */
 export class SharedSlots {
   readonly #cells: Int32Array;
   readonly #max: number;
+  /** This thread's cell of slots held, when it has one. */
+  readonly #held: number | undefined;
 
-  constructor(cells: Int32Array, max: number) {
+  constructor(cells: Int32Array, max: number, thread?: number) {
     this.#cells = cells;
     this.#max = max;
+    this.#held = thread !== undefined && CELL.held + thread < cells.length ? CELL.held + thread : undefined;
   }
 
   /** Resolves true once arrival `k` holds a slot, false when the signal aborts first. */
@@ -72,25 +91,29 @@ export class SharedSlots {
     const c = this.#cells;
     for (;;) {
       if (signal?.aborted) return false;
+      // past its turn: an arrival a thread took its turn for, then died before sending, handed on
       const turn = Atomics.load(c, CELL.ticket);
-      if (turn === k) break;
+      if (turn >= k) break;
       await changed(c, CELL.ticket, turn);
     }
     for (;;) {
       if (signal?.aborted) return false;
       const used = Atomics.load(c, CELL.used);
       if (used < this.#max) {
-        if (Atomics.compareExchange(c, CELL.used, used, used + 1) === used) break;
+        if (Atomics.compareExchange(c, CELL.used, used, used + 1) === used) {
+          if (this.#held !== undefined) Atomics.add(c, this.#held, 1);
+          break;
+        }
         continue;
       }
       await changed(c, CELL.used, used);
     }
-    Atomics.store(c, CELL.ticket, k + 1);
-    Atomics.notify(c, CELL.ticket);
+    if (Atomics.compareExchange(c, CELL.ticket, k, k + 1) === k) Atomics.notify(c, CELL.ticket);
     return true;
   }
 
   release(): void {
+    if (this.#held !== undefined) Atomics.sub(this.#cells, this.#held, 1);
     Atomics.sub(this.#cells, CELL.used, 1);
     Atomics.notify(this.#cells, CELL.used);
   }

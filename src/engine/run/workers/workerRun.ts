@@ -15,18 +15,26 @@ import { sleepUntil, withinPhase } from '../scheduler';
 import type { EndpointClient, RequestRecord } from '../../core/types';
 import type { Batch, FromWorker, ShareSetup, ToWorker } from './protocol';
 import { CELL, claim, SharedSlots } from './sharedCells';
+import { FAILPOINT_EXIT_CODE, FAILPOINT_WIRE_MS, failpointAt } from '../failpoints';
 
 /** How long events wait to be sent back together, ms. */
 const BATCH_MS = 20;
 /** Records that send a batch at once. */
 const BATCH_RECORDS = 256;
 
-/** Gathers events for the next batch. */
+/**
+ * Gathers events for the next batch; the requests sent go back once per event-loop turn that sent any
+ * (protocol.ts `sent`: one message for a burst of sends, not one per request), so that what a thread
+ * has in flight is known on the main thread when it dies.
+ */
 class Outbox {
   readonly #post: (m: FromWorker) => void;
   readonly #progress: boolean;
   readonly #streams: boolean;
   #sent: number[] = [];
+  #sentSoon = false;
+  /** When the latest request was sent, epoch ms. */
+  lastSentAt = 0;
   #counts = new Map<number, number>();
   #times = new Map<number, number[]>();
   #returned = 0;
@@ -40,9 +48,19 @@ class Outbox {
   }
 
   sent(index: number, warmup: boolean, sentAt: number, scheduledAt: number): void {
-    if (!this.#progress) return;
     this.#sent.push(index, warmup ? 1 : 0, sentAt, scheduledAt);
-    this.#soon();
+    this.lastSentAt = sentAt;
+    if (this.#sentSoon) return;
+    this.#sentSoon = true;
+    setImmediate(() => this.#flushSent());
+  }
+
+  #flushSent(): void {
+    this.#sentSoon = false;
+    if (this.#sent.length === 0) return;
+    const s = this.#sent;
+    this.#sent = [];
+    this.#post({ t: 'sent', s });
   }
 
   chunk(index: number, atMs: number): void {
@@ -58,7 +76,6 @@ class Outbox {
   }
 
   returned(): void {
-    if (!this.#progress) return;
     this.#returned++;
   }
 
@@ -73,14 +90,14 @@ class Outbox {
   }
 
   flush(): void {
+    this.#flushSent();
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (this.#sent.length === 0 && this.#counts.size === 0 && this.#times.size === 0 && this.#returned === 0 && this.#records.length === 0) return;
+    if (this.#counts.size === 0 && this.#times.size === 0 && this.#returned === 0 && this.#records.length === 0) return;
     const chunks: number[] = [];
     for (const [index, n] of this.#counts) chunks.push(index, n);
     for (const [index, times] of this.#times) chunks.push(index, times.length, ...times);
-    const batch: Batch = { t: 'batch', sent: this.#sent, chunks, returned: this.#returned, records: this.#records };
-    this.#sent = [];
+    const batch: Batch = { t: 'batch', chunks, returned: this.#returned, records: this.#records };
     this.#counts.clear();
     this.#times.clear();
     this.#returned = 0;
@@ -120,6 +137,7 @@ class ForwardingTally extends RunTally {
 
 const epochNow = (): number => realClock.origin + realClock.now();
 
+
 const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 /** One thread's share once its planner and client are made: what it does on each message from the main thread. */
@@ -133,9 +151,11 @@ class Share {
   /** The open loop's --max-concurrency, held across every thread. */
   readonly #slots: SharedSlots | undefined;
   readonly #ctrl = new AbortController();
-  /** The open-loop arrivals given so far. */
-  readonly #arrivals: Promise<void>[] = [];
+  /** The open-loop arrivals given and not ended yet. */
+  readonly #arrivals = new Set<Promise<void>>();
   #ended = false;
+  /** The worker-exit failpoint fired: nothing more is sent, and the thread ends in a moment. */
+  #dying = false;
 
   constructor(port: MessagePort, s: ShareSetup, out: Outbox, tally: RunTally, planner: Planner, client: EndpointClient) {
     this.#s = s;
@@ -145,9 +165,15 @@ class Share {
     this.#client = client;
     // every arrival waiting for its time listens to it
     setMaxListeners(0, this.#ctrl.signal);
-    this.#sender = new Sender(client, tally, { ...(s.apiKey !== undefined ? { apiKey: s.apiKey } : {}), onRecord: (r) => out.record(r) });
+    const exitAfter = failpointAt('worker-exit', String(s.id + 1));
+    let finished = 0;
+    const onRecord = (r: RequestRecord): void => {
+      out.record(r);
+      if (++finished === exitAfter) this.#failpointExit();
+    };
+    this.#sender = new Sender(client, tally, { ...(s.apiKey !== undefined ? { apiKey: s.apiKey } : {}), onRecord });
     const w = s.workload;
-    this.#slots = w.mode.kind === 'open' && w.mode.maxConcurrency !== undefined ? new SharedSlots(s.cells, w.mode.maxConcurrency) : undefined;
+    this.#slots = w.mode.kind === 'open' && w.mode.maxConcurrency !== undefined ? new SharedSlots(s.cells, w.mode.maxConcurrency, s.id) : undefined;
   }
 
   #post(m: FromWorker): void {
@@ -163,10 +189,13 @@ class Share {
         void this.#measure(m.deadline);
         break;
       case 'arrivals':
-        for (let i = 0; i < m.ks.length; i++) this.#arrivals.push(this.#arrival(m.ks[i]!, m.dues[i]!));
+        for (let i = 0; i < m.ks.length; i++) {
+          const a = this.#arrival(m.ks[i]!, m.dues[i]!).finally(() => this.#arrivals.delete(a));
+          this.#arrivals.add(a);
+        }
         break;
       case 'end':
-        void Promise.all(this.#arrivals).then(() => this.#finish());
+        void this.#arrivalsEnded();
         break;
       case 'cancel':
         this.#ctrl.abort();
@@ -191,7 +220,7 @@ class Share {
   async #closedLoops(loops: number, more: (k: number) => boolean, send: (k: number) => Promise<void>, at: number): Promise<void> {
     const signal = this.#ctrl.signal;
     const loop = async () => {
-      while (!signal.aborted) {
+      while (!signal.aborted && !this.#dying) {
         const k = claim(this.#s.cells, at);
         if (!more(k)) return;
         await send(k);
@@ -224,8 +253,13 @@ class Share {
   async #arrival(k: number, due: number): Promise<void> {
     const signal = this.#ctrl.signal;
     await sleepUntil(due - realClock.origin, signal);
-    if (signal.aborted) return;
+    if (signal.aborted || this.#dying) return;
     if (this.#slots && !(await this.#slots.acquire(k, signal))) return;
+    if (this.#dying) {
+      // its turn taken, not sent: the main thread hands it on when this thread has ended
+      this.#slots?.release();
+      return;
+    }
     try {
       await this.#sender.send(this.#planner.plan(this.#s.workload.warmup + k, false, k, due));
     } finally {
@@ -233,10 +267,36 @@ class Share {
     }
   }
 
+  /**
+   * An open loop's `end`: `done` once every arrival given has ended, those given after the `end` too
+   * (a thread that died left arrivals the main thread hands to the living ones, and says `end` again).
+   */
+  async #arrivalsEnded(): Promise<void> {
+    while (this.#arrivals.size > 0) await Promise.all(this.#arrivals);
+    this.#done();
+  }
+
+  /**
+   * The worker-exit failpoint (failpoints.ts): nothing more is handed to the client; once the last
+   * request sent has had FAILPOINT_WIRE_MS to reach the wire, the records finished so far go back and
+   * the thread ends with its other requests in flight, as a crash would end it.
+   */
+  #failpointExit(): void {
+    this.#dying = true;
+    setTimeout(() => {
+      this.#out.flush();
+      process.exit(FAILPOINT_EXIT_CODE);
+    }, Math.max(0, this.#out.lastSentAt + FAILPOINT_WIRE_MS - epochNow()));
+  }
+
   /** The measured phase ended (or was cancelled): every record sent back, then `done` once. */
   #finish(): void {
     if (this.#ended) return;
     this.#ended = true;
+    this.#done();
+  }
+
+  #done(): void {
     this.#out.flush();
     const connection = this.#client.connection();
     this.#post(connection ? { t: 'done', connection } : { t: 'done' });
