@@ -34,6 +34,7 @@ export const ALONE = {
   'test/integration/runner.test.ts': { why: "an open loop's sends follow the seeded schedule", light: true },
   'test/integration/scriptedServer.test.ts': { why: 'chunks arrive within 50 ms of the other process writing them', light: true },
   'test/integration/sessions.test.ts': { why: 'TTFT by turn flat within 20% with the prefix cache on; a turn sent its think time after the last reply', light: true },
+  'test/integration/soak.test.ts': { why: "45 s at 32 streams: the heap's growth against the kept records' need, fitted over samples a load beside it would thin" },
   'test/integration/serverMetrics.test.ts': { why: 'gauges sampled about once a second; the llama.cpp server' },
   'test/integration/stepServer.test.ts': { why: "a step's writes within a third of a step", light: true },
   'test/integration/sweep.test.ts': { why: 'the fitted base and k within 5 % of the cost model', light: true },

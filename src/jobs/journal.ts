@@ -80,9 +80,7 @@ export class JobJournal {
     else if (this.#opening) this.#early.push(line);
   }
 
-  readonly #copies: RequestRecord[] = [];
   record(r: RequestRecord): void {
-    this.#copies.push(structuredClone(r));
     this.#records++;
     this.#append({ t: 'request', r });
   }

@@ -1,7 +1,9 @@
 // The runner's accounting and its progress reports, on a fake clock.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ProgressTicker, RunTally } from '../../src/engine/run/runTally';
+import { IndexSet, ProgressTicker, RunningMedian, RunTally } from '../../src/engine/run/runTally';
+import { percentile } from '../../src/engine/core/stats';
+import { Rng } from '../../src/engine/core/random';
 import type { RequestRecord } from '../../src/engine/core/types';
 import { FakeClock } from '../support/fakeClock';
 
@@ -84,4 +86,32 @@ test('progress: the first at once, then every 100 ms, a last one at stop; a thro
   await clock.run(t0 + 1000);
   assert.equal(at.length, 5, 'nothing after stop');
   assert.equal(clock.pendingTimers, 0);
+});
+
+test("the TTFT median so far, kept as records come (no sort at each report), is the sorted list's p50 after every record", () => {
+  const rng = new Rng(7);
+  const m = new RunningMedian();
+  const all: number[] = [];
+  assert.equal(m.median(), undefined);
+  for (let i = 0; i < 3000; i++) {
+    // ties, runs up and down, and spread values
+    const x = i % 7 === 0 ? 50 : i % 11 === 0 ? 3000 - i : Math.round(rng.next() * 1000) / 8;
+    m.add(x);
+    all.push(x);
+    const sorted = all.slice().sort((a, b) => a - b);
+    assert.equal(m.median(), percentile(sorted, 50), `after ${i + 1}`);
+  }
+  assert.equal(m.count, 3000);
+});
+
+test('the indexes recorded: bits for a run\'s indexes, a set for any other number', () => {
+  const s = new IndexSet();
+  const given = [0, 7, 8, 1023 * 8 + 7, 8192, 100_000, 3, 2 ** 30, -1, 2.5, 5_000_000];
+  for (const i of given) {
+    assert.equal(s.has(i), false, `${i} not yet`);
+    s.add(i);
+    assert.equal(s.has(i), true, `${i} once added`);
+  }
+  for (const i of [1, 6, 9, 8190, 8193, 99_999, 100_001, 2 ** 30 + 1, -2, 2.25, 4_999_999]) assert.equal(s.has(i), false, `${i} never added`);
+  for (const i of given) assert.equal(s.has(i), true, `${i} still there after the others grew the bits`);
 });

@@ -3,14 +3,14 @@
 import type { Chart } from 'chart.js';
 import type { RequestRecord, RunFile, Stall, Stats } from '../../src/engine/core/types';
 import type { ReportHostMessage } from '../../src/shared/protocol';
-import { buildCdf } from './cdf';
+import { buildCdf, SortedSamples } from './cdf';
 import { applyTheme, cdfChart, cdfSummaryText, gaugeChart, itlChart, itlTimeSummaryText, setChartTheme, throughputChart, throughputSummaryText, zoomByKeyboard, type CdfSeries, type ScatterPoint } from './charts';
 import { h, srOnly } from './dom';
 import { formatAt, formatInt, formatMs, formatNumber } from '../../src/present/units';
-import { addToLanes, buildLanes, groupBySession, hasSessions, itlSamples, laneUntil, rowOfLane, runStart, seriesRequests, stallCulprits, stallRuleOf, stallWindow, streamLane, ungrouped, withInFlight, STALL_KINDS, type Lane, type LaneModel } from './lanes';
+import { buildLanes, groupBySession, hasSessions, itlSamples, LiveLanes, rowOfLane, runStart, seriesRequests, stallCulprits, stallRuleOf, stallWindow, ungrouped, STALL_KINDS, type Lane, type LaneModel, type StallRule } from './lanes';
 import { turnsSection } from './turnView';
 import { applyLive, type LiveMessage, type LiveState } from './liveState';
-import { perSecond } from './series';
+import { LiveSeries, perSecond } from './series';
 import { readTheme, watchTheme, type Theme } from './theme';
 import { Timeline } from './timeline';
 import { SWEEP_POINT_SELECTED, hasSweepView, renderSweep, type SweepPointSelectedDetail } from './sweepView';
@@ -28,9 +28,31 @@ import { whereSection } from './whereView';
 
 type Mode = 'empty' | 'run' | 'compare' | 'live' | 'error';
 
-/** The live view's lanes: the finished requests', those still in flight (by request index), and both as drawn. */
-interface LiveLanes { finished: LaneModel; readonly flight: Map<number, Lane>; model: LaneModel }
-interface LiveParts extends LiveLanes { readonly timeline: Timeline; readonly progress: HTMLElement; readonly ttft: Chart; readonly tput: Chart }
+/**
+ * The live view: its lanes and figures kept as updates come (an update costs what it brought, not
+ * the run so far: an hour of records is as quick to update as a minute's), the records counted in
+ * them, and what draws them.
+ */
+interface LiveParts {
+  readonly lanes: LiveLanes;
+  readonly rule: StallRule;
+  /** TTFT of the finished measured requests, ascending; tokens and requests in flight per second. */
+  readonly ttfts: SortedSamples;
+  readonly series: LiveSeries;
+  /** The records already in the figures (a record sent again is not counted twice). */
+  readonly counted: Set<number>;
+  readonly timeline: Timeline;
+  readonly progress: HTMLElement;
+  readonly ttft: Chart;
+  readonly tput: Chart;
+}
+
+/** While live, the timeline follows the latest so many requests (about what a minute of 64 busy streams makes). */
+const LIVE_FOLLOW_LANES = 2000;
+/** While live, the throughput chart shows the last so many seconds. */
+const LIVE_SERIES_SECONDS = 600;
+
+const seriesOf = (l: Lane) => ({ sent: l.sent, end: l.end, chunks: l.chunks, outputTokens: l.request.outputTokens });
 
 export class ReportApp {
   readonly #root: HTMLElement;
@@ -246,7 +268,8 @@ export class ReportApp {
     for (const c of into.querySelectorAll<HTMLButtonElement>('button.png')) c.addEventListener('click', () => exportCanvasPng(c));
   }
 
-  #timelineSection(model: LaneModel, run: RunFile, title: string, slot = 0): Timeline {
+  /** `tools`: more toolbar buttons (label, title, action) after Reset. */
+  #timelineSection(model: LaneModel, run: RunFile, title: string, slot = 0, tools: (tl: Timeline) => readonly (readonly [string, string, () => void])[] = () => []): Timeline {
     const tl = new Timeline(model, this.#theme, title);
     tl.loadKind = run.workload?.mode?.kind;
     this.#timelines.push(tl);
@@ -267,6 +290,7 @@ export class ReportApp {
       btn('+', 'Zoom in (+ on the timeline)', () => tl.zoomBy(0.6), 'Zoom in'),
       btn('−', 'Zoom out (− on the timeline)', () => tl.zoomBy(1 / 0.6), 'Zoom out'),
       btn('Reset', 'Show the whole run (0 on the timeline)', () => tl.reset()),
+      ...tools(tl).map(([label, t, fn]) => btn(label, t, fn)),
       this.#groupToggle(tl, model), png, status);
     // stalls by cause when the engine judged them; a file written before that has one kind of stall
     const kinds = model.stallKinds.map((k) => STALL_KINDS[k]!);
@@ -435,28 +459,28 @@ export class ReportApp {
       return;
     }
     const parts = this.#liveParts;
-    if (msg.records.length > 0) {
-      parts.finished = addToLanes(parts.finished, msg.records, stallRuleOf(next.run));
-      for (const r of msg.records) parts.flight.delete(r.index);
-    }
+    for (const r of msg.records) this.#finishLive(parts, r);
     this.#flyLanes(parts, next);
-    parts.timeline.setModel(parts.model, true);
+    const model = parts.lanes.model();
+    parts.timeline.setModel(model, true);
     const sub = parts.timeline.element.closest('section')?.querySelector('.sub');
-    if (sub) sub.textContent = timelineSubtitle(parts.model);
+    if (sub) sub.textContent = timelineSubtitle(model);
     this.#updateLiveFigures(next);
   }
 
+  /** A finished request: its lane, and (once) its TTFT and its tokens and time in flight in the figures. */
+  #finishLive(parts: Pick<LiveParts, 'lanes' | 'rule' | 'ttfts' | 'series' | 'counted'>, r: RequestRecord): void {
+    const lane = parts.lanes.finish(r, parts.rule);
+    if (parts.counted.has(r.index)) return;
+    parts.counted.add(r.index);
+    parts.series.add(seriesOf(lane));
+    if (!r.warmup && !r.error && r.ttftMs !== undefined) parts.ttfts.add(r.ttftMs);
+  }
+
   /** The lanes of the requests in flight: built again for those with new chunks, the rest only extended to now. */
-  #flyLanes(parts: LiveLanes, state: LiveState): void {
-    const t0 = parts.finished.t0;
+  #flyLanes(parts: Pick<LiveParts, 'lanes'>, state: LiveState): void {
     const at = state.progress?.at;
-    const now = at === undefined ? -Infinity : at - t0;
-    for (const index of parts.flight.keys()) if (!state.streams.has(index)) parts.flight.delete(index);
-    for (const [index, stream] of state.streams) {
-      const lane = parts.flight.get(index);
-      parts.flight.set(index, !lane || state.changed.has(index) ? streamLane(stream, t0, now) : laneUntil(lane, now));
-    }
-    parts.model = withInFlight(parts.finished, parts.flight.values());
+    parts.lanes.fly(state.streams, state.changed, at === undefined ? -Infinity : at - parts.lanes.t0);
   }
 
   #renderLiveFrame(state: LiveState): void {
@@ -467,15 +491,19 @@ export class ReportApp {
     let t0 = records.length ? runStart(records) : Infinity;
     for (const s of state.streams.values()) t0 = Math.min(t0, s.scheduledAt, s.sentAt);
     if (!Number.isFinite(t0)) t0 = Date.parse(run.startedAt) || 0;
-    const finished = addToLanes(buildLanes({ ...run, requests: [] }, t0), records, stallRuleOf(run));
+    const kept = { lanes: new LiveLanes(t0), rule: stallRuleOf(run), ttfts: new SortedSamples(), series: new LiveSeries(), counted: new Set<number>() };
+    // in start order, each lane goes at the end
+    records.sort((a, b) => a.scheduledAt - b.scheduledAt || a.sentAt - b.sentAt || a.index - b.index);
+    for (const r of records) this.#finishLive(kept, r);
+    this.#flyLanes(kept, state);
     const head = headerView(run, h('div', { class: 'actions' }, h('span', { class: 'live-badge', text: 'Live' })));
     const progress = h('section', { class: 'headline live-progress', 'aria-label': 'Progress' });
     this.#root.append(head, progress);
-    const parts: LiveLanes = { finished, flight: new Map<number, Lane>(), model: finished };
-    this.#flyLanes(parts, state);
-    const timeline = this.#timelineSection(parts.model, run, 'Timeline (live)');
+    const timeline = this.#timelineSection(kept.lanes.model(), run, 'Timeline (live)', 0, (tl) => [['Latest', 'Follow the latest requests (End on the timeline)', () => tl.follow()]]);
+    timeline.followLanes = LIVE_FOLLOW_LANES;
+    timeline.follow();
     const charts = h('div', { class: 'charts' });
-    this.#root.append(section('Distributions so far', 'distributions', charts, 'Provisional: the final figures come from the engine when the run ends.'));
+    this.#root.append(section('Distributions so far', 'distributions', charts, `Provisional: the final figures come from the engine when the run ends. Tokens/s and requests in flight: the last ${LIVE_SERIES_SECONDS / 60} minutes.`));
     const { card, canvas } = chartCard('TTFT CDF', `${run.id}-ttft-cdf`, 'ttft');
     const { card: tc, canvas: tcv } = chartCard('Output tokens/s and requests in flight (1 s buckets)', `${run.id}-throughput`, 'throughput');
     charts.append(card, tc);
@@ -483,7 +511,7 @@ export class ReportApp {
     const tput = throughputChart(tcv, this.#theme, [], [], []);
     this.#charts.push(ttft, tput);
     timeline.attach();
-    this.#liveParts = { ...parts, timeline, progress, ttft, tput };
+    this.#liveParts = { ...kept, timeline, progress, ttft, tput };
     this.#updateLiveFigures(state);
   }
 
@@ -506,10 +534,9 @@ export class ReportApp {
       parts.progress.append(h('div', { class: 'figure wide' }, bar));
     }
     // TTFT over finished requests (as the engine's p50 so far); tokens/s counts the chunks in flight too
-    const ok = parts.model.lanes.filter((l) => !l.inFlight && !l.request.warmup && !l.request.error && l.request.ttftMs !== undefined);
-    parts.ttft.data.datasets[0]!.data = buildCdf(ok.map((l) => l.request.ttftMs!)) as never;
+    parts.ttft.data.datasets[0]!.data = buildCdf(parts.ttfts.values, 400, true) as never;
     parts.ttft.update('none');
-    const ps = perSecond(seriesRequests(parts.model));
+    const ps = parts.series.perSecond([...parts.lanes.inFlight()].map(seriesOf), LIVE_SERIES_SECONDS);
     parts.tput.data.datasets[0]!.data = ps.seconds.map((x, i) => ({ x: x + 0.5, y: ps.tokensPerSecond[i]! })) as never;
     parts.tput.data.datasets[1]!.data = ps.seconds.map((x, i) => ({ x: x + 0.5, y: ps.inFlight[i]! })) as never;
     parts.tput.update('none');

@@ -38,3 +38,32 @@ export function buildCdf(values: ArrayLike<number>, maxPoints = 400, alreadySort
   }
   return out;
 }
+
+/** Numbers kept in ascending order as they come (each put in its place), for a CDF drawn again at every live update without sorting them all again. */
+export class SortedSamples {
+  #a = new Float64Array(256);
+  #n = 0;
+
+  add(x: number): void {
+    if (this.#n === this.#a.length) {
+      const b = new Float64Array(this.#a.length * 2);
+      b.set(this.#a);
+      this.#a = b;
+    }
+    let lo = 0;
+    let hi = this.#n;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.#a[mid]! <= x) lo = mid + 1;
+      else hi = mid;
+    }
+    this.#a.copyWithin(lo + 1, lo, this.#n);
+    this.#a[lo] = x;
+    this.#n++;
+  }
+
+  /** The samples so far, ascending (a view: valid until the next add). */
+  get values(): Float64Array {
+    return this.#a.subarray(0, this.#n);
+  }
+}

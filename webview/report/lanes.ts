@@ -46,6 +46,28 @@ export interface LaneModel {
   readonly stallKinds: readonly number[];
   /** Lanes sharing rows (a session's turns on one row); absent: a row per lane, row i is lane i. */
   readonly rows?: LaneRows;
+  /** How many lanes stalled, failed, are in flight, when kept as the lanes change (live mode); else laneCounts counts them. */
+  readonly counts?: LaneCounts;
+}
+
+export interface LaneCounts {
+  readonly stalled: number;
+  readonly failed: number;
+  readonly inFlight: number;
+}
+
+/** How many of the model's lanes stalled, failed, are still in flight. */
+export function laneCounts(model: LaneModel): LaneCounts {
+  if (model.counts) return model.counts;
+  let stalled = 0;
+  let failed = 0;
+  let inFlight = 0;
+  for (const l of model.lanes) {
+    if (l.stalls.length > 0) stalled++;
+    if (l.request.error) failed++;
+    if (l.inFlight) inFlight++;
+  }
+  return { stalled, failed, inFlight };
 }
 
 /** Lanes drawn on shared rows: each session's requests on one row, in start order; a request outside any session (a warmup) on a row of its own. */
@@ -246,6 +268,114 @@ function finish(t0: number, lanes: Lane[]): LaneModel {
   const stallKinds: number[] = [];
   for (let k = 0; k < STALL_KINDS.length; k++) if (kinds & (1 << k)) stallKinds.push(k);
   return { t0, lanes, endMs, chunkCount, laneOf, stallKinds };
+}
+
+/**
+ * Live mode's lanes, kept as updates come: one array in start order holding the finished requests'
+ * lanes and those still in flight, each change put in its place. A request that starts now starts
+ * at or near the end, so an insert moves a few lanes and never sorts the run again; a record takes
+ * its lane in flight's place. `model()` gives the timeline the state in O(1): the arrays are shared.
+ * The same lanes as withInFlight(addToLanes(…), …) at any moment, at a cost per update of what the
+ * update brought, not of the run so far.
+ */
+export class LiveLanes {
+  readonly t0: number;
+  readonly #lanes: Lane[] = [];
+  readonly #laneOf = new Map<number, number>();
+  /** The requests in flight (their lanes are in #lanes too). */
+  readonly #flying = new Set<number>();
+  #endMs = 0;
+  #chunkCount = 0;
+  #kinds = 0;
+  #stalled = 0;
+  #failed = 0;
+
+  constructor(t0: number) {
+    this.t0 = t0;
+  }
+
+  /** A finished request: its lane replaces the one in flight (or an earlier record's). */
+  finish(r: RequestRecord, rule: StallRule): Lane {
+    this.#flying.delete(r.index);
+    const lane = buildLane(r, this.t0, rule);
+    this.#put(lane);
+    return lane;
+  }
+
+  /**
+   * The requests in flight (`streams`, whole so far): lanes built again for those with new chunks
+   * (`changed`), the rest extended to `nowMs` (ms since t0); a lane whose request is no longer in
+   * flight and has no record goes. A request with a record is never in flight again.
+   */
+  fly(streams: ReadonlyMap<number, StreamSoFar>, changed: ReadonlySet<number>, nowMs: number): void {
+    for (const index of this.#flying) if (!streams.has(index)) this.#remove(index);
+    for (const [index, stream] of streams) {
+      const at = this.#laneOf.get(index);
+      const lane = at === undefined ? undefined : this.#lanes[at]!;
+      if (lane && !lane.inFlight) continue;
+      this.#put(!lane || changed.has(index) ? streamLane(stream, this.t0, nowMs) : laneUntil(lane, nowMs));
+      this.#flying.add(index);
+    }
+  }
+
+  /** The lanes of the requests in flight. */
+  *inFlight(): IterableIterator<Lane> {
+    for (const index of this.#flying) yield this.#lanes[this.#laneOf.get(index)!]!;
+  }
+
+  model(): LaneModel {
+    const stallKinds: number[] = [];
+    for (let k = 0; k < STALL_KINDS.length; k++) if (this.#kinds & (1 << k)) stallKinds.push(k);
+    return { t0: this.t0, lanes: this.#lanes, endMs: this.#endMs, chunkCount: this.#chunkCount, laneOf: this.#laneOf, stallKinds,
+      counts: { stalled: this.#stalled, failed: this.#failed, inFlight: this.#flying.size } };
+  }
+
+  #put(lane: Lane): void {
+    const index = lane.request.index;
+    const at = this.#laneOf.get(index);
+    const old = at === undefined ? undefined : this.#lanes[at]!;
+    if (old && compareStart(old.request, lane.request) === 0) {
+      this.#lanes[at!] = lane;
+      this.#count(old, -1);
+    } else {
+      if (old) this.#remove(index);
+      // the first lane that starts after this one: near the end for a request that starts now
+      let lo = 0;
+      let hi = this.#lanes.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (compareStart(this.#lanes[mid]!.request, lane.request) <= 0) lo = mid + 1;
+        else hi = mid;
+      }
+      this.#lanes.splice(lo, 0, lane);
+      this.#renumber(lo);
+    }
+    this.#count(lane, 1);
+    this.#endMs = Math.max(this.#endMs, lane.end);
+    for (let j = 0; j < lane.stallKinds.length; j++) this.#kinds |= 1 << lane.stallKinds[j]!;
+  }
+
+  #remove(index: number): void {
+    const at = this.#laneOf.get(index);
+    this.#flying.delete(index);
+    if (at === undefined) return;
+    this.#count(this.#lanes[at]!, -1);
+    this.#lanes.splice(at, 1);
+    this.#laneOf.delete(index);
+    this.#renumber(at);
+  }
+
+  /** A lane's chunks, stalls and failure counted in (1) or out (−1). */
+  #count(lane: Lane, sign: 1 | -1): void {
+    this.#chunkCount += sign * lane.chunks.length;
+    if (lane.stalls.length > 0) this.#stalled += sign;
+    if (lane.request.error) this.#failed += sign;
+  }
+
+  /** The lane positions from `from` on moved: their requests' entries follow. */
+  #renumber(from: number): void {
+    for (let j = from; j < this.#lanes.length; j++) this.#laneOf.set(this.#lanes[j]!.request.index, j);
+  }
 }
 
 /** The window [start, end] (ms since t0) of an engine-reported stall, for selecting it on the timeline. */

@@ -1,7 +1,8 @@
 // Live mode's bookkeeping: which run is live, and whether a message belongs to it. A message for
 // another run id (a stale update from a run that was replaced or cancelled) is dropped. Requests
 // still in flight come as chunk deltas (StreamDelta) and are kept as streams until their record
-// arrives, which replaces them.
+// arrives, which replaces them. An update changes the state's maps in place (the next state shares
+// them): its cost is what it brought, not the run so far.
 import type { Progress, RequestRecord, RunFile, StreamDelta } from '../../src/engine/core/types';
 import type { ReportHostMessage } from '../../src/shared/protocol';
 
@@ -63,9 +64,10 @@ export function applyLive(state: LiveState | undefined, msg: LiveMessage): LiveS
     }
     case 'liveUpdate': {
       if (!state || state.runId !== msg.runId || state.ended) return undefined;
-      const records = new Map(state.records);
+      // in place: a copy of an hour's records at every update (ten a second) would cost more than the update
+      const records = state.records as Map<number, RequestRecord>;
       for (const r of msg.records) records.set(r.index, r);
-      const streams = new Map(state.streams);
+      const streams = state.streams as Map<number, LiveStream>;
       for (const r of msg.records) streams.delete(r.index);
       const changed = applyStreams(streams, msg.streams, records);
       return { ...state, records, streams, changed, progress: msg.progress };

@@ -6,14 +6,15 @@
 // culprits have their prefill outlined on their own lanes.
 // Wheel zooms time (Shift+wheel: lanes), dragging pans, double-click or 0 resets. From the keyboard
 // (the canvas takes focus): ↑/↓ select the previous/next request, ←/→ pan, +/- zoom, 0 or Home
-// resets; the selected (or clicked) request's figures are written in a details line under the
-// canvas, a small polite status region, so they are not only in the hover tooltip.
+// resets, End (live) follows the latest requests; the selected (or clicked) request's figures are
+// written in a details line under the canvas, a small polite status region, so they are not only in
+// the hover tooltip.
 // The lanes are drawn in software (raster.ts) and put on the canvas at once: a million chunks
 // zoom at well under a frame.
 import { largestGapPerBucket, lowerBound, type GapBuckets } from './downsample';
 import { formatAt, formatAxisMs, formatInt, formatMs } from '../../src/present/units';
 import { retryAfterNote, retryTexts } from '../../src/present/retryText';
-import { CAUSE_RULE, STALL_KINDS, lanesOfRow, rowCount, rowGaps, rowOfLane, type Lane, type LaneModel } from './lanes';
+import { CAUSE_RULE, STALL_KINDS, laneCounts, lanesOfRow, rowCount, rowGaps, rowOfLane, type Lane, type LaneModel } from './lanes';
 import { onSchedule, trafficTooltip, trafficWhere } from './laneText';
 import { PixelLayer, paintOf, type Paint } from './raster';
 import type { Theme } from './theme';
@@ -79,21 +80,14 @@ function requestDetails(lane: Lane, model: LaneModel): string {
 }
 
 /** A short text alternative of the whole timeline: how many requests, over what time, how many stalled or failed, and the keys. */
-function timelineSummary(model: LaneModel): string {
-  let stalled = 0;
-  let failed = 0;
-  let inFlight = 0;
-  for (const l of model.lanes) {
-    if (l.stalls.length > 0) stalled++;
-    if (l.request.error) failed++;
-    if (l.inFlight) inFlight++;
-  }
+function timelineSummary(model: LaneModel, follows: boolean): string {
+  const { stalled, failed, inFlight } = laneCounts(model);
   const n = model.lanes.length;
   const sessions = model.rows ? model.rows.sessions.filter((x) => x !== undefined).length : 0;
   const order = model.rows ? `a row per session (${formatInt(sessions)}), its turns in order with the think time between them dashed` : 'in start order';
   const what = n === 0 ? 'No requests yet.'
     : `${formatInt(n)} request${n === 1 ? '' : 's'} over ${formatMs(model.endMs)}, ${order}: ${formatInt(stalled)} with stalls, ${formatInt(failed)} failed${inFlight ? `, ${formatInt(inFlight)} still in flight` : ''}; ${formatInt(model.chunkCount)} chunks.`;
-  return `${what} Keys: up and down arrows select a request (its details are read below the chart), left and right arrows pan, plus and minus zoom, 0 or Home shows the whole run.`;
+  return `${what} Keys: up and down arrows select a request (its details are read below the chart), left and right arrows pan, plus and minus zoom, 0 or Home shows the whole run${follows ? ', End follows the latest requests' : ''}.`;
 }
 
 export class Timeline {
@@ -124,9 +118,19 @@ export class Timeline {
   onViewChange?: (view: TimelineView) => void;
   /** The run's load (closed, open, trace): under an open loop or a trace the wait before a send is its lateness against the schedule. */
   loadKind?: 'closed' | 'open' | 'trace';
+  /**
+   * Live mode: the view that follows the run shows the latest so many lanes (all while there are no
+   * more), so a frame costs what a run of that many requests costs, however long the run has gone.
+   */
+  followLanes?: number;
+  /** The view follows the latest lanes as the model grows (live mode, until the view is moved). */
+  #following = false;
+  /** Rows when the model was set: live mode grows the model's lanes in place, so whether the view showed them all is judged by these. */
+  #rows: number;
 
   constructor(model: LaneModel, theme: Theme, label: string) {
     this.#model = model;
+    this.#rows = rowCount(model);
     this.#theme = theme;
     this.#view = this.#fullView();
     this.element = document.createElement('div');
@@ -180,7 +184,9 @@ export class Timeline {
     const wasFull = this.#isFull();
     const before = this.#currentLane();
     this.#model = model;
-    if (!keepView || wasFull) this.#view = this.#fullView();
+    this.#rows = rowCount(model);
+    if (this.#following) this.#view = this.#followView();
+    else if (!keepView || wasFull) this.#view = this.#fullView();
     this.#describe();
     // the selected request's line is said again only when its record replaced its in-flight lane
     const after = this.#currentLane();
@@ -194,12 +200,23 @@ export class Timeline {
   }
 
   setView(v: TimelineView): void {
+    this.#following = false;
     this.#view = this.#clamp(v);
     this.#schedule();
     this.onViewChange?.(this.#view);
   }
 
   reset(): void { this.setView(this.#fullView()); }
+
+  /** Live mode: shows the latest `followLanes` lanes, and keeps showing the latest as the model grows, until the view is moved. */
+  follow(): void {
+    if (this.followLanes === undefined) return;
+    this.#following = true;
+    this.#view = this.#followView();
+    this.#describe();
+    this.#schedule();
+    this.onViewChange?.(this.#view);
+  }
 
   /** Zooms time around `atX` (css px in the plot, default centre) by `factor` (< 1 zooms in). */
   zoomBy(factor: number, atX?: number, lanes = false): void {
@@ -296,7 +313,7 @@ export class Timeline {
   }
 
   #describe(): void {
-    this.#summary.textContent = timelineSummary(this.#model);
+    this.#summary.textContent = timelineSummary(this.#model, this.followLanes !== undefined);
   }
 
   #fullView(): TimelineView {
@@ -304,8 +321,18 @@ export class Timeline {
     return { xStart: -end * 0.01, xEnd: end * 1.02, yStart: 0, yEnd: Math.max(1, rowCount(this.#model)) };
   }
 
+  /** The latest `followLanes` lanes, from the first of them to now (the whole run while it has no more). */
+  #followView(): TimelineView {
+    const n = rowCount(this.#model);
+    const k = this.followLanes ?? n;
+    if (n <= k || this.#model.rows) return this.#fullView();
+    const from = this.#model.lanes[n - k]!.scheduled;
+    const end = Math.max(this.#model.endMs, from + 1);
+    return this.#clamp({ xStart: from - (end - from) * 0.01, xEnd: end + (end - from) * 0.02, yStart: n - k, yEnd: n });
+  }
+
   #isFull(): boolean {
-    const f = this.#fullView();
+    const f = { ...this.#fullView(), yEnd: Math.max(1, this.#rows) };
     const v = this.#view;
     return v.yStart <= 0 && v.yEnd >= f.yEnd - 1 && v.xStart <= f.xStart + 1e-6;
   }
@@ -595,9 +622,7 @@ export class Timeline {
     d.chunks = String(this.#model.chunkCount);
     d.lanesDrawn = String(f.visible.length);
     d.chunksDrawn = String(f.chunksInView);
-    let inFlight = 0;
-    for (const l of lanes) if (l.inFlight) inFlight++;
-    d.inFlight = String(inFlight);
+    d.inFlight = String(laneCounts(this.#model).inFlight);
   }
 
   /** A bar from x0 to x1 (at least a pixel wide), clipped a little outside the plot. */
@@ -764,6 +789,7 @@ export class Timeline {
       else if (k === 'PageUp') this.panBy(0, -0.9);
       else if (k === 'PageDown') this.panBy(0, 0.9);
       else if (k === '0' || k === 'Home') { this.#clearSelection(); this.reset(); }
+      else if (k === 'End' && this.followLanes !== undefined) { this.#clearSelection(); this.follow(); }
       else if (k === 'Escape') { this.#tooltip.hidden = true; return; }
       else return;
       e.preventDefault();

@@ -156,7 +156,8 @@ export class Scrubber {
     if (typeof value === 'string') return this.scrub(value);
     if (typeof value !== 'object' || value === null) return value;
     if (Array.isArray(value)) {
-      if (value.length === 0 || typeof value[0] === 'number') return value;
+      // `at`, not `value[0]`: an optimized indexed read over arrays of every kind makes V8 box each array of doubles it reads (runFile.ts isNumberArray)
+      if (value.length === 0 || typeof value.at(0) === 'number') return value;
       let out: unknown[] | undefined;
       for (let i = 0; i < value.length; i++) {
         const v = this.#walk(value[i]);
