@@ -47,7 +47,7 @@ function build(command: JobCommandName, v: OptionValues, io: CliIo): Promise<Bui
 }
 
 /** What --json prints: the part of the run file the command is about (a run's summary; with --repeat, each repetition's beside it). */
-function jsonOf(command: JobCommandName, run: RunFile): unknown {
+export function jsonOf(command: JobCommandName, run: RunFile): unknown {
   switch (command) {
     case 'run': return run.repeats ? { ...run.summary, repeats: run.repeats.map(({ requestIndexes: _indexes, ...r }) => r) } : run.summary;
     case 'sweep': return run.sweep;
@@ -56,7 +56,7 @@ function jsonOf(command: JobCommandName, run: RunFile): unknown {
   }
 }
 
-function textOf(command: JobCommandName, run: RunFile): string {
+export function textOf(command: JobCommandName, run: RunFile): string {
   switch (command) {
     case 'run': return formatRunTable(run);
     case 'sweep': return formatSweep(run);

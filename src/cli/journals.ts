@@ -4,11 +4,12 @@
 import { lstat, mkdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { ScrubbedRun } from '../engine/core/redact';
-import { journalsIn, readJournalHead, writerState } from '../engine/files/journal';
 import { writeRunFile } from '../engine/files/runFile';
 import { fsErrorText } from '../engine/files/fsErrors';
 import { journalFileName, runFileName } from '../engine/core/runId';
 import { JobJournal, journalHome } from '../jobs/journal';
+import { leftJournals } from '../jobs/recovery';
+import { leftLine } from '../present/recoverText';
 import type { Job } from '../jobs/job';
 import type { CliIo } from './io';
 import type { Printer } from './printer';
@@ -38,14 +39,10 @@ export async function journalFor(job: Job, runId: string, out: string | undefine
 export async function sayLeftovers(out: string | undefined, io: CliIo, printer: Printer): Promise<void> {
   const target = out !== undefined ? resolve(io.cwd, out) : undefined;
   const found = [
-    ...(target !== undefined ? await journalsIn(dirname(target), `${basename(target)}.`) : []),
-    ...(await journalsIn(journalHome(io.env))),
+    ...(target !== undefined ? await leftJournals(dirname(target), { prefix: `${basename(target)}.` }) : []),
+    ...(await leftJournals(journalHome(io.env))),
   ];
-  for (const path of found) {
-    const head = await readJournalHead(path).catch(() => undefined);
-    if (!head || writerState(head) === 'running') continue;
-    printer.err(`llm-profiler: a run that did not end left its journal (started ${head.startedAt}, against ${head.endpoint.url}): llm-profiler recover ${path}\n`);
-  }
+  for (const j of found) printer.err(`llm-profiler: ${leftLine(j)} Its journal: llm-profiler recover ${j.path}\n`);
 }
 
 /**

@@ -12,11 +12,10 @@ import { JournalError, journalsIn, readJournal, readJournalHead, writerState } f
 import { recoverRun } from '../engine/run/recover';
 import { UsageError } from '../jobs/errors';
 import { journalHome } from '../jobs/journal';
-import { formatRunTable } from '../present/runText';
-import { formatSweep } from '../present/sweepText';
+import { runFileWritten } from '../jobs/recovery';
 import { EXIT, processIo } from './io';
 import type { CliIo } from './io';
-import { checkOut, Printer, writeOut } from './jobCommand';
+import { checkOut, jsonOf, Printer, textOf, writeOut } from './jobCommand';
 import { parseCommandLine, splitFiles } from './parse';
 import { usage } from './usage';
 
@@ -45,8 +44,11 @@ async function targetOf(run: RunFile, out: string | undefined, recordedOut: stri
   return join(io.cwd, runFileName(run.id));
 }
 
-/** Recovers one journal; the exit code of it. */
-async function recoverOne(path: string, out: string | undefined, json: boolean, io: CliIo, printer: Printer): Promise<number> {
+/**
+ * Recovers one journal; the exit code of it. `named`: the path named this journal itself (one written
+ * on another machine is recovered only then: found in a shared folder, its run may still be going there).
+ */
+async function recoverOne(path: string, out: string | undefined, json: boolean, named: boolean, io: CliIo, printer: Printer): Promise<number> {
   const err = (line: string) => printer.err(`llm-profiler: ${line}\n`);
   const head = await readJournalHead(path);
   const state = writerState(head);
@@ -54,12 +56,23 @@ async function recoverOne(path: string, out: string | undefined, json: boolean, 
     err(`${path}: the run is still going (process ${head.pid}): stop it first, or let it end`);
     return EXIT.failed;
   }
+  if (state === 'elsewhere' && !named) {
+    err(`${path}: written on ${head.host}, whose run may still be going: name the journal itself to recover it here`);
+    return EXIT.ok;
+  }
   if (state === 'elsewhere') err(`${path}: written on ${head.host}; recovering it here`);
+  const written = await runFileWritten(head, dirname(path));
+  if (written !== undefined) {
+    await unlink(path).catch(() => undefined);
+    err(`${path}: its run was written to ${written} before its process stopped; the journal is removed`);
+    return EXIT.ok;
+  }
   // its lines were scrubbed as they were written; the run file is written as every run file is
   const run = scrubRun(recoverRun(await readJournal(path)), new Scrubber());
   const target = await targetOf(run, out, head.out, io);
   await checkOut(target, io);
-  printer.out(json ? `${JSON.stringify(run.sweep ? run.sweep : run.summary, null, 2)}\n` : run.sweep ? formatSweep(run) : formatRunTable(run));
+  const command = run.sweep ? 'sweep' : 'run';
+  printer.out(json ? `${JSON.stringify({ ...(jsonOf(command, run) as object), interrupted: run.interrupted ?? null }, null, 2)}\n` : textOf(command, run));
   if (!(await writeOut(target, run, io, printer, 'recovered run'))) return EXIT.failed;
   await unlink(path).catch(() => undefined);
   return EXIT.ok;
@@ -86,7 +99,7 @@ export async function recoverCommand(argv: readonly string[], io: CliIo = proces
     if (out !== undefined && journals.length > 1) throw new UsageError(`--out takes one journal's run; ${journals.length} were found: name one (${journals.join(', ')})`, '--out');
     let code: number = EXIT.ok;
     for (const j of journals) {
-      const c = await recoverOne(j, out, values.flag('json'), io, printer).catch((e: unknown) => {
+      const c = await recoverOne(j, out, values.flag('json'), files[0] !== undefined && resolve(io.cwd, files[0]) === j, io, printer).catch((e: unknown) => {
         if (e instanceof UsageError) throw e;
         err(e instanceof JournalError ? e.message : `${j}: ${e instanceof Error ? e.message : String(e)}`);
         return EXIT.failed;

@@ -5,10 +5,9 @@
 // unless the run store holds a journal; a journal offered in two windows is recovered once.
 import { readdir, unlink } from 'node:fs/promises';
 import * as vscode from 'vscode';
-import { displayUrl } from '../engine/core/redact';
 import { JOURNAL_SUFFIX } from '../engine/core/runId';
 import type { LeftJournal } from '../jobs/recovery';
-import { clockTime, finishedOf } from '../present/recoverText';
+import { finishedOf, leftLine } from '../present/recoverText';
 import { loadEngine } from './lazy';
 import type { EngineModule } from './lazy';
 import type { Services } from './services';
@@ -20,15 +19,11 @@ export async function offerRecovery(s: RecoveryServices): Promise<void> {
   const names = await readdir(s.runsDir).catch(() => [] as string[]);
   if (!names.some((n) => n.endsWith(JOURNAL_SUFFIX))) return;
   const engine = await loadEngine();
-  const left = await engine.leftJournals(s.runsDir, (path, message) => s.log.warn(`a run's journal could not be read: ${path}: ${message}`));
+  const left = await engine.leftJournals(s.runsDir, {
+    onProblem: (path, message) => s.log.warn(`a run's journal could not be read: ${path}: ${message}`),
+    onStale: (path, runFile) => s.log.info(`removed the journal ${path}: its run was saved (${runFile}) before its window stopped`),
+  });
   for (const j of left) void offerOne(engine, s, j);
-}
-
-/** "A run against vllm-a stopped at 10:14 with 183 of 400 requests." */
-export function leftLine(j: LeftJournal): string {
-  const against = j.head.endpoint.name ?? displayUrl(j.head.endpoint.url);
-  const what = j.head.kind === 'sweep' ? 'A sweep' : 'A run';
-  return `${what} against ${against} stopped at ${clockTime(j.stoppedAt)} with ${finishedOf(j.finished, j.total)}.`;
 }
 
 async function offerOne(engine: EngineModule, s: RecoveryServices, j: LeftJournal): Promise<void> {
@@ -47,7 +42,7 @@ async function recoverOne(engine: EngineModule, s: RecoveryServices, j: LeftJour
     s.log.info(`run ${run.id}: recovered from its journal (${finishedOf(run.interrupted?.finished ?? run.summary.completed, run.interrupted?.total)}); saved to ${path}`);
     s.reports.show(await s.runs.load(run.id));
   } catch (e) {
-    const gone = (e as Error).message.includes('no such file');
+    const gone = (e as NodeJS.ErrnoException).code === 'ENOENT';
     const message = gone ? 'it was recovered or discarded in another window' : s.log.redact((e as Error).message);
     s.log.error(`could not recover ${j.path}: ${message}`);
     void vscode.window.showErrorMessage(`LLM Profiler: the run could not be recovered: ${message}`);

@@ -19,6 +19,12 @@ export function interruptedLine(run: Pick<RunFile, 'interrupted'>): string | und
   if (!i) return undefined;
   const lost = i.inFlight > 0 ? `; the ${i.inFlight} in flight then were lost` : '';
   const point = i.unfinishedPoint !== undefined ? ` Point ${i.unfinishedPoint} had not finished: its requests are kept but not fitted.` : '';
+  const rep = i.unfinishedRepetition !== undefined ? ` Repetition ${i.unfinishedRepetition + 1} had not finished: it holds the requests it finished.` : '';
   const skipped = i.skippedLines ? ` ${i.skippedLines} damaged line${i.skippedLines === 1 ? '' : 's'} of the journal skipped.` : '';
-  return `Interrupted: the process stopped after ${clockTime(i.lastSeenAt)} with ${finishedOf(i.finished, i.total)} finished${lost}; recovered from its journal.${point}${skipped}`;
+  return `Interrupted: the process stopped after ${clockTime(i.lastSeenAt)} with ${finishedOf(i.finished, i.total)} finished${lost}; recovered from its journal.${point}${rep}${skipped}`;
+}
+
+/** A run its process left, as every surface offers it: "A run against vllm-a stopped at 5 Dec 2026, 10:14:03 with 183 of 400 requests." */
+export function leftLine(j: { readonly kind: 'run' | 'sweep'; readonly against: string; readonly stoppedAt: string; readonly finished: number; readonly total?: number }): string {
+  return `${j.kind === 'sweep' ? 'A sweep' : 'A run'} against ${j.against} stopped at ${clockTime(j.stoppedAt)} with ${finishedOf(j.finished, j.total)}.`;
 }

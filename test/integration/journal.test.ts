@@ -11,11 +11,15 @@ import { comparability } from '../../src/engine/analysis/comparable';
 import { defaultWorkload } from '../../src/engine/core/workload';
 import type { RunFile } from '../../src/engine/core/types';
 import { JournalError, readJournal, readJournalHead, writerState } from '../../src/engine/files/journal';
-import { parseRunFile } from '../../src/engine/files/runFile';
+import { parseRunFile, writeRunFile } from '../../src/engine/files/runFile';
 import { recoverRun } from '../../src/engine/run/recover';
 import { executeJob } from '../../src/jobs/execute';
 import type { RunJob, SweepJob } from '../../src/jobs/job';
 import { JobJournal } from '../../src/jobs/journal';
+import { leftJournals } from '../../src/jobs/recovery';
+import { leftLine } from '../../src/present/recoverText';
+import { runFileName } from '../../src/engine/core/runId';
+import { Scrubber, scrubRun } from '../../src/engine/core/redact';
 import { startStepServer } from '../support/stepServer';
 import type { StepServer } from '../support/stepServer';
 
@@ -121,4 +125,25 @@ test('what is not a journal is refused plainly; a journal whose writer died read
   const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
   assert.equal(writerState({ ...head, pid: Number(dead.stdout) }), 'gone');
   assert.equal(writerState({ ...head, host: `${head.host}-elsewhere` }), 'elsewhere');
+  // a pid alive again after a reboot (or in another container) is not the writer
+  assert.equal(writerState({ ...head, pid: process.pid, proc: 'another-boot:1' }), 'gone');
+});
+
+test('a left journal is offered once its writer is gone; one whose run file is in place is stale and removed', async () => {
+  const { run, path } = await journaled({ kind: 'run', failOnSlo: false, target: target(), workload: workload(4, 2) });
+  const [headLine, ...rest] = (await readFile(path, 'utf8')).split('\n');
+  const dead = Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout);
+  await writeFile(path, [JSON.stringify({ ...JSON.parse(headLine!), pid: dead }), ...rest].join('\n'));
+  const left = await leftJournals(dir);
+  const mine = left.find((l) => l.path === path);
+  assert.ok(mine, 'offered');
+  assert.equal(mine.finished, 4);
+  assert.equal(mine.total, 4);
+  assert.match(leftLine(mine), /^A run against http:\/\/127\.0\.0\.1:\d+\/v1 stopped at .+ with 4 of 4 requests\.$/);
+  // the run file written, the journal not yet removed (the process stopped in between): stale
+  await writeRunFile(join(dir, runFileName(run.id)), scrubRun(run, new Scrubber()));
+  const stale: string[] = [];
+  assert.equal((await leftJournals(dir, { onStale: (p) => stale.push(p) })).some((l) => l.path === path), false);
+  assert.deepEqual(stale, [path]);
+  await assert.rejects(readFile(path), /ENOENT/);
 });

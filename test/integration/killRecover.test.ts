@@ -61,6 +61,31 @@ async function killed(args: string[], delayMs: number, env: Record<string, strin
   return killAt;
 }
 
+/** Each recovered point's indexes name its own requests (run at its concurrency), no two points share one. */
+function checkPoints(run: RunFile, why: string): void {
+  const byIndex = new Map(run.requests.map((r) => [r.index, r]));
+  const seen = new Set<number>();
+  for (const p of run.sweep?.points ?? []) {
+    for (const i of p.requestIndexes) {
+      assert.ok(!seen.has(i), `${why}: request ${i} in two points`);
+      seen.add(i);
+      assert.ok(byIndex.has(i), `${why}: point ${p.label} names request ${i}, which is in the run`);
+    }
+    assert.equal(p.requestIndexes.length, 48, `${why}: point ${p.label} finished with its 48 requests`);
+  }
+}
+
+/** Every repetition but the one cut short holds its 24 requests; the cut one is named. */
+function checkRepetitions(run: RunFile, why: string): void {
+  const reps = run.repeats ?? [];
+  assert.ok(reps.length >= 1, `${why}: repetitions kept`);
+  const cut = run.interrupted?.unfinishedRepetition;
+  for (const r of reps) {
+    if (r.index === cut) assert.ok(r.requestIndexes.length < 24, `${why}: the cut repetition ${r.index} lacks requests`);
+    else assert.equal(r.requestIndexes.length, 24, `${why}: repetition ${r.index} holds its 24 requests`);
+  }
+}
+
 async function trial(kind: Kind, k: number): Promise<void> {
   const dir = join(home, `${kind.name}-${k}`);
   const env = { LLM_PROFILER_STATE: join(home, 'state') };
@@ -88,8 +113,8 @@ async function trial(kind: Kind, k: number): Promise<void> {
   const have = new Set(ids);
   const missing = due.filter((id) => !have.has(id));
   assert.deepEqual(missing, [], `${why}: ${missing.length} of ${due.length} requests completed > 2 s before the kill are missing`);
-  if (kind.name === 'sweep') assert.ok((run.sweep?.points.length ?? 0) <= 4);
-  if (kind.name === 'repeat') assert.ok((run.repeats?.length ?? 0) >= 1, `${why}: repetitions kept`);
+  if (kind.name === 'sweep') checkPoints(run, why);
+  if (kind.name === 'repeat') checkRepetitions(run, why);
   console.log(`${why}: ${ids.length} recovered, ${due.length} due, in flight ${run.interrupted.inFlight}`);
 }
 
@@ -106,5 +131,5 @@ test('a run with --out where a killed run left its journal says so, and how to r
   await killed(KINDS[0]!.args(join(dir, 'r.json')), 1500, env);
   const r = await runCliProcess(['run', '--url', url(), '-n', '2', '--out', join(dir, 'r.json')], { env });
   assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stderr, /a run that did not end left its journal .*: llm-profiler recover .*r\.json\.[^ ]+\.journal\.jsonl/);
+  assert.match(r.stderr, /A run against http:\/\/127\.0\.0\.1:\d+\/v1 stopped at .* with \d+ of 2000 requests\. Its journal: llm-profiler recover .*r\.json\.[^ ]+\.journal\.jsonl/);
 });

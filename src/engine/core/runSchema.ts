@@ -383,6 +383,7 @@ const interrupted = v.object({
   recoveredAt: str,
   journal: str,
   unfinishedPoint: opt(str),
+  unfinishedRepetition: opt(num),
   skippedLines: opt(num),
 });
 

@@ -847,6 +847,8 @@ export interface Interrupted {
   readonly journal: string;
   /** (sweep) The label of the point that was running: its finished requests are here, it is not fitted. */
   readonly unfinishedPoint?: string;
+  /** (`run --repeat`) The repetition that was running (its index): kept, with the requests it finished, in `repeats`. */
+  readonly unfinishedRepetition?: number;
   /** Lines of the journal that could not be read (a line cut by the kill, damage) and were skipped. */
   readonly skippedLines?: number;
 }

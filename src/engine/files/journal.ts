@@ -8,7 +8,7 @@
 // journal that was left. Documented in docs/run-format.md ("Journals").
 import { open, readdir, lstat, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { createReadStream } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -24,6 +24,8 @@ export const JOURNAL_VERSION = 1;
 export const JOURNAL_MAX_BYTES = 2 * 1024 ** 3;
 /** How often buffered lines reach the disk, at most. */
 export const JOURNAL_INTERVAL_MS = 1000;
+/** Lines kept in memory while writes fail (a full disk), at most. */
+const CARRY_MAX_BYTES = 32 * 1024 * 1024;
 
 export type JournalKind = 'run' | 'sweep';
 
@@ -39,6 +41,8 @@ export interface JournalHead {
   /** The process writing it, and its machine: a journal whose writer is alive is not recovered. */
   readonly pid: number;
   readonly host: string;
+  /** The writer's start, where the system tells it (Linux: boot id and start tick): a pid reused after a reboot is not the writer. */
+  readonly proc?: string;
   readonly tool: string;
   /** Redacted, with how it was reached (the run file's endpoint). */
   readonly endpoint: EndpointSpec & NetworkRecord & { readonly detectedApi?: boolean };
@@ -52,7 +56,7 @@ export interface JournalHead {
   readonly out?: string;
 }
 
-export type JournalHeadInput = Omit<JournalHead, 't' | 'format' | 'version' | 'pid' | 'host' | 'tool'>;
+export type JournalHeadInput = Omit<JournalHead, 't' | 'format' | 'version' | 'pid' | 'host' | 'proc' | 'tool'>;
 
 export interface JournalProgress {
   readonly t: 'progress';
@@ -94,6 +98,8 @@ export class JournalWriter {
   #timer: NodeJS.Timeout;
   #error: NodeJS.ErrnoException | undefined;
   #closed = false;
+  /** Lines were dropped (a write failed for longer than CARRY_MAX_BYTES of lines could wait). */
+  #lost = false;
 
   private constructor(path: string, handle: FileHandle, o: JournalWriterOptions) {
     this.path = path;
@@ -107,7 +113,8 @@ export class JournalWriter {
   static async create(path: string, head: JournalHeadInput, o: JournalWriterOptions = {}): Promise<JournalWriter> {
     const handle = await open(path, 'wx', 0o600);
     const w = new JournalWriter(path, handle, o);
-    w.append({ t: 'head', format: JOURNAL_FORMAT, version: JOURNAL_VERSION, ...head, pid: process.pid, host: hostname(), tool: TOOL_VERSION });
+    const proc = processStart(process.pid);
+    w.append({ t: 'head', format: JOURNAL_FORMAT, version: JOURNAL_VERSION, ...head, pid: process.pid, host: hostname(), ...(proc ? { proc } : {}), tool: TOOL_VERSION });
     await w.flush(true);
     return w;
   }
@@ -119,7 +126,7 @@ export class JournalWriter {
 
   /** Every line appended so far is on the disk (after an error: a later write caught up). */
   get caughtUp(): boolean {
-    return !this.#carry && this.#pending.length === 0;
+    return !this.#lost && !this.#carry && this.#pending.length === 0;
   }
 
   append(line: JournalLine): void {
@@ -160,6 +167,11 @@ export class JournalWriter {
       if (sync) await this.#handle.datasync();
     } catch (e) {
       if (done < buf.length) this.#carry = buf.subarray(done);
+      // a disk full for long: what waits is bounded; past it the journal is not whole (the run file is written elsewhere at the end)
+      if ((this.#carry?.length ?? 0) > CARRY_MAX_BYTES) {
+        this.#carry = undefined;
+        this.#lost = true;
+      }
       if (!this.#error) {
         this.#error = e as NodeJS.ErrnoException;
         try { this.#o.onError?.(this.#error); } catch { /* a listener must not break the run */ }
@@ -210,6 +222,13 @@ export interface JournalContents {
 
 export class JournalError extends Error {
   override readonly name = 'JournalError';
+  /** The file system's code when the journal could not be read at all (ENOENT: it is gone, recovered or discarded elsewhere). */
+  readonly code?: string;
+
+  constructor(message: string, code?: string) {
+    super(message);
+    if (code !== undefined) this.code = code;
+  }
 }
 
 function isHead(x: unknown): x is JournalHead {
@@ -302,7 +321,7 @@ export async function readJournalHead(path: string): Promise<JournalHead> {
 /** Reads a journal: its head must be whole; any other line that cannot be read is skipped and counted. */
 export async function readJournal(path: string): Promise<JournalContents> {
   const st = await lstat(path).catch((e: NodeJS.ErrnoException) => {
-    throw new JournalError(`${path}: cannot read the journal (${e.code === 'ENOENT' ? 'no such file' : e.code ?? e.message})`);
+    throw new JournalError(`${path}: cannot read the journal (${e.code === 'ENOENT' ? 'no such file' : e.code ?? e.message})`, e.code);
   });
   if (!st.isFile()) throw new JournalError(`${path}: not a regular file`);
   if (st.size > JOURNAL_MAX_BYTES) throw new JournalError(`${path}: ${Math.round(st.size / 2 ** 20)} MB, more than a journal may be`);
@@ -342,14 +361,32 @@ export async function readJournal(path: string): Promise<JournalContents> {
  * The process that wrote a journal: still running (its journal is not left over), gone, or on another
  * machine (a shared folder: it cannot be told from here).
  */
-export function writerState(head: Pick<JournalHead, 'pid' | 'host'>): 'running' | 'gone' | 'elsewhere' {
+export function writerState(head: Pick<JournalHead, 'pid' | 'host' | 'proc'>): 'running' | 'gone' | 'elsewhere' {
   if (head.host !== hostname()) return 'elsewhere';
-  if (head.pid === process.pid) return 'running';
   try {
     process.kill(head.pid, 0);
-    return 'running';
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM' ? 'running' : 'gone';
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return 'gone';
+  }
+  // the pid is alive: the writer only if it is the same process (a pid is reused after a reboot or in a new container)
+  if (head.proc === undefined) return 'running';
+  const now = processStart(head.pid);
+  return now === undefined || now === head.proc ? 'running' : 'gone';
+}
+
+/**
+ * A process's start, told apart from any other process with its pid: this boot's id and the process's
+ * start tick (Linux /proc); undefined where the system does not say.
+ */
+export function processStart(pid: number): string | undefined {
+  try {
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // the fields after the command (in parentheses, which may hold spaces): state is field 3, starttime field 22
+    const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    return start !== undefined && /^\d+$/.test(start) ? `${boot}:${start}` : undefined;
+  } catch {
+    return undefined;
   }
 }
 

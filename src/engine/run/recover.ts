@@ -42,7 +42,17 @@ function segmentsOf(j: JournalContents, records: readonly RequestRecord[]): Segm
   });
 }
 
+/** The repetition that was running when the process stopped: the last one started, unless it holds every request it was to send. */
+function unfinishedRepetition(j: JournalContents, records: readonly RequestRecord[]): number | undefined {
+  const last = [...j.repetitions].sort((a, b) => b.i - a.i)[0];
+  if (!last) return undefined;
+  const per = j.head.workload.requests;
+  const done = records.filter((r) => !r.warmup && r.repeat === last.i).length;
+  return per !== undefined && done >= per ? undefined : last.i;
+}
+
 function interruptedOf(j: JournalContents, records: readonly RequestRecord[], now: Date, unfinishedPoint?: string): Interrupted {
+  const cut = j.head.repeat !== undefined && j.head.repeat > 1 ? unfinishedRepetition(j, records) : undefined;
   const measured = records.filter((r) => !r.warmup).length;
   return {
     ...(j.lastRecordAt !== undefined ? { lastRecordAt: iso(j.lastRecordAt) } : {}),
@@ -53,6 +63,7 @@ function interruptedOf(j: JournalContents, records: readonly RequestRecord[], no
     recoveredAt: now.toISOString(),
     journal: basename(j.path),
     ...(unfinishedPoint !== undefined ? { unfinishedPoint } : {}),
+    ...(cut !== undefined ? { unfinishedRepetition: cut } : {}),
     ...(j.skipped > 0 ? { skippedLines: j.skipped } : {}),
   };
 }

@@ -129,6 +129,8 @@ class Collector {
   counts = NO_COUNTS;
   readonly #runs: RunFile[] = [];
   readonly #offsets: number[] = [];
+  /** The next global index free: a run's local index k becomes (its first) + k, gaps kept, so live records and the file agree. */
+  #next = 0;
   readonly #startedMs = performance.now();
 
   constructor(runId: string | undefined) {
@@ -137,11 +139,11 @@ class Collector {
 
   /** The global index a point's local index will get, so live records and the file agree. */
   globalIndex(pointIndex: number, localIndex: number): number {
-    return (this.#offsets[pointIndex] ?? this.requests.length) + localIndex;
+    return (this.#offsets[pointIndex] ?? this.#next) + localIndex;
   }
 
   begin(pointIndex: number): void {
-    this.#offsets[pointIndex] = this.requests.length;
+    this.#offsets[pointIndex] = this.#next;
   }
 
   /** Adds a run's records; returns their global indexes and the run summary with stalls remapped. */
@@ -152,8 +154,10 @@ class Collector {
     const map = new Map<number, number>();
     const indexes: number[] = [];
     const records: RequestRecord[] = [];
+    const base = this.#next;
     for (const r of sorted) {
-      const g = this.requests.length;
+      const g = base + r.index;
+      this.#next = Math.max(this.#next, g + 1);
       map.set(r.index, g);
       // a point's repeatOf names an earlier request of the same point: mapped before this one (its index is lower)
       const rec = {
