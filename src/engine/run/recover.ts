@@ -2,7 +2,6 @@
 // finished, each finished repetition and sweep point (a sweep's fits over its finished points), marked
 // `interrupted` with when the journal was last written and what was in flight then. A journal whose
 // run ended (only its run file could not be written) gives the run file it would have written.
-import { analyzeSweep } from '../analysis/fit';
 import { analyzeTiming, annotateRequests } from '../analysis/attribution';
 import { summarize } from '../analysis/metrics';
 import { RUN_FORMAT, RUN_VERSION, TOOL_NAME, TOOL_VERSION } from '../core/runFormat';
@@ -11,7 +10,7 @@ import { recordEnd } from '../files/journal';
 import type { JournalContents } from '../files/journal';
 import { assembleRunFile } from './runAssembly';
 import type { SegmentParts } from './runAssembly';
-import { pointLabel, pointWorkload } from './sweep';
+import { pointLabel, sweepSection } from './sweep';
 import { basename } from 'node:path';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -77,7 +76,7 @@ function recoverSweep(j: JournalContents, requests: readonly RequestRecord[]): {
   const analysis = analyzeTiming(requests, h.workload);
   const annotated = annotateRequests(requests, analysis);
   const durationS = points.reduce((t, p) => t + p.summary.durationS, 0) + measuredSpanS(requests.filter((r) => !inPoints.has(r.index)));
-  const slo = h.workload.slo;
+  const { workload, sweep } = sweepSection({ ...spec, workload: h.workload }, points);
   const run: RunFile = {
     format: RUN_FORMAT,
     version: RUN_VERSION,
@@ -87,11 +86,11 @@ function recoverSweep(j: JournalContents, requests: readonly RequestRecord[]): {
     ...(j.end?.cancelled ? { cancelled: true } : {}),
     tool: { name: TOOL_NAME, version: TOOL_VERSION },
     endpoint: h.endpoint,
-    workload: pointWorkload(spec.dimension, h.workload, spec.values[0]!),
+    workload,
     ...(h.prompts?.length ? { prompts: h.prompts } : {}),
     requests: annotated,
     summary: summarize(annotated, h.workload, { durationS, analysis }),
-    sweep: { dimension: spec.dimension, points, ...analyzeSweep(spec.dimension, points, slo), ...(slo ? { slo } : {}) },
+    sweep,
   };
   return { run, ...(unfinished !== undefined ? { unfinished } : {}) };
 }

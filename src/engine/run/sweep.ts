@@ -68,7 +68,7 @@ export function pointLabel(dimension: SweepDimension, value: number): string {
 }
 
 /** The workload of one point of a sweep. */
-export function pointWorkload(dimension: SweepDimension, base: WorkloadSpec, value: number): WorkloadSpec {
+function pointWorkload(dimension: SweepDimension, base: WorkloadSpec, value: number): WorkloadSpec {
   switch (dimension) {
     case 'concurrency':
       return { ...base, mode: { kind: 'closed', concurrency: value } };
@@ -314,22 +314,37 @@ export async function runSweep(endpoint: EndpointSpec, spec: SweepSpec, options:
   }
 
   const { head, first } = collector.head(options.signal, 'the sweep was cancelled before its first point finished');
-  const slo = spec.workload.slo;
-  const analysis = analyzeSweep(spec.dimension, points, slo);
+  const { workload, sweep } = sweepSection(spec, points, stoppedEarly);
   return {
     ...head,
     endpoint: first.endpoint,
-    // the first point's workload: every point's differs from it only in the swept field
-    workload: pointWorkload(spec.dimension, spec.workload, spec.values[0]!),
+    workload,
     // one list for the sweep: every point sends the same prompts with the same settings
     ...(collector.prompts.list.length > 0 ? { prompts: collector.prompts.list } : {}),
     ...(first.connection ? { connection: first.connection } : {}),
     // pooled over every point (the sweep's view is in `sweep.points`)
     ...collector.judged(spec.workload),
+    sweep,
+  };
+}
+
+/**
+ * What a sweep's run file records of its points, the same for a sweep that ended and one recovered
+ * from its journal (recover.ts): the first point's workload (every point's differs from it only in the
+ * swept field) and the sweep with its fit over the points.
+ */
+export function sweepSection(
+  spec: Pick<SweepSpec, 'dimension' | 'values' | 'workload'>,
+  points: readonly SweepPoint[],
+  stoppedEarly?: NonNullable<RunFile['sweep']>['stoppedEarly'],
+): { workload: WorkloadSpec; sweep: NonNullable<RunFile['sweep']> } {
+  const slo = spec.workload.slo;
+  return {
+    workload: pointWorkload(spec.dimension, spec.workload, spec.values[0]!),
     sweep: {
       dimension: spec.dimension,
       points,
-      ...analysis,
+      ...analyzeSweep(spec.dimension, points, slo),
       ...(slo ? { slo } : {}),
       ...(stoppedEarly ? { stoppedEarly } : {}),
     },
