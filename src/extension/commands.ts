@@ -4,6 +4,7 @@ export const enum Command {
   ProfileEndpoint = 'llmProfiler.profileEndpoint',
   StartLocalServer = 'llmProfiler.startLocalServer',
   StopLocalServer = 'llmProfiler.stopLocalServer',
+  CancelRun = 'llmProfiler.cancelRun',
   AddEndpoint = 'llmProfiler.addEndpoint',
   SetApiKey = 'llmProfiler.setApiKey',
   EditEndpoint = 'llmProfiler.editEndpoint',
@@ -22,6 +23,11 @@ export const enum Command {
   PinBaseline = 'llmProfiler.pinBaseline',
   UnpinBaseline = 'llmProfiler.unpinBaseline',
   CompareEndpoints = 'llmProfiler.compareEndpoints',
+  ProfileDataset = 'llmProfiler.profileDataset',
+  GetStarted = 'llmProfiler.getStarted',
+  NewPromptFile = 'llmProfiler.newPromptFile',
+  FinishMultilineInput = 'llmProfiler.finishMultilineInput',
+  CancelMultilineInput = 'llmProfiler.cancelMultilineInput',
 }
 
 

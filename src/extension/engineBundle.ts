@@ -7,7 +7,7 @@ export { buildCacheCheckJob, buildDialJob, buildRunJob, buildSweepJob } from '..
 export { buildAbJob, executeAbJob } from '../jobs/ab';
 export { localEndpoint, startLocalServerFor } from '../jobs/resolve';
 export { startLocalServer } from '../localServer/launcher';
-export { detectApi, reachable } from '../engine/transport/detect';
+export { checkReach, detectApi, reachable } from '../engine/transport/detect';
 export { buildNetwork, networkSecrets } from '../jobs/networkSpec';
 export { systemCa } from '../jobs/systemCa';
 export { insecureWarning, proxyFor, shownProxy } from '../engine/transport/connections';

@@ -13,6 +13,8 @@ import { registerRunCommands } from './commands/runs';
 import { BaselineService } from './baselineService';
 import { VIEW_SIDEBAR } from './commands';
 import { PromptCodeLens } from './codeLens';
+import { PromptDiagnostics } from './promptDiagnostics';
+import { MultilineInput } from './multilineInput';
 import { ConfigService } from './config';
 import { JobRunner } from './jobRunner';
 import { LocalServerManager } from './localServerManager';
@@ -27,6 +29,7 @@ import type { Services } from './services';
 import { SidebarProvider } from './sidebar';
 import { Targets } from './targets';
 import { TrustGate } from './trust';
+import { registerWalkthrough } from './walkthrough';
 
 activationClock.moduleEnd = performance.now();
 
@@ -57,7 +60,8 @@ function services(context: vscode.ExtensionContext): Services {
   const reports = own(new ReportPanels(context, (id) => runs.load(id).catch(() => undefined), log));
   const network = new NetworkSettings(config, log);
   const jobs = own(new JobRunner(runs, reports, localServer, log, network, config));
-  const promptAnswers = own(new PromptAnswers(context.workspaceState));
+  // a value that may span lines (a diff, code) is typed into an editor, not the one-line input box
+  const promptAnswers = own(new PromptAnswers(context.workspaceState, own(new MultilineInput())));
   // its thread starts on the first read, not here
   const reader = own(promptReader(context, log));
   // pins in the workspace's state; comparisons on their own thread, started on the first
@@ -69,7 +73,10 @@ export function activate(context: vscode.ExtensionContext): ExtensionApi {
   const started = performance.now();
   const s = services(context);
   const sidebar = new SidebarProvider(context.extensionUri, s);
-  context.subscriptions.push(sidebar, vscode.window.registerWebviewViewProvider(VIEW_SIDEBAR, sidebar), new PromptCodeLens(s.config, s.runs, s.promptAnswers, s.promptReader, s.baselines));
+  // not retained while hidden: its page keeps the form as typed in getState, and comes back with it
+  context.subscriptions.push(sidebar, vscode.window.registerWebviewViewProvider(VIEW_SIDEBAR, sidebar),
+    new PromptCodeLens(s.config, s.runs, s.promptAnswers, s.promptReader, s.baselines), new PromptDiagnostics(s.config, s.promptReader, s.promptAnswers));
+  registerWalkthrough(s);
   registerProfileCommands(s);
   registerLocalServerCommands(s);
   registerEndpointCommands(s);

@@ -18,6 +18,7 @@ import { proxyNotice } from '../present/endpointText';
 import { describeJob, pulledInLine } from '../present/jobText';
 import { progressLine, summaryText } from '../present/runText';
 import { sentNotes } from '../present/sentText';
+import { allFailedLine } from '../present/outcomeText';
 import { formatMs } from '../present/units';
 import { Disposable } from './dispose';
 import { loadEngine } from './lazy';
@@ -29,6 +30,9 @@ import type { Log } from './log';
 import type { NetworkSettings } from './proxySettings';
 import type { LiveReport, ReportPanels } from './reportPanel';
 import type { RunsModel } from './runsModel';
+
+/** The context key that is true while a run is in progress (package.json's when-clauses read it). */
+export const RUN_IN_PROGRESS = 'llmProfiler.runInProgress';
 
 export interface JobRequest {
   /** Short, for the status bar and the log: "my-vllm", "prefill dial (local server)". */
@@ -74,6 +78,8 @@ export interface ActiveRun {
 
 export class JobRunner extends Disposable {
   #active: (ActiveRun & { abort: AbortController }) | undefined;
+  /** The value last given to the `llmProfiler.runInProgress` context key. */
+  #contextSet = false;
   /** Insecure-certificate warnings already shown as a notification this session (every run logs its own). */
   readonly #warned = new Set<string>();
   /** Servers a job started itself (the dial's, one per chunk size): stopped if the extension goes away. */
@@ -112,13 +118,23 @@ export class JobRunner extends Disposable {
     this.#active?.abort.abort();
   }
 
+  /**
+   * Whether a run is in progress, said (with a way to cancel it) when one is: a command that starts a
+   * run asks this before its pickers, so no one answers three questions to be told "not now".
+   */
+  busy(): boolean {
+    const a = this.#active;
+    if (!a) return false;
+    this.log.info(`run not started: a run is already in progress (${a.label})`);
+    void vscode.window.showWarningMessage(`LLM Profiler: a run is already in progress (${a.label}). One run at a time: cancel it first, or wait for it to end.`, 'Cancel it').then((pick) => {
+      if (pick && this.#active?.runId === a.runId) this.cancel();
+    });
+    return true;
+  }
+
   /** One run at a time: takes the slot for a new run, or offers to cancel the one in progress. */
   async #claim(label: string): Promise<{ runId: string; abort: AbortController } | undefined> {
-    if (this.#active) {
-      const pick = await vscode.window.showWarningMessage(`LLM Profiler: a run is already in progress (${this.#active.label}).`, 'Cancel it');
-      if (pick) this.cancel();
-      return undefined;
-    }
+    if (this.busy()) return undefined;
     const runId = newRunId();
     const abort = new AbortController();
     this.#active = { runId, label, abort };
@@ -163,14 +179,20 @@ export class JobRunner extends Disposable {
       const outcome: RunOutcome = { runId: run.id, path, cancelled: Boolean(run.cancelled) };
       this.#onDidFinish.fire(outcome);
       const liveReport = live as LiveReport | undefined;
-      if (liveReport) liveReport.end(stored);
+      const allFailed = allFailedLine(stored);
+      if (allFailed) this.#allFailedToast(runId, allFailed);
+      // the live report closed mid-run: the run is saved all the same, and a toast offers it
+      if (liveReport && !liveReport.end(stored)) void this.#savedToast(stored, path);
+      else if (liveReport) { /* shown where it ran */ }
       else if (this.reports) this.reports.show(stored);
       else void this.#summaryToast(stored, path);
       return outcome;
     } catch (err) {
       await journal?.abandon().catch(() => undefined);
       const message = this.#failed(err, runId, req);
-      if (live) this.reports?.showError(message);
+      // in the live report's place, unless the user closed it
+      const liveReport = live as LiveReport | undefined;
+      if (liveReport && !liveReport.closed) this.reports?.showError(message);
       return undefined;
     } finally {
       if (this.#active?.runId === runId) this.#active = undefined;
@@ -384,6 +406,19 @@ export class JobRunner extends Disposable {
     this.#servers.clear();
   }
 
+  /** Every request failed: said at once, in the words the report's header uses (the report opens too). */
+  #allFailedToast(runId: string, line: string): void {
+    this.log.warn(`run ${runId}: ${line}`);
+    void vscode.window.showErrorMessage(`LLM Profiler: ${this.log.redact(line)}`, 'Show log').then((p) => { if (p) this.log.show(); });
+  }
+
+  /** The live report was closed while its run went on: the run was saved; Open shows it. */
+  async #savedToast(run: ScrubbedRun, path: string): Promise<void> {
+    this.log.info(`run ${run.id}: its live report was closed mid-run; the run is saved to ${path}`);
+    const pick = await vscode.window.showInformationMessage(`LLM Profiler: ${run.cancelled ? 'the run was cancelled; what finished was saved' : 'the run finished and was saved'} (its report was closed): ${summaryText(run)}`, 'Open');
+    if (pick === 'Open') this.reports?.show(run);
+  }
+
   async #summaryToast(run: RunFile, path: string): Promise<void> {
     const pick = await vscode.window.showInformationMessage(`${run.cancelled ? 'Cancelled: ' : ''}${summaryText(run)}`, 'Open run file');
     if (pick) await vscode.window.showTextDocument(vscode.Uri.file(path));
@@ -391,10 +426,15 @@ export class JobRunner extends Disposable {
 
   #changed(): void {
     const a = this.#active;
+    // the palette's "Cancel run" is there while a run is (package.json: when llmProfiler.runInProgress)
+    if (Boolean(a) !== this.#contextSet) {
+      this.#contextSet = Boolean(a);
+      void vscode.commands.executeCommand('setContext', RUN_IN_PROGRESS, this.#contextSet);
+    }
     if (!a) this.#item.hide();
     else {
       this.#item.text = `$(pulse) ${a.label}${a.progress ? ` ${progressLine(a.progress)}` : ''}`;
-      this.#item.tooltip = `LLM Profiler: run in progress${a.via ? ` (${a.via})` : ''}. Cancel it from its notification or the sidebar.`;
+      this.#item.tooltip = `LLM Profiler: run in progress${a.via ? ` (${a.via})` : ''}. Cancel it from its notification, the sidebar or the command "LLM Profiler: Cancel run".`;
       this.#item.command = 'workbench.view.extension.llmProfiler';
       this.#item.show();
     }

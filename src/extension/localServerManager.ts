@@ -24,6 +24,8 @@ export class LocalServerManager extends Disposable {
   /** The context each slot of the running server holds (a job's longest prompt and its max tokens must fit). */
   #slotContext: number | undefined;
   #starting: Promise<LocalServerHandle> | undefined;
+  /** Jobs running against the server now (leases not released). */
+  #leases = 0;
   #startingParallel = 0;
   #startingSlotContext = 0;
   #message: string | undefined;
@@ -123,23 +125,54 @@ export class LocalServerManager extends Disposable {
    */
   async lease(request: LocalServerRequest): Promise<LocalServerLease> {
     const slotContext = request.slotContext ?? DEFAULT_SLOT_CONTEXT;
-    let restart: { log: string; title: string } | undefined;
-    if (this.#handle && (this.#parallel ?? 0) < request.parallel) {
-      restart = { log: `${request.parallel} parallel slots (it has ${this.#parallel})`, title: `${request.parallel} parallel slots` };
-    } else if (this.#handle && (this.#slotContext ?? 0) < slotContext) {
-      restart = { log: `slots of ${slotContext} tokens, for the job's longest prompt and its max tokens (its slots hold ${this.#slotContext})`, title: `slots of ${slotContext} tokens for this prompt` };
-    }
+    const restart = this.#restartReason(request, slotContext);
+    const was = this.#handle?.url;
     if (restart) {
-      this.log.info(`local server: restarting with ${restart.log}`);
+      this.log.info(`local server: ${restart}`);
       await this.stop();
     }
     const handle = this.#handle ?? await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: restart ? `LLM Profiler: restarting the local server with ${restart.title}…` : 'LLM Profiler: starting the local server…' },
+      { location: vscode.ProgressLocation.Notification, title: restart ? `LLM Profiler: ${restart}…` : 'LLM Profiler: starting the local server…' },
       () => this.start({ ...(request.parallel > this.#config.parallel ? { parallel: request.parallel } : {}), slotContext }),
     );
+    // said, not only logged: the server the user started is another process now, on another port
+    if (restart && was !== undefined) {
+      const moved = was !== handle.url ? `: it now listens at ${handle.url} (was ${was})` : '';
+      this.log.info(`local server: restarted${moved}`);
+      void vscode.window.showInformationMessage(`LLM Profiler: ${restart}${moved}.`);
+    }
     const { localEndpoint } = await loadEngine();
-    return { endpoint: localEndpoint(handle), release: async () => undefined };
+    this.#leases++;
+    this.#onDidChange.fire();
+    let released = false;
+    return {
+      endpoint: localEndpoint(handle),
+      release: async () => {
+        if (released) return;
+        released = true;
+        this.#leases--;
+        this.#onDidChange.fire();
+      },
+    };
   }
+
+  /**
+   * Why the running server cannot take the job as it is, in the words the log and the toast use
+   * ("restarting the local server with 8 slots (was 4) for this run's concurrency 8"); undefined when it can.
+   */
+  #restartReason(request: LocalServerRequest, slotContext: number): string | undefined {
+    if (!this.#handle) return undefined;
+    if ((this.#parallel ?? 0) < request.parallel) {
+      return `restarting the local server with ${request.parallel} slots (was ${this.#parallel}) for this run's concurrency ${request.parallel}`;
+    }
+    if ((this.#slotContext ?? 0) < slotContext) {
+      return `restarting the local server with slots of ${slotContext} tokens (was ${this.#slotContext}) for this run's longest prompt and its max tokens`;
+    }
+    return undefined;
+  }
+
+  /** A run is using the server now (it holds a lease): stopping it would fail that run's requests. */
+  get inUse(): boolean { return this.#leases > 0; }
 
   async stop(): Promise<void> {
     const starting = this.#starting;

@@ -15,6 +15,8 @@ import type { NetworkSettings } from './proxySettings';
 import type { RunsModel } from './runsModel';
 import { choiceId, type Choice, type Targets } from './targets';
 import type { TrustGate } from './trust';
+import { askUrl } from './urlBox';
+import { notFoundQuestion, unreachableText, urlProblem } from './urlInput';
 
 export interface PickerServices {
   readonly config: ConfigService;
@@ -31,7 +33,7 @@ export function apiItems(current?: string): { label: string; description: string
 }
 
 /** What probing a URL for its API came to: the API; or `undetected` (it answered, no probe told: what it answered); or `failed` (why it could not be asked). */
-export type Detection = { readonly api: ApiKind } | { readonly undetected: string } | { readonly failed: string };
+export type Detection = { readonly api: ApiKind } | { readonly undetected: string; readonly notFound?: boolean } | { readonly failed: string };
 
 /** Probes a URL for its API, as a run with `auto` does (the engine's detectApi, through the proxy the settings name). */
 export async function detectApi(s: { readonly network: NetworkSettings }, url: string,
@@ -49,8 +51,8 @@ export async function detectApi(s: { readonly network: NetworkSettings }, url: s
     });
     return { api };
   } catch (err) {
-    const e = err as Error & { apiUndetected?: boolean; seen?: string };
-    return e.apiUndetected ? { undetected: e.seen ?? '' } : { failed: e.message };
+    const e = err as Error & { apiUndetected?: boolean; seen?: string; notFound?: boolean };
+    return e.apiUndetected ? { undetected: e.seen ?? '', ...(e.notFound ? { notFound: true } : {}) } : { failed: e.message };
   }
 }
 
@@ -68,14 +70,46 @@ export async function pickApi(title: string, url: string, answered: string, curr
   return pick?.api;
 }
 
-function validateUrl(v: string): string | undefined {
-  try {
-    const u = new URL(v.trim());
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') return 'Use http:// or https://';
-    return u.username || u.password ? 'No credentials in the URL: use "LLM Profiler: Set API key" for a configured endpoint' : undefined;
-  } catch {
-    return 'Not a URL';
-  }
+/** Why nothing answers at a URL (the reachability check's words, through the proxy the settings name), or undefined when something does. */
+export async function unreachableAt(s: { readonly network: NetworkSettings }, url: string): Promise<string | undefined> {
+  const engine = await loadEngine();
+  const network = await s.network.forProbe(engine, url);
+  if (network === null) return undefined; // the settings' problem is said by the run
+  return unreachableText(url, await engine.checkReach(url, REACH_TIMEOUT_MS, network));
+}
+
+/** How long the URL step waits for an answer. */
+const REACH_TIMEOUT_MS = 3000;
+
+/**
+ * Which API a URL speaks when no probe told: where every probe got 404 under the URL's path, the path
+ * is asked about first ('fix-url': back to the URL step); otherwise the API pick.
+ */
+export async function pickApiOrFixUrl(title: string, url: string, found: { readonly undetected: string; readonly notFound?: boolean }, current?: ApiKind): Promise<ApiKind | 'fix-url' | undefined> {
+  const question = notFoundQuestion(url, found);
+  if (question === undefined) return pickApi(title, url, found.undetected, current);
+  type Item = vscode.QuickPickItem & { api?: ApiKind };
+  const items: Item[] = [
+    { label: '$(edit) Fix the URL', description: `back to the URL (${url})` },
+    { label: 'or keep this URL, with its API', kind: vscode.QuickPickItemKind.Separator },
+    ...apiItems(current),
+  ];
+  const pick = await vscode.window.showQuickPick(items, { title, placeHolder: question, matchOnDescription: true, ignoreFocusOut: true });
+  if (!pick) return undefined;
+  return pick.api ?? 'fix-url';
+}
+
+/** The URL of "Enter a URL…", checked as it is typed; nothing answering there keeps the step open. */
+function askProfileUrl(s: PickerServices, value?: string): Promise<string | undefined> {
+  return askUrl({
+    title: 'Profile endpoint',
+    prompt: 'Base URL of an OpenAI-compatible, Ollama or llama.cpp server (no key is sent; host:port is taken as http://)',
+    placeHolder: 'http://127.0.0.1:8000',
+    ...(value !== undefined ? { value } : {}),
+    problem: urlProblem,
+    unreachable: (url) => unreachableAt(s, url),
+    whenUnreachable: 'block',
+  });
 }
 
 export async function pickChoice(s: PickerServices): Promise<Choice | undefined> {
@@ -117,22 +151,25 @@ export async function pickChoice(s: PickerServices): Promise<Choice | undefined>
     return name !== undefined ? s.targets.find(name) : undefined;
   }
   if (!pick.enterUrl) return pick.choice;
-  const url = await vscode.window.showInputBox({
-    title: 'Profile endpoint',
-    prompt: 'Base URL of an OpenAI-compatible, Ollama or llama.cpp server (no key is sent)',
-    placeHolder: 'http://127.0.0.1:8000',
-    validateInput: validateUrl,
-  });
-  if (!url) return undefined;
-  // the API step, where no probe can tell it (a server that cannot be reached is reported by the run)
-  const found = await detectApi(s, url.trim());
-  if (!('undetected' in found)) return { kind: 'url', url: url.trim() };
-  const api = await pickApi('Profile endpoint: API', url.trim(), found.undetected);
-  return api ? { kind: 'url', url: url.trim(), api } : undefined;
+  let typed: string | undefined;
+  for (;;) {
+    const url = await askProfileUrl(s, typed);
+    if (!url) return undefined;
+    // the API step, where no probe can tell it (a server that cannot be reached is reported by the run)
+    const found = await detectApi(s, url);
+    if (!('undetected' in found)) return { kind: 'url', url };
+    const api = await pickApiOrFixUrl('Profile endpoint: API', url, found);
+    if (api === 'fix-url') { typed = url; continue; }
+    return api ? { kind: 'url', url, api } : undefined;
+  }
 }
 
-/** `promptFile`: a prompt of a file is profiled (conversations and traces bring their own prompts: only a ramp is offered). */
-export async function pickPreset(w: WorkloadDefaults, opts: { readonly promptFile?: boolean } = {}): Promise<PresetId | undefined> {
+/**
+ * `promptFile`: a prompt of a file is profiled (conversations and traces bring their own prompts: only
+ * a ramp is offered); `dataset`: a dataset's prompts are (no prefix cache check of a synthetic prompt;
+ * its conversations or a ramp as traffic).
+ */
+export async function pickPreset(w: WorkloadDefaults, opts: { readonly promptFile?: boolean; readonly dataset?: boolean } = {}): Promise<PresetId | undefined> {
   const q = presetWorkload('quick', w);
   const l = presetWorkload('load', w);
   const s = presetWorkload('sweep', w);
@@ -140,23 +177,41 @@ export async function pickPreset(w: WorkloadDefaults, opts: { readonly promptFil
   const items: (vscode.QuickPickItem & { id: PresetId })[] = [
     { id: 'quick', label: 'Quick check', description: `${q.requests} requests, one at a time, ${q.maxTokens} tokens out` },
     { id: 'load', label: 'Load test', description: `${l.requests} requests, ${l.concurrency} concurrent, ${l.maxTokens} tokens out` },
-    { id: 'custom', label: 'Custom…', description: 'choose concurrency and requests' },
-    { id: 'sweep', label: 'Sweep', description: `concurrency, request rate or prompt length, ${s.requests} requests each: throughput against latency, the operating point` },
-    { id: 'cache-check', label: 'Prefix cache check', description: `a ${c.promptTokens}-token prompt (or this prompt) cold, again and varied, ${c.requests / 3} rounds: does the server cache prompts?` },
+    { id: 'custom', label: 'Custom…', description: opts.promptFile || opts.dataset ? 'choose concurrency and requests' : 'choose concurrency, requests and the prompts (synthetic, or a dataset file)' },
+    { id: 'sweep', label: 'Sweep', description: `${opts.promptFile || opts.dataset ? 'concurrency or request rate' : 'concurrency, request rate or prompt length'}, ${s.requests} requests each: throughput against latency, the operating point` },
+    ...(opts.dataset ? [] : [{ id: 'cache-check' as const, label: 'Prefix cache check', description: `a ${c.promptTokens}-token prompt (or this prompt) cold, again and varied, ${c.requests / 3} rounds: does the server cache prompts?` }]),
     opts.promptFile
       ? { id: 'traffic', label: 'Ramp…', description: 'an open loop whose request rate rises over the run, linear or exponential' }
-      : { id: 'traffic', label: 'Conversations, trace or ramp…', description: 'multi-turn sessions (synthetic or a dataset), a trace replayed at its timestamps, or a rising request rate' },
+      : opts.dataset
+        ? { id: 'traffic', label: 'Conversations or ramp…', description: "this file's conversations, each a session (--multi-turn), or its prompts at a rising request rate" }
+        : { id: 'traffic', label: 'Conversations, trace or ramp…', description: 'multi-turn sessions (synthetic or a dataset), a trace replayed at its timestamps, or a rising request rate' },
   ];
-  const pick = await vscode.window.showQuickPick(items, { title: 'Profile endpoint: workload', placeHolder: 'Which workload?' });
+  const pick = await vscode.window.showQuickPick(items, { title: opts.dataset ? 'Profile with this dataset: workload' : 'Profile endpoint: workload', placeHolder: 'Which workload?' });
   return pick?.id;
 }
 
-export async function askCustom(w: WorkloadDefaults): Promise<PresetInput | undefined> {
-  const c = await vscode.window.showInputBox({ title: 'Custom workload (1/2)', prompt: 'Concurrent requests', value: String(w.concurrency), validateInput: (v) => inputProblem('concurrency', v) });
+/**
+ * Custom…: concurrency, requests, then the prompts: synthetic ones of the settings' length, or a
+ * dataset file's (the CLI's --dataset). `promptFile` or `dataset`: the prompts are given, not asked.
+ */
+export async function askCustom(w: WorkloadDefaults, opts: { readonly promptFile?: boolean; readonly dataset?: string } = {}): Promise<PresetInput | undefined> {
+  const steps = opts.promptFile || opts.dataset !== undefined ? 2 : 3;
+  const c = await vscode.window.showInputBox({ title: `Custom workload (1/${steps})`, prompt: 'Concurrent requests', value: String(w.concurrency), validateInput: (v) => inputProblem('concurrency', v) });
   if (c === undefined) return undefined;
-  const r = await vscode.window.showInputBox({ title: 'Custom workload (2/2)', prompt: 'Measured requests', value: String(w.requests), validateInput: (v) => inputProblem('requests', v) });
+  const r = await vscode.window.showInputBox({ title: `Custom workload (2/${steps})`, prompt: 'Measured requests', value: String(w.requests), validateInput: (v) => inputProblem('requests', v) });
   if (r === undefined) return undefined;
-  return { concurrency: Number(c), requests: Number(r) };
+  const figures = { concurrency: Number(c), requests: Number(r) };
+  if (steps === 2) return opts.dataset !== undefined ? { ...figures, dataset: opts.dataset } : figures;
+  type Item = vscode.QuickPickItem & { from: 'synthetic' | 'dataset' };
+  const items: Item[] = [
+    { from: 'synthetic', label: 'Synthetic prompts', description: `${w.promptTokens} tokens each (llmProfiler.workload.promptTokens)` },
+    { from: 'dataset', label: 'From a dataset file…', description: 'one prompt per line: ShareGPT, {"prompt"} or {"messages"} (JSON Lines or a JSON list)' },
+  ];
+  const pick = await vscode.window.showQuickPick(items, { title: 'Custom workload (3/3)', placeHolder: 'Which prompts?' });
+  if (!pick) return undefined;
+  if (pick.from === 'synthetic') return figures;
+  const dataset = await askFile('prompts');
+  return dataset === undefined ? undefined : { ...figures, dataset };
 }
 
 /**
@@ -204,13 +259,14 @@ async function askNumber(title: string, prompt: string, key: string, value: numb
   return optional && text.trim() === '' ? 'blank' : Number(text);
 }
 
-/** A file to send (a dataset of conversations, a trace), from an open dialog. */
-async function askFile(purpose: 'dataset' | 'trace'): Step<string> {
+/** A file to send (a dataset of conversations, a trace, a dataset of prompts), from an open dialog. */
+export async function askFile(purpose: 'dataset' | 'trace' | 'prompts'): Step<string> {
   const filters: Record<string, string[]> = purpose === 'trace'
     ? { 'Traces (Mooncake JSONL, Azure CSV)': ['jsonl', 'json', 'csv'], 'All files': ['*'] }
-    : { 'Conversations (JSON Lines, JSON)': ['jsonl', 'json'], 'All files': ['*'] };
+    : { [purpose === 'prompts' ? 'Datasets (JSON Lines, JSON)' : 'Conversations (JSON Lines, JSON)']: ['jsonl', 'json'], 'All files': ['*'] };
+  const title = purpose === 'trace' ? 'The trace to replay' : purpose === 'prompts' ? 'The dataset whose prompts to send' : 'The conversations to send';
   const picked = await vscode.window.showOpenDialog({
-    canSelectMany: false, canSelectFolders: false, filters, title: purpose === 'trace' ? 'The trace to replay' : 'The conversations to send',
+    canSelectMany: false, canSelectFolders: false, filters, title,
     ...(vscode.workspace.workspaceFolders?.[0] ? { defaultUri: vscode.workspace.workspaceFolders[0].uri } : {}),
   });
   return picked?.[0]?.fsPath;
@@ -259,7 +315,7 @@ async function askRamp(w: WorkloadDefaults): Step<PresetInput> {
  * Conversations (synthetic, or a dataset's with --multi-turn), a trace replayed at its timestamps, or a
  * ramp: which, then its figures, each checked as the CLI's flag is. Only a ramp with a prompt of a file.
  */
-export async function askTraffic(w: WorkloadDefaults, opts: { readonly promptFile?: boolean } = {}): Step<PresetInput> {
+export async function askTraffic(w: WorkloadDefaults, opts: { readonly promptFile?: boolean; readonly dataset?: string } = {}): Step<PresetInput> {
   type Kind = TrafficInput['kind'];
   const items: (vscode.QuickPickItem & { traffic: Kind })[] = [
     { traffic: 'chat', label: 'Conversations', description: `synthetic chats: ${TRAFFIC_DEFAULTS.chat.sessions} sessions of ${TRAFFIC_DEFAULTS.chat.turns} turns, each carrying the history (--chat)` },
@@ -267,14 +323,16 @@ export async function askTraffic(w: WorkloadDefaults, opts: { readonly promptFil
     { traffic: 'trace', label: 'Trace replay…', description: 'a Mooncake JSONL or Azure CSV trace, sent at its timestamps (--trace)' },
     { traffic: 'ramp', label: 'Ramp', description: 'an open loop whose request rate rises over the run (--ramp)' },
   ];
-  const offered = opts.promptFile ? items.filter((i) => i.traffic === 'ramp') : items;
+  // a prompt of a file: a ramp only; a dataset (Profile with this dataset): its conversations, or its prompts in a ramp
+  const offered = opts.promptFile ? items.filter((i) => i.traffic === 'ramp')
+    : opts.dataset !== undefined ? items.filter((i) => i.traffic === 'ramp' || i.traffic === 'dataset').map((i) => (i.traffic === 'dataset' ? { ...i, label: "This file's conversations" } : i)) : items;
   const pick = offered.length === 1 ? offered[0] : await vscode.window.showQuickPick(offered, { title: 'Profile endpoint: traffic', placeHolder: 'Which traffic?' });
   if (!pick) return undefined;
   switch (pick.traffic) {
     case 'chat': return askChat(w);
     case 'ramp': return askRamp(w);
     case 'dataset': {
-      const path = await askFile('dataset');
+      const path = opts.dataset ?? await askFile('dataset');
       if (path === undefined) return undefined;
       const rest = await askSessions('Conversations from a file', w, undefined);
       return rest ? { concurrency: rest.concurrency, traffic: { kind: 'dataset', path, ...(rest.sessions !== undefined ? { sessions: rest.sessions } : {}), thinkTimeMs: rest.thinkTimeMs } } : undefined;

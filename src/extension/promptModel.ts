@@ -122,6 +122,41 @@ export function askPrompt(v: PromptFileVariable, fileName: string): string {
   return v.placeholder ?? `A value for ${v.written ?? v.name} in ${basename(fileName)} (line ${v.line + 1})`;
 }
 
+/** Words of a variable's name that say its value is a block of text (a diff, code, a document), not a word. */
+const MULTILINE_WORDS = new Set(['diff', 'patch', 'code', 'snippet', 'text', 'content', 'contents', 'body', 'document', 'essay', 'article',
+  'transcript', 'log', 'logs', 'markdown', 'html', 'json', 'yaml', 'csv', 'stacktrace', 'traceback', 'excerpt', 'passage', 'context', 'paragraph', 'paragraphs']);
+
+/** A placeholder or description that asks for more than one line. */
+const MULTILINE_HINT = /multi-?line|several lines|many lines|more than one line|newlines?|paste (?:a|an|the|your|in)\b|\bdiff\b|code block|stack ?trace|paragraphs?\b/i;
+
+/**
+ * Whether a variable's value may span lines, so that it is asked in an editor rather than a one-line
+ * input box (which drops a pasted diff's newlines): a name with a word such as `diff`, `code`, `text`,
+ * `content` or `body` (`code_snippet`, `prDiff`, `documentText`), or a placeholder that says so
+ * ("multi-line", "paste the diff"). A secret-looking name never is (it is typed masked).
+ */
+export function asksMultiline(v: Pick<PromptFileVariable, 'name' | 'placeholder' | 'value'>): boolean {
+  if (looksSecret(v.name)) return false;
+  const words = v.name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+  return words.some((w) => MULTILINE_WORDS.has(w)) || (v.placeholder !== undefined && MULTILINE_HINT.test(v.placeholder)) || (v.value ?? '').includes('\n');
+}
+
+/**
+ * Where a problem of a prompt file is marked in the editor (0-based, end exclusive): from its column
+ * to the end of the token there, when the reader gave a column; else the line's text without its
+ * indentation; at least one character where the line has any.
+ */
+export function problemSpan(lineText: string, column: number | undefined): { readonly start: number; readonly end: number } {
+  const trimmedEnd = lineText.replace(/\s+$/, '').length;
+  if (column !== undefined && column >= 0) {
+    const start = Math.min(column, lineText.length);
+    const token = /^\S+/.exec(lineText.slice(start))?.[0].length ?? 0;
+    return { start, end: Math.min(lineText.length, start + Math.max(1, token)) };
+  }
+  const start = lineText.length - lineText.trimStart().length;
+  return trimmedEnd > start ? { start, end: trimmedEnd } : { start: 0, end: Math.min(1, lineText.length) };
+}
+
 /** The answers to keep for a file: the earlier ones updated with these, without secret-looking names. */
 export function answersToRemember(previous: Answers, given: Answers): Record<string, string> {
   return Object.fromEntries([...Object.entries(previous), ...Object.entries(given)].filter(([k]) => !looksSecret(k)));

@@ -3,13 +3,15 @@
 // reader's worker thread (promptWorker/), the answers to a file's variables remembered per file in the
 // workspace state, and the flow that asks for the missing ones. The rules (what to ask, what to keep,
 // what may be read, the editor's variables) are pure, in promptModel.ts.
+import { basename } from 'node:path';
 import * as vscode from 'vscode';
 import type { PromptFileVariable } from '../engine/prompts/formats/types';
 import { Disposable } from './dispose';
 import { loadFiles } from './lazy';
 import type { Log } from './log';
+import type { MultilineInput } from './multilineInput';
 import {
-  answersToRemember, applicableAnswers, askPrompt, askTitle, editorValues, initialAnswer, looksSecret, variablesToAsk,
+  answersToRemember, applicableAnswers, askPrompt, askTitle, asksMultiline, editorValues, initialAnswer, looksSecret, variablesToAsk,
   type Answers, type EditorState,
 } from './promptModel';
 import { PromptReader, type Cancellation } from './promptWorker/client';
@@ -68,7 +70,8 @@ export class PromptAnswers extends Disposable {
   readonly #onDidChange = this._register(new vscode.EventEmitter<void>());
   readonly onDidChange = this.#onDidChange.event;
 
-  constructor(private readonly state: vscode.Memento) {
+  /** `editorInput`: where a value that may span lines is typed (an editor: the input box is one line). */
+  constructor(private readonly state: vscode.Memento, readonly editorInput?: MultilineInput) {
     super();
   }
 
@@ -138,6 +141,22 @@ export interface FilledPrompts {
   readonly unfilledEditor: readonly PromptFileVariable[];
 }
 
+/** One variable's value: in an editor when it may span lines (a diff, code: promptModel.ts asksMultiline), else an input box. */
+async function askValue(answers: PromptAnswers, doc: vscode.TextDocument, v: PromptFileVariable, remembered: Answers, [step, steps]: [number, number]): Promise<string | undefined> {
+  const value = initialAnswer(v, remembered);
+  if (answers.editorInput && asksMultiline(v)) {
+    const written = v.written ?? v.name;
+    return answers.editorInput.ask({ written, editorName: `${v.name} (${basename(doc.fileName)})`, prompt: askPrompt(v, doc.fileName), value });
+  }
+  return vscode.window.showInputBox({
+    title: askTitle(v, step, steps),
+    prompt: askPrompt(v, doc.fileName),
+    value,
+    password: looksSecret(v.name),
+    ignoreFocusOut: true,
+  });
+}
+
 /**
  * Asks for the file's input variables ('missing': those never answered, ▶ Profile; 'all': each again
  * with the last answer filled in, Profile with…), remembers the answers, and reads the file again with
@@ -149,13 +168,7 @@ export async function fillVariables(reader: PromptReader, answers: PromptAnswers
   const toAsk = variablesToAsk(base.variables, remembered, mode);
   const given: Record<string, string> = {};
   for (const [i, v] of toAsk.entries()) {
-    const value = await vscode.window.showInputBox({
-      title: askTitle(v, i + 1, toAsk.length),
-      prompt: askPrompt(v, doc.fileName),
-      value: initialAnswer(v, remembered),
-      password: looksSecret(v.name),
-      ignoreFocusOut: true,
-    });
+    const value = await askValue(answers, doc, v, remembered, [i + 1, toAsk.length]);
     if (value === undefined) return undefined;
     given[v.name] = value;
   }

@@ -18,8 +18,9 @@ import { Disposable } from './dispose';
 import { loadFiles } from './lazy';
 import { LiveStreams } from './liveStreams';
 import { LiveThrottle } from './liveThrottle';
-import { compareName, runName, runNameParts } from '../present/runText';
+import { compareName, runFileName, runName, runNameParts } from '../present/runText';
 import { importedNameParts } from '../present/importText';
+import { saidSaved } from './savedFile';
 import { newNonce, reportHtml, type ReportInitialState } from './webviewHtml';
 
 /** The webview type: package.json lists `onWebviewPanel:llmProfiler.report` so a panel survives a reload. */
@@ -27,7 +28,10 @@ const REPORT_VIEW_TYPE = 'llmProfiler.report';
 
 export interface LiveReport {
   update(progress: Progress, records: readonly RequestRecord[]): void;
-  end(run: RunFile): void;
+  /** Shows the finished run in the live panel; false when that panel is gone (closed mid-run): the caller says where the run went. */
+  end(run: RunFile): boolean;
+  /** The user closed the live panel: the run goes on without it. */
+  readonly closed: boolean;
 }
 
 /** What a run can be saved as from the panel: the requests as CSV, the run file, a Perfetto trace, the chunks as CSV. */
@@ -84,6 +88,8 @@ class ReportPanel {
   }
 
   get shown(): Shown { return this.#shown; }
+  /** Closed by the user (or by the extension): nothing may be set on its webview any more. */
+  get disposed(): boolean { return this.#disposed; }
 
   #setHtml(initialState: ReportInitialState): void {
     const w = this.panel.webview;
@@ -100,6 +106,8 @@ class ReportPanel {
 
   /** Shows something else; `send` false when the page already has it (a live run that just ended). */
   display(shown: Shown, send = true): void {
+    // a closed panel's title and webview throw "Webview is disposed"
+    if (this.#disposed) return;
     this.#shown = shown;
     for (const id of [...this.#deleted]) if (!shows(shown, id)) this.#deleted.delete(id);
     this.panel.title = titleOf(shown, this.#deleted);
@@ -108,7 +116,7 @@ class ReportPanel {
 
   /** The run's file was deleted: the page says so (a banner), the title too; a reload finds it no longer stored. */
   markDeleted(runId: string): void {
-    if (!shows(this.#shown, runId) || this.#deleted.has(runId)) return;
+    if (this.#disposed || !shows(this.#shown, runId) || this.#deleted.has(runId)) return;
     this.#deleted.add(runId);
     this.panel.title = titleOf(this.#shown, this.#deleted);
     if (this.#ready) this.#post({ type: 'runDeleted', runId });
@@ -293,8 +301,10 @@ export class ReportPanels extends Disposable {
     }, 100);
     let ended = false;
     return {
+      // closed mid-run: let go of it (the run goes on, and is saved and offered when it ends)
+      get closed() { return p.disposed; },
       update: (withStreams, recs) => {
-        if (ended || p.shown !== shown) return; // the panel moved on to something else
+        if (ended || p.disposed || p.shown !== shown) return; // the panel was closed, or moved on to something else
         const { streams: deltas, ...progress } = withStreams;
         streams.add(deltas, recs);
         for (const r of recs) records.set(r.index, r);
@@ -302,13 +312,15 @@ export class ReportPanels extends Disposable {
         throttle.update(progress, recs);
       },
       end: (final) => {
-        if (ended) return;
+        if (ended) return !p.disposed;
         ended = true;
+        if (p.disposed) { throttle.close(false); return false; }
         throttle.close(true);
-        if (p.shown !== shown) return;
+        if (p.shown !== shown) return true;
         p.postLive({ type: 'liveEnd', runId: run.id, run: final });
         // later redraws (a hidden panel shown again, a reload) show the finished run
         p.display({ kind: 'run', run: final }, false);
+        return true;
       },
     };
   }
@@ -334,16 +346,17 @@ export class ReportPanels extends Disposable {
     }
   }
 
+  /** A file name (runFileName's: no character a file system refuses) in the first workspace folder, else the home folder. */
   #defaultUri(name: string): vscode.Uri {
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
-    const safe = name.replace(/[^A-Za-z0-9._-]/g, '_');
-    return folder ? vscode.Uri.joinPath(folder, safe) : vscode.Uri.file(join(homedir(), safe));
+    return folder ? vscode.Uri.joinPath(folder, name) : vscode.Uri.file(join(homedir(), name));
   }
 
   async exportRun(run: RunFile, kind: ExportKind): Promise<void> {
     const how = EXPORT_FILES[kind];
     const target = await vscode.window.showSaveDialog({
-      defaultUri: this.#defaultUri(`${run.id}${how.suffix}`),
+      // the run's name, as its tab and the run list show it, with its date: "c=8 · 64 req on vllm 2026-12-05 10-14.csv"
+      defaultUri: this.#defaultUri(runFileName(nameParts(run), how.suffix)),
       filters: how.filters,
       title: how.title,
     });
@@ -356,7 +369,7 @@ export class ReportPanels extends Disposable {
       else if (kind === 'chunks') await writeFile(target.fsPath, m.chunksToCsv(safe), 'utf8');
       else if (kind === 'trace') await writeFile(target.fsPath, m.traceToJson(safe), 'utf8');
       else await m.writeRunFile(target.fsPath, safe, this.#log.scrubber);
-      void vscode.window.showInformationMessage(`LLM Profiler: saved ${target.fsPath}`);
+      void saidSaved(`LLM Profiler: saved ${target.fsPath}`, target);
     } catch (e) {
       void vscode.window.showErrorMessage(`LLM Profiler: could not save ${target.fsPath}: ${(e as Error).message}`);
     }
@@ -366,13 +379,14 @@ export class ReportPanels extends Disposable {
     const m = /^data:image\/png;base64,([A-Za-z0-9+/=]+)$/.exec(dataUrl);
     if (!m) { void vscode.window.showErrorMessage('LLM Profiler: the chart could not be exported (not a PNG).'); return; }
     const target = await vscode.window.showSaveDialog({
-      defaultUri: this.#defaultUri(name.endsWith('.png') ? name : `${name}.png`),
+      defaultUri: this.#defaultUri((name.endsWith('.png') ? name : `${name}.png`).replace(/[\\/:*?"<>|]/g, '-')),
       filters: { 'PNG image': ['png'] },
       title: 'Save the chart as PNG',
     });
     if (!target) return;
     try {
       await writeFile(target.fsPath, Buffer.from(m[1]!, 'base64'));
+      void saidSaved(`LLM Profiler: saved the chart as ${target.fsPath}`, target);
     } catch (e) {
       void vscode.window.showErrorMessage(`LLM Profiler: could not save ${target.fsPath}: ${(e as Error).message}`);
     }

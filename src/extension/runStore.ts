@@ -11,6 +11,7 @@ import { networkShort } from '../present/endpointText';
 import { importedNameParts } from '../present/importText';
 import { runWhat } from '../present/runText';
 import { sentLine } from '../present/sentText';
+import { promptWords } from '../present/workloadText';
 import { loadFiles } from './lazy';
 
 /** Where a run came from when it was started from a prompt file's CodeLens. */
@@ -51,6 +52,8 @@ export interface RunIndexEntry {
   readonly what: string;
   /** What a prompt file's prompts were sent with ("max 256 tokens (from the file)"), when the run records it (RunFile.prompts). */
   readonly sent?: string;
+  /** Synthetic prompts' length as the server counted it (present/workloadText.ts promptWords). */
+  readonly prompt?: string;
   /** An imported run: the file it was imported from (opening that file again replaces this run, not a second copy). */
   readonly importedFile?: string;
 }
@@ -96,6 +99,7 @@ export function indexEntry(run: RunFile, path: string): RunIndexEntry {
     what: imported?.what ?? runWhat(run),
     ...(networkShort(run.endpoint).length ? { network: networkShort(run.endpoint) } : {}),
     ...(run.prompts?.length && run.workload ? { sent: sentLine(run) } : {}),
+    ...(run.workload?.prompt?.kind === 'synthetic' && !run.sweep && Array.isArray(run.requests) ? { prompt: promptWords(run, true) } : {}),
     ...(run.importedFrom ? { importedFile: run.importedFrom.file } : {}),
   };
 }

@@ -4,7 +4,8 @@
 // holds state until then.
 import { isAbsolute, join } from 'node:path';
 import * as vscode from 'vscode';
-import { TRAFFIC_DEFAULTS } from '../jobs/presets';
+import { presetWorkload, sweepConcurrencies, SWEEP_PROMPT_LENGTHS, SWEEP_RATES, TRAFFIC_DEFAULTS } from '../jobs/presets';
+import { reachText, type ReachAnswer } from '../present/endpointText';
 import { runName } from '../present/runText';
 import type { BaselineService } from './baselineService';
 import { regressionLines } from './baselineText';
@@ -19,6 +20,7 @@ import type { EndpointEntry } from './configModel';
 import { Disposable } from './dispose';
 import { loadEngine } from './lazy';
 import type { JobRunner } from './jobRunner';
+import type { ProfileArgs } from './commands/profile';
 import { type LocalServerManager } from './localServerManager';
 import { BUNDLED_MISSING } from './bundledBackend';
 import type { NetworkSettings } from './proxySettings';
@@ -29,10 +31,15 @@ import type { Targets } from './targets';
 import type { TrustGate } from './trust';
 import { newNonce, webviewHtml } from './webviewHtml';
 
+/** How long Check reachability waits for an answer. */
+const REACH_TIMEOUT_MS = 3000;
+
 export class SidebarProvider extends Disposable implements vscode.WebviewViewProvider {
   #view: vscode.WebviewView | undefined;
   #ready = false;
   #reachability = new Map<string, 'checking' | 'yes' | 'no'>();
+  /** Each endpoint's last check in words ("reachable (23 ms)", "not reachable: connection refused …"). */
+  #reachNotes = new Map<string, string>();
   #hasKey = new Map<string, boolean>();
   #pushTimer: ReturnType<typeof setTimeout> | undefined;
   #workload: SidebarWorkload | undefined;
@@ -122,6 +129,7 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
         restricted: this.trust.isRestricted(e),
         hasKey: this.#hasKey.get(e.name) ?? false,
         reachable: this.#reachability.get(id),
+        ...(this.#reachNotes.has(id) ? { reachNote: this.#reachNotes.get(id)! } : {}),
         lastTtftP50Ms: last?.ttftP50Ms, lastTpotP50Ms: last?.tpotP50Ms,
       };
     });
@@ -151,7 +159,7 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
         concurrency: cfg.workload.concurrency, requests: cfg.workload.requests,
         maxTokens: cfg.workload.maxTokens, promptTokens: cfg.workload.promptTokens,
       },
-      trafficDefaults: TRAFFIC_DEFAULTS,
+      trafficDefaults: { ...TRAFFIC_DEFAULTS, sweep: { concurrency: sweepConcurrencies(presetWorkload('sweep', cfg.workload).concurrency), rate: SWEEP_RATES, promptTokens: SWEEP_PROMPT_LENGTHS } },
       running: a ? { runId: a.runId, label: a.label, finished: a.progress?.finished ?? 0, total: a.progress?.total, ttftP50Ms: a.progress?.ttftP50Ms } : undefined,
       problems: [
         ...this.config.problems.map((p) => `${p.setting}: ${p.message}`),
@@ -169,7 +177,7 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
     const regressed = against?.state === 'compared' && against.regressed.length ? regressionLines(against.regressed, against.base) : [];
     return {
       id: r.id, name: runName(r), endpointName: r.endpointName, startedAt: r.startedAt, completed: r.completed, failed: r.failed,
-      cancelled: r.cancelled, ...(r.interrupted ? { interrupted: true } : {}), ttftP50Ms: r.ttftP50Ms, tpotP50Ms: r.tpotP50Ms, ...(r.network ? { network: r.network } : {}), ...(r.sent ? { sent: r.sent } : {}),
+      cancelled: r.cancelled, ...(r.interrupted ? { interrupted: true } : {}), ttftP50Ms: r.ttftP50Ms, tpotP50Ms: r.tpotP50Ms, ...(r.network ? { network: r.network } : {}), ...(r.sent ? { sent: r.sent } : {}), ...(r.prompt ? { prompt: r.prompt } : {}),
       ...(pinned.length ? { baselineOf: pinned } : {}), ...(regressed.length ? { regressed } : {}),
     };
   }
@@ -203,7 +211,7 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
     for (const e of all) {
       const id = `cfg:${e.name}`;
       // Probing is a request too: an untrusted workspace's endpoint is not contacted unasked.
-      if (this.trust.isRestricted(e)) { this.#reachability.delete(id); continue; }
+      if (this.trust.isRestricted(e)) { this.#reachability.delete(id); this.#reachNotes.delete(id); continue; }
       this.#reachability.set(id, 'checking');
     }
     this.schedulePush();
@@ -211,7 +219,13 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
     await Promise.all(all.filter((e) => !this.trust.isRestricted(e)).map(async (e) => {
       // Through the engine's client, as every request: no key, no redirect followed; through the proxy the settings name.
       const network = await this.network.forProbe(engine, e.url);
-      this.#reachability.set(`cfg:${e.name}`, network !== null && (await engine.reachable(e.url, 3000, network)) ? 'yes' : 'no');
+      const answer: ReachAnswer = network === null
+        ? { reachable: false, code: 'PROXY', message: 'the proxy settings could not be read (see the LLM Profiler log)' }
+        : await engine.checkReach(e.url, REACH_TIMEOUT_MS, network);
+      const id = `cfg:${e.name}`;
+      this.#reachability.set(id, answer.reachable ? 'yes' : 'no');
+      this.#reachNotes.set(id, reachText(answer, REACH_TIMEOUT_MS));
+      this.log.info(`${e.name}: ${reachText(answer, REACH_TIMEOUT_MS)}`);
     }));
     this.schedulePush();
   }
@@ -220,10 +234,11 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
   async #pickFile(purpose: SidebarFilePurpose): Promise<void> {
     const filters: Record<string, string[]> = purpose === 'trace'
       ? { 'Traces (Mooncake JSONL, Azure CSV)': ['jsonl', 'json', 'csv'], 'All files': ['*'] }
-      : { 'Conversations (JSON Lines, JSON)': ['jsonl', 'json'], 'All files': ['*'] };
+      : purpose === 'prompts' ? { 'Datasets (JSON Lines, JSON)': ['jsonl', 'json'], 'All files': ['*'] }
+        : { 'Conversations (JSON Lines, JSON)': ['jsonl', 'json'], 'All files': ['*'] };
     const picked = await vscode.window.showOpenDialog({
       canSelectMany: false, canSelectFolders: false, filters,
-      title: purpose === 'trace' ? 'The trace to replay' : 'The conversations to send',
+      title: purpose === 'trace' ? 'The trace to replay' : purpose === 'prompts' ? 'The dataset whose prompts to send' : 'The conversations to send',
       ...(vscode.workspace.workspaceFolders?.[0] ? { defaultUri: vscode.workspace.workspaceFolders[0].uri } : {}),
     });
     const path = picked?.[0]?.fsPath;
@@ -242,10 +257,12 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
       case 'run': {
         this.#workload = m.workload;
         const target = m.endpointId === 'local' ? 'local' : m.endpointId.replace(/^cfg:/, '');
-        const workload = m.workload.traffic ? { ...m.workload, traffic: withWorkspacePath(m.workload.traffic) } : m.workload;
-        await vscode.commands.executeCommand(Command.ProfileEndpoint, { endpoint: target, preset: m.workload.traffic ? 'traffic' : 'custom', workload });
+        await vscode.commands.executeCommand(Command.ProfileEndpoint, { endpoint: target, ...formJob(m.workload) });
         return;
       }
+      case 'openWalkthrough':
+        await vscode.commands.executeCommand(Command.GetStarted);
+        return;
       case 'pickFile':
         await this.#pickFile(m.purpose);
         return;
@@ -304,8 +321,28 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
 }
 
 /** A path typed into the form, relative to the first workspace folder (the extension host's own directory means nothing to the user). */
-function withWorkspacePath<T extends NonNullable<SidebarWorkload['traffic']>>(t: T): T {
-  if (!('path' in t) || isAbsolute(t.path)) return t;
+function inWorkspace(path: string): string {
+  if (isAbsolute(path)) return path;
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-  return folder ? { ...t, path: join(folder, t.path) } : t;
+  return folder ? join(folder, path) : path;
+}
+
+function withWorkspacePath<T extends NonNullable<SidebarWorkload['traffic']>>(t: T): T {
+  return 'path' in t ? { ...t, path: inWorkspace(t.path) } : t;
+}
+
+/**
+ * The form's workload as Profile endpoint's arguments: a sweep (its axis's values, `requests` per
+ * point), traffic, or single prompts (synthetic, or a dataset's) with the custom preset's figures.
+ */
+export function formJob(w: SidebarWorkload): Pick<ProfileArgs, 'preset' | 'workload'> {
+  // a dataset's prompts keep their own output lengths (a ShareGPT reply's, a line's max_tokens), as `run --dataset F` without --max-tokens
+  const figures = { requests: w.requests, ...(w.dataset !== undefined ? { dataset: inWorkspace(w.dataset) } : { maxTokens: w.maxTokens }) };
+  if (w.sweep) {
+    const v = [...w.sweep.values];
+    const axis = w.sweep.axis === 'concurrency' ? { concurrencies: v } : w.sweep.axis === 'rate' ? { rates: v } : { promptLengths: v };
+    return { preset: 'sweep', workload: { ...figures, ...(w.sweep.axis === 'promptTokens' ? {} : { promptTokens: w.promptTokens }), ...axis } };
+  }
+  if (w.traffic) return { preset: 'traffic', workload: { ...w, traffic: withWorkspacePath(w.traffic) } };
+  return { preset: 'custom', workload: { concurrency: w.concurrency, promptTokens: w.promptTokens, ...figures } };
 }

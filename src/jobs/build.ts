@@ -225,6 +225,8 @@ export function workloadOf(v: OptionValues, command: CommandName, ctx: BuildCont
   const o: { -readonly [K in keyof WorkloadSpec]?: WorkloadSpec[K] } = {};
   o.mode = modeOf(v, command);
   o.prompt = promptSourceOf(v, ctx, promptTokens);
+  // a run's and a sweep's synthetic prompts are sized so that the server counts promptTokens (engine/run/promptLength.ts)
+  if (o.prompt.kind === 'synthetic' && (command === 'run' || command === 'sweep')) o.prompt = { ...o.prompt, sizing: 'server' };
   Object.assign(o, sizeOf(v, command, o.prompt));
   o.warmup = v.num('warmup') ?? defaultOf<number>('warmup', command) ?? 1;
   o.maxTokens = v.num('maxTokens') ?? (o.prompt.kind === 'chat' ? o.prompt.replyTokens : undefined) ?? defaultOf<number>('maxTokens', command) ?? 128;

@@ -648,3 +648,20 @@ export function inputProblem(key: string, text: string): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * A list of values of one option as typed ("1, 2, 4,8": a sweep's points): the numbers, or the
+ * problem, each value checked as the option's (inputProblem). At least two values, each once. The
+ * pickers (src/jobs/presets.ts parseSweepValues) and the sidebar's form read lists with it.
+ */
+export function parseValueList(key: string, text: string): { values: number[] } | { problem: string } {
+  const parts = text.split(/[\s,]+/).filter(Boolean);
+  if (parts.length < 2) return { problem: 'Enter two or more values, separated by commas' };
+  for (const part of parts) {
+    const problem = inputProblem(key, part);
+    if (problem) return { problem: `${part}: ${problem.replace(/from above 0 to any size$/, 'above 0')}` };
+  }
+  const values = parts.map(Number);
+  if (new Set(values).size !== values.length) return { problem: 'Enter each value once' };
+  return { values };
+}

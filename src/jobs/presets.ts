@@ -1,6 +1,6 @@
 // Named workloads and the rules that pick defaults from other options: one place for the CLI and
 // the extension. Pure (no node or `vscode` import).
-import { defaultOf, inputProblem } from './options';
+import { defaultOf, parseValueList } from './options';
 import type { OptionValue } from './values';
 
 /** The settings' workload block (`llmProfiler.workload.*`): what the presets start from. */
@@ -30,6 +30,11 @@ export interface PresetInput {
   readonly promptTokens?: number;
   /** Traffic beyond single prompts (the custom and traffic presets): built by trafficValues. */
   readonly traffic?: TrafficInput;
+  /**
+   * The prompts from a dataset file (the CLI's --dataset F: one prompt per line, `{"prompt"}`,
+   * `{"messages"}` or ShareGPT) instead of synthetic ones, sent with the preset's load.
+   */
+  readonly dataset?: string;
 }
 
 /** The sweep preset's largest concurrency by default: 1, 2, 4, 8. */
@@ -106,15 +111,7 @@ export const SWEEP_PROMPT_LENGTHS: readonly number[] = [128, 512, 2048];
  * its option's (the options table: `concurrency`, `rate`, `promptTokens`). At least two values.
  */
 export function parseSweepValues(axis: SweepAxis, text: string): { values: number[] } | { problem: string } {
-  const parts = text.split(/[\s,]+/).filter(Boolean);
-  if (parts.length < 2) return { problem: 'Enter two or more values, separated by commas' };
-  for (const part of parts) {
-    const problem = inputProblem(axis, part);
-    if (problem) return { problem: `${part}: ${problem.replace(/from above 0 to any size$/, 'above 0')}` };
-  }
-  const values = parts.map(Number);
-  if (new Set(values).size !== values.length) return { problem: 'Enter each value once' };
-  return { values };
+  return parseValueList(axis, text);
 }
 
 /** The largest default concurrency: the bundled server runs on this machine's CPU, so a shorter list there. */

@@ -1,5 +1,5 @@
 // The bundled server's HTTP face: OpenAI-compatible /v1/chat/completions, /v1/completions and
-// /v1/models, llama.cpp's /completion and /health, llama.cpp-style `timings` on every response,
+// /v1/models, llama.cpp's /completion, /health, /tokenize and /apply-template, llama.cpp-style `timings` on every response,
 // llama.cpp's Prometheus /metrics, and /slots and /stats (batch sizes per engine step, JSON) for
 // tests and the curious.
 import { randomBytes } from 'node:crypto';
@@ -200,6 +200,7 @@ export class LocalHttpServer {
       }
     }
     if (req.method !== 'POST') return this.#json(res, 405, { error: { message: `method ${req.method} not allowed`, type: 'invalid_request_error', code: 405 } });
+    if (path === '/tokenize' || path === '/apply-template') return this.#tokenizer(path, req, res);
     let api: Api;
     if (path === '/v1/chat/completions' || path === '/chat/completions') api = 'chat';
     else if (path === '/v1/completions' || path === '/completions') api = 'completions';
@@ -222,25 +223,32 @@ export class LocalHttpServer {
     await this.#serve(api, parsed, res);
   }
 
+  /**
+   * llama.cpp's tokenizer routes, as its server answers them: `POST /tokenize` {content, add_special
+   * (default false), parse_special (default true)} → {tokens}, and `POST /apply-template` {messages}
+   * → {prompt}, the chat as the chat route tokenizes it (that text, tokenized with add_special, is
+   * the chat route's prompt_tokens).
+   */
+  async #tokenizer(path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let b: Record<string, unknown>;
+    try {
+      b = asObject(await readJson(req));
+      if (path === '/apply-template') return this.#json(res, 200, { prompt: await this.#engine.templateText(flatMessages(b.messages)) });
+    } catch (e) {
+      if (!(e instanceof HttpError)) throw e;
+      return this.#json(res, e.status, { error: { message: e.message, type: 'invalid_request_error', code: e.status } }, e.status === 413 ? { connection: 'close' } : {});
+    }
+    const content = b.content;
+    if (content === undefined) return this.#json(res, 200, { tokens: [] });
+    if (typeof content !== 'string') return this.#json(res, 400, { error: { message: '"content" must be a string', type: 'invalid_request_error', code: 400 } });
+    this.#json(res, 200, { tokens: this.#engine.tokenize(content, b.add_special === true, b.parse_special !== false) });
+  }
+
   async #parse(api: Api, body: unknown): Promise<Parsed> {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'the request body must be a JSON object');
-    const b = body as Record<string, unknown>;
+    const b = asObject(body);
     let tokens: Token[];
     if (api === 'chat') {
-      const messages = b.messages;
-      if (!Array.isArray(messages) || messages.length === 0) throw new HttpError(400, '"messages" must be a non-empty array');
-      const flat = messages.map((m, i) => {
-        if (typeof m !== 'object' || m === null) throw new HttpError(400, `messages[${i}] must be an object`);
-        const { role, content } = m as { role?: unknown; content?: unknown };
-        if (typeof role !== 'string') throw new HttpError(400, `messages[${i}].role must be a string`);
-        let text: string;
-        if (typeof content === 'string') text = content;
-        else if (Array.isArray(content)) text = content.map((p: { type?: string; text?: string }) => (p && p.type === 'text' && typeof p.text === 'string' ? p.text : '')).join('');
-        else if (content == null) text = '';
-        else throw new HttpError(400, `messages[${i}].content must be a string`);
-        return { role, content: text };
-      });
-      tokens = await this.#engine.chatTokens(flat);
+      tokens = await this.#engine.chatTokens(flatMessages(b.messages));
     } else {
       let prompt = b.prompt;
       if (Array.isArray(prompt) && prompt.length === 1) prompt = prompt[0];
@@ -352,6 +360,27 @@ export class LocalHttpServer {
     res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
     res.end(text);
   }
+}
+
+function asObject(body: unknown): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'the request body must be a JSON object');
+  return body as Record<string, unknown>;
+}
+
+/** A chat request's messages as role and text (an array content's text parts joined). */
+function flatMessages(messages: unknown): { role: string; content: string }[] {
+  if (!Array.isArray(messages) || messages.length === 0) throw new HttpError(400, '"messages" must be a non-empty array');
+  return messages.map((m, i) => {
+    if (typeof m !== 'object' || m === null) throw new HttpError(400, `messages[${i}] must be an object`);
+    const { role, content } = m as { role?: unknown; content?: unknown };
+    if (typeof role !== 'string') throw new HttpError(400, `messages[${i}].role must be a string`);
+    let text: string;
+    if (typeof content === 'string') text = content;
+    else if (Array.isArray(content)) text = content.map((p: { type?: string; text?: string }) => (p && p.type === 'text' && typeof p.text === 'string' ? p.text : '')).join('');
+    else if (content == null) text = '';
+    else throw new HttpError(400, `messages[${i}].content must be a string`);
+    return { role, content: text };
+  });
 }
 
 /** A finished generation and the names its reply carries. */

@@ -49,6 +49,13 @@ class TextAssembler {
   }
 }
 
+/** A chat in ChatML, ending where the assistant's reply begins: the synthetic models' template. */
+function chatML(messages: readonly { role: string; content: string }[]): string {
+  let text = '';
+  for (const m of messages) text += `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`;
+  return `${text}<|im_start|>assistant\n`;
+}
+
 export interface EngineOptions {
   readonly modelPath: string;
   readonly parallel: number;
@@ -323,13 +330,18 @@ export class LlamaEngine {
     return toks;
   }
 
+  /**
+   * The chat prompt as text, as llama.cpp's `/apply-template` gives it: ChatML for synthetic models
+   * (what chatTokens tokenizes), the model's own template's tokens written out otherwise.
+   */
+  async templateText(messages: readonly { role: string; content: string }[]): Promise<string> {
+    if (this.#synthetic) return chatML(messages);
+    return this.#model.detokenize(await this.chatTokens(messages), true);
+  }
+
   /** The chat prompt as tokens: ChatML for synthetic models, the model's own template otherwise. */
   async chatTokens(messages: readonly { role: string; content: string }[]): Promise<Token[]> {
-    if (this.#synthetic) {
-      let text = '';
-      for (const m of messages) text += `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`;
-      return this.tokenize(`${text}<|im_start|>assistant\n`, true, true);
-    }
+    if (this.#synthetic) return this.tokenize(chatML(messages), true, true);
     const nlc = await loadNodeLlamaCpp();
     const wrapper = nlc.resolveChatWrapper(this.#model);
     type Item = Parameters<typeof wrapper.generateContextState>[0]['chatHistory'][number];

@@ -57,3 +57,33 @@ export function connectionText(connection: ConnectionInfo | undefined): string |
   const reopened = connection.reopened?.length ?? 0;
   return `${connection.connections} warmed: ${parts.join(', ')} (median${hs.length > 1 ? 's' : ''}; not in TTFT)${reopened > 0 ? `; ${reopened} opened during the run` : ''}`;
 }
+
+/** A reachability check's answer (src/engine/transport/detect.ts `Reach`), as the surfaces receive it. */
+export type ReachAnswer =
+  | { readonly reachable: true; readonly ms: number }
+  | { readonly reachable: false; readonly code: string; readonly message: string };
+
+/** The usual failures of a connection, in plain words. */
+const REACH_FAILURES: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'connection refused (nothing listens on that port)',
+  ENOTFOUND: 'no such host',
+  EAI_AGAIN: 'the host name could not be looked up (DNS)',
+  EHOSTUNREACH: 'no route to the host',
+  ENETUNREACH: 'the network is unreachable',
+  EHOSTDOWN: 'the host is down',
+  ECONNRESET: 'the connection was reset',
+  UND_ERR_SOCKET: 'the connection was closed',
+  UND_ERR_CONNECT_TIMEOUT: 'connect timeout',
+  ETIMEDOUT: 'connect timeout',
+};
+
+/**
+ * "reachable (23 ms)", "not reachable: connection refused (nothing listens on that port)", "not
+ * reachable: no answer within 3 s"; a certificate or proxy failure in the probe's own sentence.
+ */
+export function reachText(r: ReachAnswer, timeoutMs = 3000): string {
+  if (r.reachable) return `reachable (${formatMs(r.ms)})`;
+  if (r.code === 'TIMEOUT') return `not reachable: no answer within ${formatMs(timeoutMs)}`;
+  const known = REACH_FAILURES[r.code];
+  return `not reachable: ${known ?? r.message}`;
+}

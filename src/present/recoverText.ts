@@ -1,12 +1,7 @@
 // The words of a run recovered from its journal (engine/run/recover.ts), the same on every surface:
 // the CLI's table, the sweep's lines, the report's header and the extension's offer to recover.
 import type { Interrupted, RunFile } from '../engine/core/types';
-
-/** A moment as the reader's clock shows it: "5 Dec 2026, 10:14:03". */
-export function clockTime(iso: string): string {
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
-}
+import { clockTime } from './timeText';
 
 /** "183 of 400 requests" (a duration-bound run: "183 requests"). */
 export function finishedOf(finished: number, total: number | undefined): string {

@@ -2,13 +2,15 @@
 // and progress line, and the short texts of the extension (notification, status bar, CodeLens,
 // run lists). Pure.
 import { interruptedLine } from './recoverText';
+import { clockTime } from './timeText';
 import type { Progress, RunFile, SloSpec, Stall, Stats, Summary } from '../engine/core/types';
 import { formatSlo } from '../engine/core/slo';
 import { prefixCacheSplitLine } from './cacheCheckText';
 import { connectionRetriesLine, rateLimitLine, retryAfterNote, statusCounts } from './retryText';
 import { DASH, fixed as num, formatMs, formatNumber, formatQuantity, TINY_MS } from './units';
 import { serverMetricsLines } from './serverMetricsText';
-import { measuresProxy, whereTimeLines } from './whereText';
+import { measuresProxy, stallRule, stallSizeMeaning, stallTotalText, stalledStreams, whereTimeLines } from './whereText';
+import { UNKNOWN_STALL_SHORT } from '../engine/analysis/stalls';
 import { connectionText, endpointText, networkShort } from './endpointText';
 import { sentLine, sentNotes, sentPerPromptLines } from './sentText';
 import { importToolLabel } from './toolLabels';
@@ -16,7 +18,8 @@ import { turnLines } from './turnText';
 import { toolCallLine } from './toolText';
 import { cacheMeantText, scheduleLines } from './scheduleText';
 import { figureValue, latenciesFor, latencyStats, metricsFor, type FigureMetric } from './metricCatalogue';
-import { concurrentMode, modeLong, modeShort } from './workloadText';
+import { concurrentMode, modeLong, modeShort, promptWords } from './workloadText';
+import { allFailedLine, cancelledCount, cancelledLine, firstFailure, noneCompleted } from './outcomeText';
 
 function pad(s: string, width: number, right = false): string {
   return right ? s.padStart(width) : s.padEnd(width);
@@ -78,21 +81,28 @@ export function stallSizeText(stall: Pick<Stall, 'gapMs' | 'medianItlMs'>, rule:
   return stall.medianItlMs < TINY_MS ? `${ratio}; median ITL ${medianItlText(stall.medianItlMs)}` : ratio;
 }
 
-/** A line under the latency table when ITL's median is below what a duration shows: why it is so small. */
-export function itlBurstNote(s: Pick<Summary, 'itlMs'>): string | undefined {
+/**
+ * Why ITL's median is so small, where it is (the latency table, the ITL tile): under what a duration
+ * shows, or under 1 ms and a tenth of TPOT's median, the chunks come several to a network read.
+ */
+export function itlBurstNote(s: Pick<Summary, 'itlMs'> & Partial<Pick<Summary, 'tpotMs'>>): string | undefined {
   const p50 = s.itlMs.p50;
-  if (s.itlMs.count === 0 || p50 === undefined || p50 >= TINY_MS) return undefined;
-  return `ITL p50 is under ${TINY_MS} ms: chunks arrive in bursts, several in one network read, so most gaps between them are about zero.`;
+  if (s.itlMs.count === 0 || p50 === undefined) return undefined;
+  const tpot = s.tpotMs?.count ? s.tpotMs.p50 : undefined;
+  if (p50 >= TINY_MS && !(tpot !== undefined && p50 < 1 && p50 < tpot / 10)) return undefined;
+  const per = tpot !== undefined ? `; TPOT p50, ${formatMs(tpot)}, is the time per token` : '';
+  return `ITL p50 is ${p50 < TINY_MS ? `under ${TINY_MS} ms` : formatMs(p50)}: chunks arrive in bursts, several in one network read, so most gaps between them are about zero${per}.`;
 }
 
-export function formatStalls(s: Summary): string {
+/** The stall line: how many, by cause, their time summed over the streams (`streams` that stalled, when known), the worst. */
+export function formatStalls(s: Summary, streams?: number): string {
   const st = s.stalls;
-  if (st.count === 0) return `Stalls: none (a gap > ${st.factor}× the stream's median ITL and > ${st.floorMs} ms)`;
+  if (st.count === 0) return `Stalls: none (no ${stallRule(st)})`;
   const worst = st.worst[0];
   const by = st.byCause;
-  const causes = by ? ` (${(['prefill', 'buffering', 'unknown'] as const).filter((k) => by[k] > 0).map((k) => `${k} ${by[k]}`).join(', ')})` : '';
+  const causes = by ? ` (${(['prefill', 'buffering', 'unknown'] as const).filter((k) => by[k] > 0).map((k) => `${k === 'unknown' ? UNKNOWN_STALL_SHORT : k} ${by[k]}`).join(', ')})` : '';
   return (
-    `Stalls: ${st.count}${causes}, ${formatMs(st.totalMs)} in all, ${num(st.shareOfDecode * 100, 1)}% of decode time` +
+    `Stalls: ${st.count}${causes}, ${stallTotalText(st, streams, s.durationS)}` +
     (worst ? `; worst ${formatMs(worst.gapMs)} in request ${worst.requestIndex} (${stallSizeText(worst, st)})` : '')
   );
 }
@@ -114,8 +124,9 @@ function figureText(m: FigureMetric, run: RunFile): string {
   switch (m.key) {
     case 'completed': case 'failed': case 'totalInputTokens': case 'stalls': return String(v);
     case 'totalOutputTokens': return `${v} (${tokensCountedBy(run)})`;
-    case 'goodput': return `${num(v)}  (SLO ${formatSlo(run.workload.slo ?? {})})`;
-    default: return num(v);
+    // a rate over no completed request is no figure: "–", not 0.00
+    case 'goodput': return `${noneCompleted(run.summary) ? DASH : num(v)}  (SLO ${formatSlo(run.workload.slo ?? {})})`;
+    default: return noneCompleted(run.summary) && m.group === 'throughput' ? DASH : num(v);
   }
 }
 
@@ -195,7 +206,9 @@ function headLines(run: RunFile): string[] {
   const segments = n > 1 ? `; ${segmentsText(run, n)}, pooled below` : '';
   const out = [line('Endpoint:', endpointText(run.endpoint)), line('Workload:', `${mode}${segments}`), line('Sent with:', sentLine(run))];
   const meant = cacheMeantText(run);
-  if (meant) out.splice(2, 0, line('Prompts:', meant));
+  // synthetic prompts: the tokens the server counted, beside the length asked
+  const prompts = meant ?? (w.prompt.kind === 'synthetic' && !run.sweep && !run.prefillDial ? promptWords(run) : undefined);
+  if (prompts) out.splice(2, 0, line('Prompts:', prompts));
   for (const p of sentPerPromptLines(run)) out.push(`  ${p}`);
   const connections = connectionText(run.connection);
   if (connections !== undefined) out.push(line('Connections:', connections));
@@ -210,17 +223,20 @@ function verdictLines(run: RunFile): string[] {
   if (s.sloMissed !== undefined) {
     out.push(s.sloMissed.length === 0 ? `SLO: met at p99 (${slo})` : `SLO: MISSED at p99: ${s.sloMissed.map((k) => k.replace(/Ms$/, '')).join(', ')} (${slo})`);
   }
-  out.push(...scheduleLines(run), formatStalls(s));
+  out.push(...scheduleLines(run), formatStalls(s, stalledStreams(run)));
+  if (s.stalls.count > 0) out.push(`  ${stallSizeMeaning(s.stalls)}`);
   const tools = toolCallLine(run);
   if (tools) out.push(tools);
   const cache = prefixCacheSplitLine(s.prefixCache);
   if (cache) out.push(cache);
   out.push(formatErrors(s));
-  const firstError = run.requests.find((r) => !r.warmup && r.error && r.error.kind !== 'aborted');
-  if (firstError?.error) {
+  const firstError = firstFailure(run);
+  if (firstError) {
     const body = firstError.error.body?.replace(/\s+/g, ' ').trim().slice(0, 120);
     out.push(`  first: request ${firstError.index}: ${firstError.error.message}${retryAfterNote(firstError.error)}${body ? ` (${body})` : ''}`);
   }
+  const cancelled = cancelledLine(s);
+  if (cancelled) out.push(`Cancelled: ${cancelled}`);
   return out;
 }
 
@@ -255,7 +271,8 @@ export function workerLossLines(run: Pick<RunFile, 'requests'>): string[] {
 export function formatRunTable(run: RunFile): string {
   const spread = repeatSpreadLines(run);
   const turns = turnLines(run);
-  const out = ['============ LLM Profiler result ============', ...headLines(run), ...figureLines(run), '', ...latencyTable(run), '', ...(turns.length > 0 ? [...turns, ''] : []), ...(spread.length > 0 ? [...spread, ''] : [])];
+  const allFailed = allFailedLine(run);
+  const out = ['============ LLM Profiler result ============', ...headLines(run), ...(allFailed ? [allFailed] : []), ...figureLines(run), '', ...latencyTable(run), '', ...(turns.length > 0 ? [...turns, ''] : []), ...(spread.length > 0 ? [...spread, ''] : [])];
   out.push(...verdictLines(run), ...noteLines(run));
   const where = whereTimeLines(run);
   if (where.length > 0) out.push('', ...where);
@@ -418,18 +435,6 @@ export function runNameParts(run: RunForName & Pick<RunFile, 'endpoint' | 'start
   return { what: runWhat(run), endpointName: run.endpoint?.name ?? run.endpoint?.url ?? run.id, startedAt: run.startedAt };
 }
 
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-const two = (n: number) => String(n).padStart(2, '0');
-
-/** "10:14" today, "3 Dec 10:14" another day this year, "3 Dec 2025 10:14" before; `seconds` adds ":05". Local time. */
-export function runTime(startedAt: string, now: Date = new Date(), seconds = false): string {
-  const d = new Date(startedAt);
-  if (Number.isNaN(d.getTime())) return startedAt;
-  const time = `${two(d.getHours())}:${two(d.getMinutes())}${seconds ? `:${two(d.getSeconds())}` : ''}`;
-  if (d.getFullYear() === now.getFullYear() && d.getMonth() === now.getMonth() && d.getDate() === now.getDate()) return time;
-  return `${d.getDate()} ${MONTHS[d.getMonth()]}${d.getFullYear() === now.getFullYear() ? '' : ` ${d.getFullYear()}`} ${time}`;
-}
-
 /** An endpoint as a name shows it: its configured name, or a URL's host. */
 function endpointShort(name: string): string {
   if (!/^https?:\/\//i.test(name)) return name;
@@ -441,30 +446,49 @@ function endpointShort(name: string): string {
 }
 
 interface NameOptions {
+  /** (Kept for callers: every name says its date and time in full, src/present/timeText.ts.) */
   readonly now?: Date;
   /** Leave the endpoint out (a compare says it once when both sides share it). */
   readonly endpoint?: boolean;
-  readonly seconds?: boolean;
 }
 
+const two = (n: number) => String(n).padStart(2, '0');
+
 /**
- * A run's name, short enough for a tab: "c=8 · 64 req on ui-scripted, 10:14", "sweep rate 1–8/s on
- * vllm, 3 Dec 09:02", "greet.prompt.md on 127.0.0.1:8080, 10:20".
+ * A run's name, for a tab, a run list, a quick pick: "c=8 · 64 req on ui-scripted, 5 Dec 2026,
+ * 10:14:03", "greet.prompt.md on 127.0.0.1:8080, …"; its time as every surface says it (clockTime).
  */
 export function runName(r: RunNameParts, opts: NameOptions = {}): string {
   const what = r.what || 'run';
   const where = opts.endpoint === false ? '' : ` on ${endpointShort(r.endpointName)}`;
-  return `${what}${where}, ${runTime(r.startedAt, opts.now, opts.seconds)}`;
+  return `${what}${where}, ${clockTime(r.startedAt)}`;
+}
+
+/** Characters a file name cannot hold on some system (Windows' reserved ones, path separators). */
+const NOT_IN_FILE_NAMES = /[\\/:*?"<>|]/g;
+/** Control characters (a name from a server or a file could hold them): dropped from a file name. */
+const isControl = (c: string): boolean => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f;
+
+/**
+ * A run's name as the default file name of an export, `suffix` included: "c=8 · 64 req on vllm
+ * 2026-12-05 10-14.csv". Its date in full (a file outlives the day), local time; no character a file
+ * system refuses; at most 150 characters before the suffix.
+ */
+export function runFileName(r: RunNameParts, suffix: string): string {
+  const d = new Date(r.startedAt);
+  const when = Number.isNaN(d.getTime()) ? r.startedAt : `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}-${two(d.getMinutes())}`;
+  const base = [...`${r.what || 'run'} on ${endpointShort(r.endpointName)} ${when}`].map((c) => (isControl(c) ? ' ' : c)).join('')
+    .replace(NOT_IN_FILE_NAMES, '-').replace(/\s+/g, ' ').slice(0, 150).replace(/[. ]+$/, '');
+  return `${base}${suffix}`;
 }
 
 /**
- * Two runs side by side ("A vs B"), told apart: the endpoint said once when both share it, the
- * seconds when the minutes are the same, and the ids when nothing else differs.
+ * Two runs side by side ("A vs B"), told apart: the endpoint said once when both share it, and the
+ * ids when nothing else differs (the same second).
  */
 export function compareName(a: RunNameParts & { readonly id?: string }, b: RunNameParts & { readonly id?: string }, now: Date = new Date()): string {
   const same = endpointShort(a.endpointName) === endpointShort(b.endpointName);
-  let opts: NameOptions = { now, endpoint: !same };
-  if (runName(a, opts) === runName(b, opts)) opts = { ...opts, seconds: true };
+  const opts: NameOptions = { now, endpoint: !same };
   let [na, nb] = [runName(a, opts), runName(b, opts)];
   if (na === nb && a.id && b.id) [na, nb] = [`${na} (${a.id})`, `${nb} (${b.id})`];
   return `${na} vs ${nb}${same ? ` on ${endpointShort(a.endpointName)}` : ''}`;
@@ -482,5 +506,7 @@ export function summaryText(run: Pick<RunFile, 'endpoint' | 'summary'>): string 
   const tp = s.tpotMs.count ? ` · TPOT p50 ${formatMs(s.tpotMs.p50)}` : '';
   const buffered = s.buffering?.detected ? ' · the stream is buffered between the server and you (ITL and TPOT measure the buffer)' : '';
   const notes = networkShort(run.endpoint);
-  return `${run.endpoint.name ?? run.endpoint.url}${notes.length ? ` (${notes.join(' · ')})` : ''}: ${s.completed} completed, ${s.failed} failed · ${t}${tp} · ${s.outputTokensPerSecond.toFixed(1)} tok/s${buffered}`;
+  const cancelled = cancelledCount(s);
+  const tps = noneCompleted(s) ? '' : ` · ${s.outputTokensPerSecond.toFixed(1)} tok/s`;
+  return `${run.endpoint.name ?? run.endpoint.url}${notes.length ? ` (${notes.join(' · ')})` : ''}: ${s.completed} completed, ${s.failed} failed${cancelled ? `, ${cancelled}` : ''} · ${t}${tp}${tps}${buffered}`;
 }

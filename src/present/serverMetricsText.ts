@@ -71,7 +71,8 @@ export function serverMetricsLines(m: ServerMetrics): string[] {
   if (tokens.length) parts.push(tokens.join(', '));
   if (m.prefixCacheHitRate !== undefined) parts.push(`prefix cache hits ${formatPercent(m.prefixCacheHitRate)}`);
   const busy = c('busySlotsPerDecode');
-  if (busy !== undefined) parts.push(`${formatNumber(busy)} busy slots per decode`);
+  // llama.cpp's n_busy_slots_per_decode: how many requests each engine step (llama_decode call) worked on, on average
+  if (busy !== undefined) parts.push(`${formatNumber(busy)} requests per engine step on average (llama.cpp's busy slots per decode call: the batch it ran)`);
   const preemptions = c('preemptions');
   if (preemptions) parts.push(`${formatInt(preemptions)} preemptions`);
   const gauges: string[] = [];

@@ -8,6 +8,7 @@ import type { RunFile, SloSpec, Summary, SweepPoint } from '../engine/core/types
 import { figureValue, latencyStats, metricsFor, type FigureMetric, type Metric } from './metricCatalogue';
 import { DASH, fixed, formatMs, formatQuantity } from './units';
 import { promptSourceWords } from './workloadText';
+import { howToGive, type TextSurface } from './surfaceWords';
 
 export interface SweepFact {
   /** 'fit', 'slo-batch', 'prefill', 'knee', 'op', 'max', 'stopped', 'cancelled', or 'verdict-<kind>'. */
@@ -22,12 +23,40 @@ export function sweepSlo(run: RunFile): SloSpec | undefined {
   return run.sweep?.slo ?? run.workload.slo;
 }
 
-/** What the sweep says, in sentences, in the order a reader wants them. */
-export function sweepFacts(run: RunFile): SweepFact[] {
+/**
+ * Why the sweep has fewer points than it was asked for, first (stopped early, cancelled, interrupted):
+ * a reader must know that before reading any figure of it.
+ */
+function endFacts(run: RunFile): SweepFact[] {
+  const sw = run.sweep!;
+  const out: SweepFact[] = [];
+  if (sw.stoppedEarly) {
+    const { afterLabel, reason, asked } = sw.stoppedEarly;
+    const ran = sw.points.length;
+    const of = asked !== undefined ? `${ran} of the ${asked} points asked` : `${ran} point${ran === 1 ? '' : 's'}`;
+    out.push({ kind: 'stopped', text: `Stopped early after ${afterLabel} (${of}): ${reason}.` });
+  }
+  if (run.cancelled) out.push({ kind: 'cancelled', text: 'Cancelled: the points finished so far are kept.' });
+  const interrupted = interruptedLine(run);
+  if (interrupted) out.push({ kind: 'interrupted', text: interrupted });
+  return out;
+}
+
+/** A verdict as `surface` says it: the engine's "no SLO" names the CLI's flag; VS Code names its setting. */
+function verdictText(v: { readonly kind: string; readonly message: string }, surface: TextSurface): string {
+  if (v.kind === 'no-slo') return `No SLO given: no operating point can be named (${howToGive('slo', surface)}).`;
+  return v.message;
+}
+
+/**
+ * What the sweep says, in sentences, in the order a reader wants them: why it ended early first, then
+ * the fits and the picks, then the verdicts, worded for `surface` (a flag in the CLI, a setting in VS Code).
+ */
+export function sweepFacts(run: RunFile, surface: TextSurface = 'cli'): SweepFact[] {
   const sw = run.sweep;
   if (!sw) return [];
   const slo = sweepSlo(run);
-  const out: SweepFact[] = [];
+  const out: SweepFact[] = endFacts(run);
   if (sw.fit) {
     out.push({
       kind: 'fit',
@@ -49,12 +78,22 @@ export function sweepFacts(run: RunFile): SweepFact[] {
   if (sw.knee) out.push({ kind: 'knee', text: `Knee: ${sw.knee.label}: the next doubling buys ${num(sw.knee.gainPerDoubling * 100, 1)}% throughput (under ${num(sw.knee.threshold * 100, 0)}%).` });
   if (sw.operatingPoint) out.push({ kind: 'op', text: `Operating point (interactive): ${sw.operatingPoint.label}: goodput ${num(sw.operatingPoint.goodput, 2)} req/s, ${num(sw.operatingPoint.outputTokensPerSecond)} tokens/s.` });
   if (sw.maxThroughputPoint) out.push({ kind: 'max', text: `Max throughput (batch work): ${sw.maxThroughputPoint.label}: ${num(sw.maxThroughputPoint.outputTokensPerSecond)} tokens/s.` });
-  if (sw.stoppedEarly) out.push({ kind: 'stopped', text: `Stopped after ${sw.stoppedEarly.afterLabel}: ${sw.stoppedEarly.reason}.` });
-  if (run.cancelled) out.push({ kind: 'cancelled', text: 'Cancelled: the points finished so far are kept.' });
-  const interrupted = interruptedLine(run);
-  if (interrupted) out.push({ kind: 'interrupted', text: interrupted });
-  for (const v of sw.verdicts ?? []) out.push({ kind: `verdict-${v.kind}`, text: `⚠ ${v.message}` });
+  for (const v of sw.verdicts ?? []) out.push({ kind: `verdict-${v.kind}`, text: `⚠ ${verdictText(v, surface)}` });
   return out;
+}
+
+/**
+ * What the run's headline figures are over, for a sweep: every point's requests pooled into one
+ * distribution ("All 4 points pooled (c=1 to c=8, 128 requests): each point's own figures are in the
+ * sweep view."). Undefined for another run.
+ */
+export function pooledNote(run: RunFile): string | undefined {
+  const points = run.sweep?.points;
+  if (!points) return undefined;
+  const n = points.length;
+  const requests = points.reduce((a, p) => a + p.summary.completed + p.summary.failed, 0);
+  const span = n > 1 ? `${points[0]!.label} to ${points[n - 1]!.label}, ` : '';
+  return `${n === 1 ? 'The one point' : `All ${n} points pooled`} (${span}${requests} request${requests === 1 ? '' : 's'}): each point's own figures are in the sweep view.`;
 }
 
 /** Which of the analysis' picks a point is: 'operating point', 'max throughput', 'knee'. */

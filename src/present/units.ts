@@ -65,6 +65,15 @@ export function formatNumber(v: number | undefined, unit = ''): string {
   return unit ? `${s} ${unit}` : s;
 }
 
+const PRECISE = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 6 });
+
+/** A value in full, for a tooltip: six significant figures, never a float's noise ("122.211 ms", not "122.21059999999999"). */
+export function formatPrecise(v: number | undefined, unit = ''): string {
+  if (v === undefined || !Number.isFinite(v)) return dash;
+  const s = PRECISE.format(v);
+  return unit ? `${s} ${unit}` : s;
+}
+
 export function formatInt(v: number | undefined): string {
   if (v === undefined || !Number.isFinite(v)) return dash;
   return fmt(0).format(v);

@@ -1,9 +1,10 @@
 // "Where the time went" in words, for every surface: the CLI's block after the result table and the
 // report panel's section say the same things in the same words. Pure, browser-safe.
-import type { RequestRecord, RunFile, Stall, Stats, Summary } from '../engine/core/types';
-import { phaseBands, phasesOf } from '../engine/analysis/phases';
+import type { RequestRecord, RunFile, Stall, StallSummary, Stats, Summary } from '../engine/core/types';
+import { PHASE_WORDS, phaseBands, phasesOf } from '../engine/analysis/phases';
+import { UNKNOWN_STALL_SHORT } from '../engine/analysis/stalls';
 import type { RequestPhases } from '../engine/analysis/phases';
-import { DASH, formatInt, formatMs } from './units';
+import { DASH, formatInt, formatMs, formatPercent, formatQuantity } from './units';
 
 /** "stalled 482 ms by #17's 2,048-token prefill", "… buffered between the server and you", "… cause unknown". */
 export function stallPhrase(stall: Stall, run?: Pick<RunFile, 'requests'>): string {
@@ -23,10 +24,46 @@ export function stallPhrase(stall: Stall, run?: Pick<RunFile, 'requests'>): stri
       return `${head} by ${named.join(', ')}${more}`;
     }
     case 'unknown':
-      return `${head}: cause unknown (no prefill of this run in that step)`;
+      // said in full once (the verdict, the tile's and the list's tooltips), not on every stall
+      return `${head}: ${UNKNOWN_STALL_SHORT} (no request of this run was prefilling then)`;
     default:
       return head;
   }
+}
+
+
+/** "a gap between two chunks of one stream longer than both 3× that stream's median ITL and 50 ms (the stall floor)": what a stall is, every surface. */
+export function stallRule(st: Pick<StallSummary, 'factor' | 'floorMs'>): string {
+  return `a gap between two chunks of one stream longer than both ${formatQuantity(st.factor)}× that stream's median ITL and ${formatMs(st.floorMs)} (the stall floor)`;
+}
+
+/** How a stall's size is said ("12.5× median ITL", "4.87× the 50 ms stall floor"): against the larger of the two bars it crossed. */
+export function stallSizeMeaning(st: Pick<StallSummary, 'factor' | 'floorMs'>): string {
+  return `A stall is ${stallRule(st)}; its size is said against the larger of the two: "× median ITL", or "× the ${formatMs(st.floorMs)} stall floor" when the stream's chunks come so fast that the floor is the larger.`;
+}
+
+/**
+ * The stalls' time in all, said as what it is: a sum over the streams, which can exceed the run's
+ * wall time when several streams stall at once ("11.4 s summed over 8 streams (the run took 10.5 s),
+ * 12.3 % of their decode time").
+ */
+export function stallTotalText(st: Pick<StallSummary, 'count' | 'totalMs' | 'shareOfDecode'>, streams: number | undefined, durationS?: number): string {
+  const over = streams === 1 ? 'in one stream' : streams === undefined ? 'summed over the streams' : `summed over ${formatInt(streams)} streams`;
+  const wall = durationS !== undefined && st.totalMs > durationS * 1000 ? ` (the run took ${formatMs(durationS * 1000)}: streams stalled at the same time)` : '';
+  return `${formatMs(st.totalMs)} ${over}${wall}, ${formatPercent(st.shareOfDecode)} of their decode time`;
+}
+
+/** The streams that stalled, each counted once; undefined for a file whose requests do not carry their stalls. */
+export function stalledStreams(run: Pick<RunFile, 'requests'>): number | undefined {
+  const n = run.requests.filter((r) => !r.warmup && (r.stalls?.length ?? 0) > 0).length;
+  return n > 0 ? n : undefined;
+}
+
+/** Whether the stalls are an alarm: some have a cause shown (another request's prefill, a buffer). A gap of unknown cause alone is not. */
+export function stallsAlarm(st: Pick<StallSummary, 'count' | 'byCause'>): boolean {
+  if (st.count === 0) return false;
+  if (!st.byCause) return true; // a file from before causes were judged: as it was shown then
+  return st.byCause.prefill + st.byCause.buffering > 0;
 }
 
 const p = (s: Stats | undefined, k: 'p50' | 'p99'): string => (s && s.count > 0 ? formatMs(s[k] ?? s.max) : DASH);
@@ -40,7 +77,8 @@ export function timingTable(s: Summary): { header: readonly string[]; rows: read
   if (sv.ttftServerMs) rows.push(['TTFT (server)', p(sv.ttftServerMs, 'p50'), p(sv.ttftServerMs, 'p99')]);
   if (sv.queueMs) rows.push(['queue (server)', p(sv.queueMs, 'p50'), p(sv.queueMs, 'p99')]);
   if (sv.promptMs) rows.push(['prefill (server)', p(sv.promptMs, 'p50'), p(sv.promptMs, 'p99')]);
-  if (sv.transportMs) rows.push([sv.queueMs ? 'transport (client − server)' : 'queue + transport (client − server)', p(sv.transportMs, 'p50'), p(sv.transportMs, 'p99')]);
+  // client − server: transport where the server reports its queue, else wait (queue, network and client: PHASE_WORDS)
+  if (sv.transportMs) rows.push([`${sv.queueMs ? PHASE_WORDS.transport.short : PHASE_WORDS.wait.short} (client − server)`, p(sv.transportMs, 'p50'), p(sv.transportMs, 'p99')]);
   return { header: ['', 'p50', 'p99'], rows };
 }
 
@@ -74,9 +112,12 @@ export function whereTimeLines(run: Pick<RunFile, 'requests' | 'summary'>): stri
   if (measured.length === 0) return [];
   const out: string[] = ['Where the time went:'];
   const bands = phaseBands(measured);
-  const evidence = measured.some((r) => phasesOf(r)?.evidence === 'server') ? 'server timings' : "the client's clock only (no server timings: queue and prefill not told apart)";
+  const evidence = measured.some((r) => phasesOf(r)?.evidence === 'server') ? 'server timings' : `the client's clock only (no server timings: ${PHASE_WORDS.queuePrefill.label})`;
   out.push(`  by TTFT band (from ${evidence}):`);
   for (const b of bands) out.push(`    ${b.label.padEnd(9)} ${String(b.count).padStart(5)} req  ${phasesLine(b.phases)}`);
+  // what each part's name means, once, for the parts that are not the server's own words
+  const kinds = new Set(bands.flatMap((b) => b.phases.segments.map((s) => s.kind)));
+  for (const k of ['wait', 'queuePrefill', 'headers', 'transport'] as const) if (kinds.has(k)) out.push(`    ${PHASE_WORDS[k].short}: ${PHASE_WORDS[k].means}`);
   const table = timingTable(s);
   if (table) {
     const width = Math.max(...table.rows.map((r) => r[0]!.length));

@@ -56,6 +56,8 @@ export interface SidebarEndpoint {
   readonly restricted: boolean;
   readonly hasKey: boolean;
   readonly reachable?: 'checking' | 'yes' | 'no';
+  /** The last check in words (src/present/endpointText.ts reachText): "reachable (23 ms)", "not reachable: connection refused …". */
+  readonly reachNote?: string;
   readonly lastTtftP50Ms?: number;
   readonly lastTpotP50Ms?: number;
   /** In the user's settings: the sidebar offers Edit and Remove. */
@@ -96,6 +98,8 @@ export interface SidebarRun {
   readonly network?: readonly string[];
   /** What a prompt file's prompts were sent with ("max 256 tokens (from the file)"), when the run records it. */
   readonly sent?: string;
+  /** Synthetic prompts' length as the server counted it ("255-token prompts as the server counted them (256 asked, …)"; present/workloadText.ts promptWords). */
+  readonly prompt?: string;
   /** What this run is pinned as the baseline of: its endpoint (URL and model), its prompt file. */
   readonly baselineOf?: readonly ('endpoint' | 'promptFile')[];
   /** Slower than its baseline (a latency's p50 or p90, or the output throughput): a line each, "TPOT p50 4.1% slower than baseline <run name>". */
@@ -110,6 +114,16 @@ export interface SidebarWorkload {
   readonly promptTokens: number;
   /** Traffic beyond single prompts (the CLI's Traffic options); absent: single prompts. */
   readonly traffic?: SidebarTraffic;
+  /** Single prompts read from a dataset file (the CLI's --dataset F) instead of synthetic ones of `promptTokens`. */
+  readonly dataset?: string;
+  /** A sweep (the CLI's `sweep`): one point per value of the axis, `requests` each. */
+  readonly sweep?: SidebarSweep;
+}
+
+/** What a sweep from the form varies: concurrency, request rate (req/s) or prompt length (tokens), over these values. */
+export interface SidebarSweep {
+  readonly axis: 'concurrency' | 'rate' | 'promptTokens';
+  readonly values: readonly number[];
 }
 
 /**
@@ -129,6 +143,8 @@ export interface SidebarTrafficDefaults {
   readonly chat: { readonly turns: number; readonly userTokens: number; readonly replyTokens: number; readonly sessions: number; readonly thinkTimeMs: number };
   readonly traceSpeed: number;
   readonly ramp: { readonly shape: 'linear' | 'exponential'; readonly from: number; readonly to: number };
+  /** A sweep's values on each axis, as Profile endpoint's Sweep offers them (src/jobs/presets.ts). */
+  readonly sweep?: Readonly<Record<SidebarSweep['axis'], readonly number[]>>;
 }
 
 export interface SidebarState {
@@ -146,8 +162,8 @@ export interface SidebarState {
   readonly select?: { readonly id: string; readonly seq: number };
 }
 
-/** A file the form names: a conversations dataset, or a trace. */
-export type SidebarFilePurpose = 'dataset' | 'trace';
+/** A file the form names: a conversations dataset, a trace, or a dataset of single prompts. */
+export type SidebarFilePurpose = 'dataset' | 'trace' | 'prompts';
 
 /** Host → sidebar webview. `pickedFile`: the file chosen after a `pickFile` (nothing is sent when the dialog was cancelled). */
 export type SidebarHostMessage =
@@ -177,4 +193,6 @@ export type SidebarWebviewMessage =
   | { readonly type: 'setApiKey'; readonly endpointId: string }
   | { readonly type: 'checkEndpoints' }
   /** Choose a file for the form (an open dialog; the page never reads a file): answered by `pickedFile`. */
-  | { readonly type: 'pickFile'; readonly purpose: SidebarFilePurpose };
+  | { readonly type: 'pickFile'; readonly purpose: SidebarFilePurpose }
+  /** Open the first-run walkthrough (Get started, under an empty run list). */
+  | { readonly type: 'openWalkthrough' };

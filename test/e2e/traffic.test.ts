@@ -218,7 +218,7 @@ test('a trace replay: the schedule lag in the header and the tooltip, the tool c
     assert.ok(tip.startsWith(`Request#${late.index}`), tip);
     assert.ok(tip.includes(`Tracetrace line ${late.traceLine! + 1}`), tip);
     assert.ok(tip.includes(`Sent late by${formatMs(late.sentAt - late.scheduledAt)}`), tip);
-    assert.ok(!tip.includes('Client wait'), tip);
+    assert.ok(!tip.includes('Held in the client before sending'), tip);
     assert.ok(tip.includes('Tool callget_weather: first delta'), tip);
     await page.screenshot({ path: join(artifacts, 'traffic-trace-dark.png'), fullPage: true });
     assert.deepEqual(problems, []);
@@ -235,7 +235,7 @@ test('a run without sessions, traces or tools is drawn as before', async () => {
     const drawn = await timelineOf(page);
     assert.deepEqual([drawn.grouping, drawn.rows, drawn.think], ['request', run.requests.length, 0]);
     for (const sel of ['.block.timeline button.group-sessions', '.block.turns', '.schedule-line', '.tool-calls-line']) assert.equal(await page.$(sel), null, sel);
-    assert.match(await page.textContent('.block.timeline .legend') ?? '', /client wait/);
+    assert.match(await page.textContent('.block.timeline .legend') ?? '', /held in the client before sending/);
     assert.deepEqual(problems, []);
   } finally {
     await context.close();

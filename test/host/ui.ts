@@ -7,6 +7,9 @@ import { endpointSteps } from './uiEndpoints';
 import { reportSteps } from './uiReports';
 import { a11ySteps } from './uiA11y';
 import { recoverSteps } from './uiRecover';
+import { missingSteps } from './uiMissing';
+import { flowSteps } from './uiFlows';
+import { numbersSteps } from './uiNumbers';
 import { ARTIFACTS, pickQuickItem, posts, reportFrame, runFromPalette, runSteps, shot, sidebarFrame, waitFor, type Step, type UiContext } from './uiKit';
 
 export { ARTIFACTS, type UiContext };
@@ -179,6 +182,6 @@ export async function runUntrustedUiTests(c: UiContext): Promise<{ passed: numbe
 
 export function runUiTests(c: UiContext): Promise<{ passed: number; failed: number }> {
   const from = (file: string, list: readonly Step[]) => list.map((step) => ({ ...step, file: `test/host/${file}` }));
-  return runSteps([...steps, ...from('uiEndpoints.ts', endpointSteps), ...from('uiReports.ts', reportSteps), ...from('uiA11y.ts', a11ySteps), ...from('uiRecover.ts', recoverSteps)], c);
+  return runSteps([...steps, ...from('uiEndpoints.ts', endpointSteps), ...from('uiReports.ts', reportSteps), ...from('uiNumbers.ts', numbersSteps), ...from('uiA11y.ts', a11ySteps), ...from('uiRecover.ts', recoverSteps), ...from('uiMissing.ts', missingSteps), ...from('uiFlows.ts', flowSteps)], c);
 }
 

@@ -73,7 +73,7 @@ export const reportSteps: Step[] = [
       await waitFor('6 requests at the server', () => posts(server) >= before + 6, 60_000);
       assert.match(JSON.stringify(server.log.at(-1)?.body.messages), /Say hello to the user/, 'the prompt of the file was sent');
       const title = await waitForTab(page, 'the report tab named for the prompt', (t) => t.startsWith('greet.prompt.md on ui-scripted, '));
-      assert.match(title, /^greet\.prompt\.md on ui-scripted, \d\d:\d\d$/);
+      assert.match(title, /^greet\.prompt\.md on ui-scripted, .*\d{4},? \d{1,2}:\d\d:\d\d(\s?[AP]M)?$/);
       const f = await reportFrame(page);
       await f.locator('table.percentiles tr', { hasText: 'TTFT' }).first().waitFor({ state: 'visible', timeout: 30_000 });
       // the result lens appears above the prompt
@@ -117,8 +117,8 @@ export const reportSteps: Step[] = [
       else await page.keyboard.press('Enter');
       const title = await waitForTab(page, 'the compare tab', (t) => t.includes(' vs '));
       const [a, b] = title.split(' vs ');
-      assert.match(a!, /^greet\.prompt\.md, \d\d:\d\d(:\d\d)?$/, title);
-      assert.match(b!, /^c=2 · 3 req, \d\d:\d\d(:\d\d)? on ui-scripted$/, title);
+      assert.match(a!, /^greet\.prompt\.md, .*\d{4},? \d{1,2}:\d\d:\d\d(\s?[AP]M)?$/, title);
+      assert.match(b!, /^c=2 · 3 req, .*\d{4},? \d{1,2}:\d\d:\d\d(\s?[AP]M)? on ui-scripted$/, title);
       // (the run's report may still be showing beside it)
       const f = await webviewFrameWith(page, 'body[data-view="compare"] [data-side="B"]');
       // the verdicts and their whiskers, worked out on the page's worker (started from a blob: as VS Code allows)
@@ -207,7 +207,7 @@ export const reportSteps: Step[] = [
       const before = posts(server);
       await page.keyboard.press('Enter');
       const title = await waitForTab(page, 'the sweep\'s report', (t) => t.startsWith('sweep rate 4–8/s on ui-scripted, '), 90_000);
-      assert.match(title, /^sweep rate 4–8\/s on ui-scripted, \d\d:\d\d$/);
+      assert.match(title, /^sweep rate 4–8\/s on ui-scripted, .*\d{4},? \d{1,2}:\d\d:\d\d(\s?[AP]M)?$/);
       assert.ok(posts(server) - before >= 16, `two points of 8 requests each: ${posts(server) - before} at the server`);
       await webviewFrameWith(page, 'body[data-view="run"] .sweep-container');
       await page.waitForTimeout(500);

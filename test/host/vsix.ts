@@ -16,7 +16,9 @@ export interface VsixResult {
 export const PLATFORM_VSIX_BUDGET = 30 * 1024 * 1024;
 
 /** What must be inside every VSIX (paths under extension/). */
-const REQUIRED = ['package.json', 'dist/extension.js', 'dist/engine.js', 'dist/files.js', 'dist/promptWorker.js', 'dist/cli.js', 'dist/localServer.mjs', 'dist/webview/sidebar.js', 'dist/webview/report.js', 'media/icon.svg', 'media/icon.png', 'media/sidebar.css'];
+const REQUIRED = ['package.json', 'dist/extension.js', 'dist/engine.js', 'dist/files.js', 'dist/promptWorker.js', 'dist/cli.js', 'dist/localServer.mjs', 'dist/webview/sidebar.js', 'dist/webview/report.js', 'media/icon.svg', 'media/icon.png', 'media/sidebar.css',
+  // the first-run walkthrough's pages (package.json contributes.walkthroughs)
+  'media/walkthrough/localServer.md', 'media/walkthrough/profile.md', 'media/walkthrough/promptFile.md', 'media/walkthrough/endpoint.md'];
 /** What must never be, in any VSIX. */
 const FORBIDDEN: readonly [RegExp, string][] = [
   [/\.map$/, 'a source map'],

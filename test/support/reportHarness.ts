@@ -189,8 +189,8 @@ export async function rendered(page: Page): Promise<void> {
 }
 
 /** A webview page in a fresh browser context, themed, with the stand-ins installed; console and page errors collected. */
-export async function openWebview(browser: Browser, url: string, options: { theme?: ThemeName; width?: number; height?: number; saved?: unknown } = {}): Promise<OpenedReport> {
-  const context = await browser.newContext({ viewport: { width: options.width ?? 1100, height: options.height ?? 900 }, deviceScaleFactor: 1 });
+export async function openWebview(browser: Browser, url: string, options: { theme?: ThemeName; width?: number; height?: number; saved?: unknown; locale?: string } = {}): Promise<OpenedReport> {
+  const context = await browser.newContext({ viewport: { width: options.width ?? 1100, height: options.height ?? 900 }, deviceScaleFactor: 1, ...(options.locale ? { locale: options.locale } : {}) });
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
@@ -200,7 +200,7 @@ export async function openWebview(browser: Browser, url: string, options: { them
   return { context, page, problems };
 }
 
-export function openReport(browser: Browser, url: string, options: { theme?: ThemeName; width?: number; height?: number } = {}): Promise<OpenedReport> {
+export function openReport(browser: Browser, url: string, options: { theme?: ThemeName; width?: number; height?: number; locale?: string } = {}): Promise<OpenedReport> {
   return openWebview(browser, url, options);
 }
 

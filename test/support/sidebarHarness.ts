@@ -26,7 +26,7 @@ export function startSidebarServer(): Promise<SidebarServer> {
 export type OpenedSidebar = OpenedReport;
 
 /** `saved`: what the view's getState() returns at first (a view restored after being hidden). */
-export async function openSidebar(browser: Browser, url: string, options: { theme?: ThemeName; width?: number; saved?: unknown } = {}): Promise<OpenedSidebar> {
+export async function openSidebar(browser: Browser, url: string, options: { theme?: ThemeName; width?: number; saved?: unknown; locale?: string } = {}): Promise<OpenedSidebar> {
   const opened = await openWebview(browser, url, { ...options, width: options.width ?? 320 });
   await opened.page.waitForSelector('#run-button');
   return opened;

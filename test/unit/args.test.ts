@@ -29,7 +29,7 @@ test('every flag parses, with --flag value and --flag=value', async () => {
   assert.deepEqual(w.mode, { kind: 'open', rate: 2.5, burstiness: 0.5, maxConcurrency: 8 });
   assert.equal(w.durationS, 30);
   assert.equal(w.requests, undefined);
-  assert.deepEqual(w.prompt, { kind: 'synthetic', tokens: 512, sharedPrefix: true });
+  assert.deepEqual(w.prompt, { kind: 'synthetic', tokens: 512, sharedPrefix: true, sizing: 'server' });
   assert.equal(w.maxTokens, 64);
   assert.equal(w.warmup, 0);
   assert.equal(w.seed, -3);
@@ -48,7 +48,7 @@ test('defaults: auto API, closed loop of 1, synthetic prompts, ignore EOS', asyn
   const w = job.workload;
   assert.deepEqual(w.mode, { kind: 'closed', concurrency: 1 });
   assert.equal(w.requests, 10);
-  assert.deepEqual(w.prompt, { kind: 'synthetic', tokens: 256, sharedPrefix: false });
+  assert.deepEqual(w.prompt, { kind: 'synthetic', tokens: 256, sharedPrefix: false, sizing: 'server' });
   assert.equal(w.ignoreEos, true);
   assert.equal(parseRunArgs(['--url', 'http://localhost:1234']).flag('json'), false);
   assert.equal(parseRunArgs(['--prompt-file', 'a.prompty']).str('promptFile'), 'a.prompty');

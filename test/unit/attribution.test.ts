@@ -53,7 +53,7 @@ test('a gap is blamed on the request whose first token came with the chunk that 
   assert.deepEqual(s.stalls.byCause, { prefill: 1, buffering: 0, unknown: 0 });
   assert.deepEqual(s.stalls.worst[0]!.culprits, [{ index: 1, promptTokens: 2048 }]);
   assert.equal(stallPhrase(s.stalls.worst[0]!), "stalled 300 ms by #1's 2,048-token prefill");
-  assert.match(s.verdicts!.map((v) => v.message).join('\n'), /1 decode stall, 300 ms in all, all from prefills of prompts ≥ 2,048 tokens: chunked prefill would bound them/);
+  assert.match(s.verdicts!.map((v) => v.message).join('\n'), /1 decode stall, 300 ms summed over the streams, all from prefills of prompts ≥ 2,048 tokens: chunked prefill would bound them/);
 });
 
 test('a gap with no prefill in it is "unknown"; a reported prefill covering it is blamed', () => {
@@ -137,7 +137,7 @@ test('phases: server timings with a queue, without one (llama.cpp), and the clie
   assert.deepEqual(llama.segments.map((s) => [s.kind, s.ms]), [['prefill', 70], ['wait', 30], ['decode', 50]]);
   const client = phasesOf(rec(2, 0, [100, 150], { headersMs: 4 }))!;
   assert.equal(client.evidence, 'client');
-  assert.deepEqual(client.segments.map((s) => [s.kind, s.ms]), [['transport', 4], ['wait', 96], ['decode', 50]]);
+  assert.deepEqual(client.segments.map((s) => [s.kind, s.ms]), [['headers', 4], ['queuePrefill', 96], ['decode', 50]]);
   assert.equal(phasesOf(rec(3, 0, [])), undefined);
   const sum = (ph: NonNullable<ReturnType<typeof phasesOf>>) => ph.segments.reduce((a, s) => a + s.ms, 0);
   assert.equal(sum(p), p.e2eMs);

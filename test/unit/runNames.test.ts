@@ -4,12 +4,15 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { RunFile } from '../../src/engine/core/types';
 import { indexEntry, PROMPT_REF_KEY } from '../../src/extension/runStore';
-import { compareName, runLabel, runName, runNameParts, runTime, runWhat } from '../../src/present/runText';
+import { compareName, runLabel, runName, runNameParts, runWhat } from '../../src/present/runText';
+import { clockTime } from '../../src/present/timeText';
 import { fixtureRun } from '../support/fixtureRuns';
 
 // local times, so the test reads the same in any time zone
 const NOW = new Date(2026, 11, 4, 16, 30);
 const at = (day: number, h: number, m: number, s = 0) => new Date(2026, 11, day, h, m, s).toISOString();
+/** The start of most runs here, as every surface says a time (in this machine's locale). */
+const T = clockTime(at(4, 10, 14));
 
 const base = fixtureRun({ seed: 1 });
 type Over = Omit<Partial<RunFile>, 'workload'> & { workload?: Partial<RunFile['workload']>; promptRef?: unknown };
@@ -26,22 +29,22 @@ function run(over: Over = {}): RunFile {
 const name = (r: RunFile) => runName(runNameParts(r), { now: NOW });
 
 test('a plain run is named by its load, endpoint and time: two runs of one model with different workloads differ', () => {
-  assert.equal(name(run()), 'c=8 · 64 req on ui-scripted, 10:14');
+  assert.equal(name(run()), `c=8 · 64 req on ui-scripted, ${T}`);
   const open = run({ workload: { mode: { kind: 'open', rate: 4, burstiness: 1 } } });
-  assert.equal(name(open), 'rate 4/s · 64 req on ui-scripted, 10:14');
-  assert.equal(name(run({ workload: { requests: undefined, durationS: 30 } })), 'c=8 · 30 s on ui-scripted, 10:14');
+  assert.equal(name(open), `rate 4/s · 64 req on ui-scripted, ${T}`);
+  assert.equal(name(run({ workload: { requests: undefined, durationS: 30 } })), `c=8 · 30 s on ui-scripted, ${T}`);
   assert.notEqual(name(run()), name(open));
   // an endpoint without a name (a URL): its host
-  assert.equal(name(run({ endpoint: { url: 'http://127.0.0.1:8080/v1', api: 'openai-chat', model: 'local-tiny' } as RunFile['endpoint'] })), 'c=8 · 64 req on 127.0.0.1:8080, 10:14');
+  assert.equal(name(run({ endpoint: { url: 'http://127.0.0.1:8080/v1', api: 'openai-chat', model: 'local-tiny' } as RunFile['endpoint'] })), `c=8 · 64 req on 127.0.0.1:8080, ${T}`);
 });
 
 test('a run of a prompt is named by the prompt (file and name); the load only when more than one at a time', () => {
   const greet = run({ promptRef: { file: '/w/prompts/greet.prompt.md', startLine: 4 }, workload: { mode: { kind: 'closed', concurrency: 1 }, requests: 5 } });
   const rows = run({ promptRef: { file: '/w/prompts/rows.prompt.yml', startLine: 11, name: 'Rows · row 2' }, workload: { mode: { kind: 'closed', concurrency: 1 }, requests: 5 } });
-  assert.equal(name(greet), 'greet.prompt.md on ui-scripted, 10:14');
-  assert.equal(name(run({ ...greet, promptRef: { file: '/w/prompts/greet.prompt.md', startLine: 4, name: 'greet' } })), 'greet.prompt.md on ui-scripted, 10:14', 'the name the file\'s name gives is said once');
-  assert.equal(name(rows), 'rows.prompt.yml: Rows · row 2 on ui-scripted, 10:14');
-  assert.equal(name(run({ promptRef: { file: 'C:\\w\\greet.prompt.md', startLine: 4 } })), 'greet.prompt.md · c=8 · 64 req on ui-scripted, 10:14');
+  assert.equal(name(greet), `greet.prompt.md on ui-scripted, ${T}`);
+  assert.equal(name(run({ ...greet, promptRef: { file: '/w/prompts/greet.prompt.md', startLine: 4, name: 'greet' } })), `greet.prompt.md on ui-scripted, ${T}`, 'the name the file\'s name gives is said once');
+  assert.equal(name(rows), `rows.prompt.yml: Rows · row 2 on ui-scripted, ${T}`);
+  assert.equal(name(run({ promptRef: { file: 'C:\\w\\greet.prompt.md', startLine: 4 } })), `greet.prompt.md · c=8 · 64 req on ui-scripted, ${T}`);
   // the CLI's --prompt-file and --dataset (no promptRef): the file, and the one prompt's name
   assert.equal(runWhat(run({ workload: { prompt: { kind: 'file', path: '/w/a.prompty' }, mode: { kind: 'closed', concurrency: 1 } }, prompts: [{ name: 'Summarize', sent: { maxTokens: 8 }, from: {} }] })), 'a.prompty: Summarize');
   assert.equal(runWhat(run({ workload: { prompt: { kind: 'dataset', path: '/w/sharegpt.jsonl' } } })), 'sharegpt.jsonl · c=8 · 64 req');
@@ -61,33 +64,35 @@ test('a sweep by what it swept; a cache check; the prefill dial', () => {
   assert.equal(runWhat(run({ prefillDial: dial })), 'prefill dial 32/512');
 });
 
-test('times: HH:MM today, the date another day, the year another year', () => {
-  assert.equal(runTime(at(4, 9, 5), NOW), '09:05');
-  assert.equal(runTime(at(3, 23, 59), NOW), '3 Dec 23:59');
-  assert.equal(runTime(new Date(2025, 0, 2, 7, 1).toISOString(), NOW), '2 Jan 2025 07:01');
-  assert.equal(runTime(at(4, 9, 5, 7), NOW, true), '09:05:07');
-  assert.equal(runTime('not a time', NOW), 'not a time');
-  assert.equal(name(run({ startedAt: at(1, 8, 0) })), 'c=8 · 64 req on ui-scripted, 1 Dec 08:00');
+test('times: one form on every surface, the date and the time to the second, in the reader\'s locale', () => {
+  const d = new Date(2025, 0, 2, 7, 1, 5);
+  assert.equal(clockTime(d.toISOString()), d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' }));
+  assert.equal(clockTime(d.toISOString(), 'en-GB'), '2 Jan 2025, 07:01:05');
+  assert.equal(clockTime(d.toISOString(), 'en-US'), 'Jan 2, 2025, 7:01:05 AM');
+  assert.equal(clockTime('not a time'), 'not a time');
+  // a run of another day or year says its date like any other
+  assert.equal(name(run({ startedAt: at(1, 8, 0) })), `c=8 · 64 req on ui-scripted, ${clockTime(at(1, 8, 0))}`);
 });
 
-test('a compare names both sides distinctly: the shared endpoint once, seconds or ids when the rest is the same', () => {
+test('a compare names both sides distinctly: the shared endpoint once, ids when the rest is the same', () => {
   const a = { ...runNameParts(run({ workload: { mode: { kind: 'closed', concurrency: 1 }, requests: 5 } })), id: 'a' };
   const b = { ...runNameParts(run({ startedAt: at(4, 10, 20) })), id: 'b' };
-  assert.equal(compareName(a, b, NOW), 'c=1 · 5 req, 10:14 vs c=8 · 64 req, 10:20 on ui-scripted');
+  const T20 = clockTime(at(4, 10, 20));
+  assert.equal(compareName(a, b, NOW), `c=1 · 5 req, ${T} vs c=8 · 64 req, ${T20} on ui-scripted`);
   const other = { ...b, endpointName: 'vllm' };
-  assert.equal(compareName(a, other, NOW), 'c=1 · 5 req on ui-scripted, 10:14 vs c=8 · 64 req on vllm, 10:20');
+  assert.equal(compareName(a, other, NOW), `c=1 · 5 req on ui-scripted, ${T} vs c=8 · 64 req on vllm, ${T20}`);
   const sameMinute = { ...a, id: 'c', startedAt: at(4, 10, 14, 40) };
-  assert.equal(compareName(a, sameMinute, NOW), 'c=1 · 5 req, 10:14:00 vs c=1 · 5 req, 10:14:40 on ui-scripted');
-  assert.equal(compareName(a, { ...a, id: 'd' }, NOW), 'c=1 · 5 req, 10:14:00 (a) vs c=1 · 5 req, 10:14:00 (d) on ui-scripted');
+  assert.equal(compareName(a, sameMinute, NOW), `c=1 · 5 req, ${T} vs c=1 · 5 req, ${clockTime(at(4, 10, 14, 40))} on ui-scripted`);
+  assert.equal(compareName(a, { ...a, id: 'd' }, NOW), `c=1 · 5 req, ${T} (a) vs c=1 · 5 req, ${T} (d) on ui-scripted`);
 });
 
 test('the run list (index entries) and the quick picks use the same names', () => {
   const r = run({ [PROMPT_REF_KEY]: { file: '/w/prompts/greet.prompt.md', startLine: 4 } });
   const entry = indexEntry(r, '/runs/r1.json');
   assert.equal(entry.what, 'greet.prompt.md · c=8 · 64 req');
-  assert.equal(runLabel(entry, NOW), 'greet.prompt.md · c=8 · 64 req on ui-scripted, 10:14');
+  assert.equal(runLabel(entry, NOW), `greet.prompt.md · c=8 · 64 req on ui-scripted, ${T}`);
   assert.equal(runName(entry, { now: NOW }), name(r));
   // an odd file without a workload still gets a name
   const odd = indexEntry({ id: 'x', startedAt: at(4, 1, 2), endpoint: { url: 'http://h:1' }, summary: base.summary, requests: [] } as unknown as RunFile, '/x.json');
-  assert.equal(runLabel(odd, NOW), 'run on h:1, 01:02');
+  assert.equal(runLabel(odd, NOW), `run on h:1, ${clockTime(at(4, 1, 2))}`);
 });

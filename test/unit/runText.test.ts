@@ -28,7 +28,7 @@ test('the table: a row per metric, a column per percentile, the goodput, stalls 
   assert.match(t, /^ITL\s/m);
   assert.match(t, /Request goodput \(req\/s\):\s+1\.00\s+\(SLO ttft=95\)/);
   assert.match(t, /SLO: MISSED at p99: ttft/);
-  assert.match(t, /Stalls: 1 \(unknown 1\), 180 ms in all/);
+  assert.match(t, /Stalls: 1 \(cause not shown 1\), 180 ms summed over the streams/);
   assert.match(t, /Errors: none/);
   assert.match(t, /counted from server usage/);
   // another tool's result: that tool counted them (usage or its own tokenizer; its file does not say which)

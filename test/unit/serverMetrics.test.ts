@@ -365,7 +365,7 @@ test('serverMetricsLines: one line of what the server measured, then each note',
     notes: ['metrics come in up to 2 label sets'],
   }));
   assert.deepEqual(llama, [
-    'Server /metrics (llama.cpp): 640 prompt tokens (1,280 tok/s), 128 generated tokens (64.0 tok/s); 3.00 busy slots per decode; running ≤ 4, waiting ≤ 2',
+    'Server /metrics (llama.cpp): 640 prompt tokens (1,280 tok/s), 128 generated tokens (64.0 tok/s); 3.00 requests per engine step on average (llama.cpp\'s busy slots per decode call: the batch it ran); running ≤ 4, waiting ≤ 2',
     'note: metrics come in up to 2 label sets',
   ]);
   const none = serverMetricsLines({ url: 'http://h/metrics', histograms: {}, counters: {}, samples: { atMs: [], running: [], waiting: [], kvCacheUsage: [] }, notes: ['/metrics answered an HTML page, not Prometheus text: not used'] });

@@ -4,6 +4,7 @@ import type { Chart } from 'chart.js';
 import type { RequestRecord, RunFile, Stall, Stats } from '../../src/engine/core/types';
 import type { ReportHostMessage } from '../../src/shared/protocol';
 import { buildCdf, SortedSamples } from './cdf';
+import { UNKNOWN_STALL_SHORT } from '../../src/engine/analysis/stalls';
 import { applyTheme, cdfChart, cdfSummaryText, gaugeChart, itlChart, itlTimeSummaryText, setChartTheme, throughputChart, throughputSummaryText, zoomByKeyboard, type CdfSeries, type ScatterPoint } from './charts';
 import { h, srOnly } from './dom';
 import { formatAt, formatInt, formatMs, formatNumber } from '../../src/present/units';
@@ -25,6 +26,7 @@ import { distributionMetrics } from './figures';
 import { DROP_HINT } from './drop';
 import { post, setPanelState } from './vscodeApi';
 import { whereSection } from './whereView';
+import { stallSizeMeaning } from '../../src/present/whereText';
 
 type Mode = 'empty' | 'run' | 'compare' | 'live' | 'error';
 
@@ -195,7 +197,7 @@ export class ReportApp {
     if (turns) this.#root.append(section('TTFT by turn', 'turns', turns.body, turns.sub));
     const causes = run.summary.stalls.byCause !== undefined;
     this.#root.append(section('Stalls', 'stalls', stallsList(run, (s) => this.#selectStall(tl, model, s), model.t0),
-      `The worst gaps between chunks${causes ? ', with their cause' : ''}; Enter or click shows one on the timeline${causes ? ' and outlines the prefill that caused it' : ''}.`));
+      `The worst gaps between chunks${causes ? ', with their cause' : ''}; Enter or click shows one on the timeline${causes ? ' and outlines the prefill that caused it' : ''}. ${stallSizeMeaning(run.summary.stalls)}`));
     // after the stalls, which it explains with the rest of each request's time; filled a task later
     // with the charts (it is below the fold); a bar shows its request on the timeline
     const whereBox = h('div', { class: 'where-box' });
@@ -295,7 +297,7 @@ export class ReportApp {
     // stalls by cause when the engine judged them; a file written before that has one kind of stall
     const kinds = model.stallKinds.map((k) => STALL_KINDS[k]!);
     const stallItems: [string, string][] = kinds.some((k) => k !== 'rule')
-      ? [['stall', "stall: another request's prefill"], ['stall-buffering', 'stall: buffered'], ['stall-unknown', 'stall: cause unknown'], ['culprit', "the culprit's prefill (selected stall)"]]
+      ? [['stall', "stall: another request's prefill"], ['stall-buffering', 'stall: buffered'], ['stall-unknown', `stall: ${UNKNOWN_STALL_SHORT}`], ['culprit', "the culprit's prefill (selected stall)"]]
       : [['stall', 'stall']];
     const legend = h('ul', { class: 'legend', 'aria-label': 'Legend' },
       ...[[...waitItem(run)], ['ttft', 'waiting for first token'], ['decode', 'decoding (tick per chunk when zoomed)'], ...stallItems, ['error', 'error'],
@@ -522,6 +524,8 @@ export class ReportApp {
     const figures: [string, string, string][] = [
       ['done', 'Done', p ? `${formatInt(p.finished)}${p.total !== undefined ? ` of ${formatInt(p.total)}` : ''}` : '0'],
       ['failed', 'Failed', formatInt(p?.failed ?? 0)],
+      // stopped by the user's Cancel: apart from failures
+      ...(p?.cancelled ? [['cancelled', 'Cancelled', formatInt(p.cancelled)] as [string, string, string]] : []),
       ['in-flight', 'In flight', formatInt(p?.inFlight ?? 0)],
       ['elapsed', 'Elapsed', p ? `${formatNumber(p.elapsedS)} s` : '–'],
       ['ttft-p50', 'TTFT p50 so far', formatMs(p?.ttftP50Ms)],
@@ -579,7 +583,8 @@ function chartNotes(run: RunFile, chunkCount: number): { itl?: string; throughpu
 /** The legend's first item: the wait before a send, lateness against the schedule under an open loop or a trace. */
 function waitItem(run: RunFile): [string, string] {
   const kind = run.workload?.mode?.kind;
-  return ['wait', kind === 'open' || kind === 'trace' ? 'sent late against the schedule' : 'client wait'];
+  // not "wait": that word is the part of TTFT a server does not tell apart (phases.ts PHASE_WORDS)
+  return ['wait', kind === 'open' || kind === 'trace' ? 'sent late against the schedule' : 'held in the client before sending'];
 }
 
 function timelineSubtitle(model: LaneModel): string {

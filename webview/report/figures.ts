@@ -5,8 +5,11 @@ import type { RunFile, SloSpec, Stats, Summary } from '../../src/engine/core/typ
 import { SLO_PERCENTILE } from '../../src/engine/analysis/metrics';
 import { prefixCacheSplitLine } from '../../src/present/cacheCheckText';
 import { connectionRetriesLine, rateLimitLine, statusCounts } from '../../src/present/retryText';
-import { formatInt, formatMs, formatNumber, formatPercent } from '../../src/present/units';
-import { measuresProxy } from '../../src/present/whereText';
+import { formatInt, formatMs, formatNumber, formatPercent, formatPrecise } from '../../src/present/units';
+import { measuresProxy, stallRule, stallsAlarm, stallTotalText, stalledStreams } from '../../src/present/whereText';
+import { UNKNOWN_STALL_CAUSE, UNKNOWN_STALL_SHORT } from '../../src/engine/analysis/stalls';
+import { itlBurstNote } from '../../src/present/runText';
+import { cancelledCount, noneCompleted } from '../../src/present/outcomeText';
 import { figureValue, latenciesFor, latencyStats, metricsFor, type FigureMetric, type LatencyMetric, type Metric } from '../../src/present/metricCatalogue';
 import type { Comparison, CompareRow as EngineCompareRow } from '../../src/engine/analysis/compare';
 import { rowSentence } from '../../src/present/compareText';
@@ -27,6 +30,8 @@ export interface Figure {
   readonly bad?: boolean;
   readonly note?: string;
   readonly proxy?: boolean;
+  /** The tile's tooltip: what the figure means, its value in full, and what its note stands for. */
+  readonly tip?: string;
 }
 
 /** The percentile an SLO is judged at: the tile of that percentile carries the SLO. */
@@ -45,7 +50,8 @@ export function noChunks(run: RunFile): boolean {
 /** A latency's tiles, one per headline percentile; the SLO on the one it is judged at. */
 function latencyTiles(m: LatencyMetric, run: RunFile, proxy: boolean): Figure[] {
   const st = latencyStats(m, run.summary);
-  const none = absent(run, st);
+  // not in an imported file, or no request to measure it over (none completed): "–", never the 0 of an empty set
+  const none = absent(run, st) || !st?.count;
   const sloValue = m.slo ? run.workload?.slo?.[m.slo] : undefined;
   return m.headline.map((stat) => {
     const raw = none ? undefined : st?.[stat];
@@ -53,8 +59,8 @@ function latencyTiles(m: LatencyMetric, run: RunFile, proxy: boolean): Figure[] 
     return {
       id: `${m.id}-${stat}`, metric: m, label: `${m.label} ${stat}`, value: formatMs(raw), raw,
       ...(judged ? { slo: m.slo, sloValue } : {}),
-      ...(proxy && m.proxy ? { proxy: true, note: PROXY_NOTE } : {}),
-      ...(none ? { note: 'not in the file' } : {}),
+      ...(proxy && m.proxy ? { proxy: true, note: PROXY_NOTE } : m.key === 'itlMs' && itlBurstNote(run.summary) ? { note: 'p50 about 0: chunks come in bursts', tip: itlBurstNote(run.summary) } : {}),
+      ...(absent(run, st) ? { note: 'not in the file' } : none && noneCompleted(run.summary) ? { note: 'no request completed' } : {}),
     };
   });
 }
@@ -72,7 +78,9 @@ function errorNote(run: RunFile): string | undefined {
   const s = run.summary;
   const statuses = statusCounts(s);
   const kinds = Object.entries(s.errorsByKind ?? {}).map(([k, n]) => (k === 'http' && statuses ? `http ${n}: ${statuses}` : `${k} ${n}`)).join(', ');
-  return [kinds, rateLimitLine(run), connectionRetriesLine(run)].filter(Boolean).join('; ') || undefined;
+  // the user's Cancel: said beside the failures, not counted among them
+  const cancelled = cancelledCount(s);
+  return [kinds, rateLimitLine(run), connectionRetriesLine(run), cancelled ? `${cancelled} (not failures)` : undefined].filter(Boolean).join('; ') || undefined;
 }
 
 /** A single figure's tile. */
@@ -82,24 +90,45 @@ function figureTile(m: FigureMetric, run: RunFile): Figure {
   const base = { id: m.id, metric: m, label: m.label, raw };
   switch (m.key) {
     case 'failed': return { ...base, value: `${formatInt(s.failed)} of ${formatInt(s.completed + s.failed)}`, bad: s.failed > 0, note: errorNote(run) };
-    case 'stalls':
-      if (noChunks(run)) return { ...base, value: formatMs(undefined), raw: undefined, note: 'not known: no chunk times' };
-      return { ...base, value: formatInt(raw), bad: s.stalls.count > 0,
-        note: s.stalls.count ? `${formatMs(s.stalls.totalMs)} total, ${formatPercent(s.stalls.shareOfDecode)} of decode` : undefined };
-    case 'goodput': return { ...base, value: formatNumber(raw, m.unit),
+    case 'stalls': return stallsTile(base, run);
+    case 'goodput': return noneCompleted(s) ? { ...base, value: formatNumber(undefined), raw: undefined, note: 'no request completed' } : { ...base, value: formatNumber(raw, m.unit),
       note: raw !== undefined && s.requestsPerSecond > 0 ? `${formatPercent(raw / s.requestsPerSecond)} of requests meet the SLOs` : undefined };
-    default: return { ...base, value: formatNumber(raw) };
+    // a rate over no completed request is no figure
+    default: return m.group === 'throughput' && noneCompleted(s) ? { ...base, value: formatNumber(undefined), raw: undefined, note: 'no request completed' } : { ...base, value: formatNumber(raw) };
   }
 }
 
-/** The headline's tiles, in the catalogue's order for tiles. */
+/**
+ * The stalls' tile: orange only when some stall has a cause shown (another request's prefill, a
+ * buffer); gaps whose cause the client cannot show are said as what they could be, not as an alarm.
+ * Their time is a sum over the streams (present/whereText.ts stallTotalText).
+ */
+function stallsTile(base: Pick<Figure, 'id' | 'metric' | 'label' | 'raw'>, run: RunFile): Figure {
+  const st = run.summary.stalls;
+  if (noChunks(run)) return { ...base, value: formatMs(undefined), raw: undefined, note: 'not known: no chunk times' };
+  if (st.count === 0) return { ...base, value: formatInt(0), tip: `No stall: no ${stallRule(st)}.` };
+  const total = stallTotalText(st, stalledStreams(run), run.summary.durationS);
+  const alarm = stallsAlarm(st);
+  const unknown = st.byCause?.unknown ?? 0;
+  const note = alarm ? total : `${total}; ${UNKNOWN_STALL_SHORT}`;
+  const why = unknown > 0 ? ` ${unknown === st.count ? 'Every one' : `${formatInt(unknown)} of them`}: ${UNKNOWN_STALL_CAUSE}.` : '';
+  return { ...base, value: formatInt(base.raw), bad: alarm, note, tip: `A stall is ${stallRule(st)}. ${total}.${why}` };
+}
+
+/** A tile's tooltip: the metric in full, its value unrounded (to 6 figures), and the tile's own explanation. */
+function withTip(f: Figure): Figure {
+  const exact = f.raw !== undefined && Number.isFinite(f.raw) ? ` Value: ${formatPrecise(f.raw, f.metric.unit)}.` : '';
+  return { ...f, tip: [`${f.metric.title}: ${f.metric.means}${exact}`, f.tip ?? f.note].filter(Boolean).join('\n') };
+}
+
+/** The headline's tiles, in the catalogue's order for tiles, each with its tooltip. */
 export function headlineFigures(run: RunFile): Figure[] {
   const proxy = measuresProxy(run.summary);
   return metricsFor('tiles', [run.summary]).flatMap((m) => {
     if (m.kind === 'figure') return [figureTile(m, run)];
     const cache = cacheTile(m, run.summary);
     return [...latencyTiles(m, run, proxy), ...(cache ? [cache] : [])];
-  });
+  }).map(withTip);
 }
 
 /** A row of the percentile table. */
@@ -121,7 +150,7 @@ export function percentileRows(run: RunFile): PercentileRow[] {
   return latenciesFor('percentiles', [s]).map((m) => {
     const st = latencyStats(m, s);
     return {
-      metric: m, stats: absent(run, st) ? undefined : st, count: st?.count,
+      metric: m, stats: absent(run, st) || (!st?.count && noneCompleted(s)) ? undefined : st, count: st?.count,
       ...(m.slo && run.workload?.slo?.[m.slo] !== undefined ? { sloValue: run.workload.slo[m.slo] } : {}),
       missed: m.slo !== undefined && missed.has(m.slo), proxy: proxy && m.proxy === true,
     };

@@ -121,7 +121,24 @@ export function renderSweep(container: HTMLElement, run: RunFile): void {
 
 // ---- Sweep ----
 
-/** Draws each dot's label (its concurrency) beside it. */
+/**
+ * Where a dot's label goes: right of the dot and above it, unless that runs past the canvas's
+ * edge (the rightmost point is often the busiest, its label the longest: "8 · max throughput, knee"),
+ * then left of it; below it when there is no room above. Whole, never clipped, as far as the canvas
+ * is wide enough for the text at all.
+ */
+export function labelPlace(x: number, y: number, width: number, height: number, box: { readonly width: number; readonly height: number }): { x: number; y: number; align: 'left' | 'right' } {
+  const gap = 5;
+  const right = x + gap + width <= box.width - 1;
+  const left = x - gap - width >= 1;
+  const align = right || !left ? 'left' : 'right';
+  const ax = align === 'left' ? Math.max(1, Math.min(x + gap, box.width - 1 - width)) : x - gap;
+  // textBaseline is 'bottom': y is the text's bottom edge
+  const ay = y - 4 - height >= 1 ? y - 4 : Math.min(box.height - 1, y + 4 + height);
+  return { x: ax, y: ay, align };
+}
+
+/** Draws each dot's label (its concurrency, and the analysis' picks) beside it, inside the canvas. */
 const dotLabels: Plugin<'scatter'> = {
   id: 'sweepDotLabels',
   afterDatasetsDraw(chart) {
@@ -130,14 +147,18 @@ const dotLabels: Plugin<'scatter'> = {
     const { ctx } = chart;
     ctx.save();
     ctx.fillStyle = opts.color ?? 'gray';
-    ctx.font = `${Math.max(10, Number(Chart.defaults.font.size ?? 12) - 1)}px ${Chart.defaults.font.family ?? 'sans-serif'}`;
+    const size = Math.max(10, Number(Chart.defaults.font.size ?? 12) - 1);
+    ctx.font = `${size}px ${Chart.defaults.font.family ?? 'sans-serif'}`;
     ctx.textBaseline = 'bottom';
     chart.data.datasets.forEach((_ds, di) => {
       const labels = opts.labels![di];
       if (!labels || !chart.isDatasetVisible(di)) return;
       chart.getDatasetMeta(di).data.forEach((elem, i) => {
         const text = labels[i];
-        if (text) ctx.fillText(text, elem.x + 5, elem.y - 4);
+        if (!text) return;
+        const at = labelPlace(elem.x, elem.y, ctx.measureText(text).width, size, { width: chart.width, height: chart.height });
+        ctx.textAlign = at.align;
+        ctx.fillText(text, at.x, at.y);
       });
     });
     ctx.restore();
@@ -192,7 +213,7 @@ function renderSweepRun(container: HTMLElement, run: RunFile): void {
   container.append(el('h2', {}, `Sweep over ${dimName} · ${points.length} point${points.length === 1 ? '' : 's'}`));
   // What the sweep says, in words first
   const facts = el('ul', { class: 'sweep-facts' });
-  for (const f of sweepFacts(run)) facts.append(el('li', { class: f.kind.startsWith('verdict-') ? `sweep-verdict sweep-${f.kind}` : `sweep-${f.kind}` }, f.text));
+  for (const f of sweepFacts(run, 'vscode')) facts.append(el('li', { class: f.kind.startsWith('verdict-') ? `sweep-verdict sweep-${f.kind}` : `sweep-${f.kind}` }, f.text));
   container.append(facts);
 
   const details = el('div', { class: 'sweep-point-details', role: 'status' });
@@ -308,7 +329,7 @@ function fitChart(ctx: SweepContext): void {
   const sw = run.sweep!;
   const slo = sweepSlo(run);
   const fitTitle = sw.prefillFit ? 'TTFT against prompt tokens, with the fit' : 'Mean TPOT against the batch, with the fit';
-  const fitFact = sweepFacts(run).find((f) => f.kind === (sw.prefillFit ? 'prefill' : 'fit'));
+  const fitFact = sweepFacts(run, 'vscode').find((f) => f.kind === (sw.prefillFit ? 'prefill' : 'fit'));
   const canvas = chartBox(ctx, 'fit', fitTitle, `${fitTitle}: ${fitFact?.text ?? 'the measured points and the fitted line'} Each point's figures are in the points table.`);
   const { measured, line } = fitLines(sw);
   const axis = (text: string) => ({ type: 'linear' as const, beginAtZero: true, title: { display: true, text, color: colours.foreground }, ticks: { color: colours.foreground }, grid: { color: colours.lines } });

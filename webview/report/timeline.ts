@@ -14,6 +14,7 @@
 import { largestGapPerBucket, lowerBound, type GapBuckets } from './downsample';
 import { formatAt, formatAxisMs, formatInt, formatMs } from '../../src/present/units';
 import { retryAfterNote, retryTexts } from '../../src/present/retryText';
+import { UNKNOWN_STALL_CAUSE } from '../../src/engine/analysis/stalls';
 import { CAUSE_RULE, STALL_KINDS, laneCounts, lanesOfRow, rowCount, rowGaps, rowOfLane, type Lane, type LaneModel } from './lanes';
 import { onSchedule, trafficTooltip, trafficWhere } from './laneText';
 import { PixelLayer, paintOf, type Paint } from './raster';
@@ -858,7 +859,7 @@ export class Timeline {
       ['TPOT', formatMs(r.tpotMs)],
       ['E2E', formatMs(r.e2eMs)],
       // against a schedule (a trace, an open loop) the wait is lateness, said below with the traffic's rows
-      ...(onSchedule(r, this.loadKind) ? [] : [['Client wait', formatMs(lane.sent - lane.scheduled)] as [string, string]]),
+      ...(onSchedule(r, this.loadKind) ? [] : [['Held in the client before sending', formatMs(lane.sent - lane.scheduled)] as [string, string]]),
       ['Response id', r.responseId ?? '–'],
       ...trafficTooltip(lane, this.#model, this.#model.laneOf.get(r.index), this.loadKind),
     ];
@@ -904,5 +905,5 @@ function stallWhy(kind: number, culprits: readonly number[]): string {
   const k = STALL_KINDS[kind];
   if (k === 'prefill') return culprits.length ? `: prefill of ${culprits.map((i) => `#${i}`).join(', ')}` : ': another request\'s prefill';
   if (k === 'buffering') return ': buffered between the server and you';
-  return ': cause unknown';
+  return `: ${UNKNOWN_STALL_CAUSE}`;
 }

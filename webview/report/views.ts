@@ -7,9 +7,10 @@ import type { RunFile, Stall, Stats } from '../../src/engine/core/types';
 import type { LatencyKey } from '../../src/present/metricCatalogue';
 import { h, scrollRegion } from './dom';
 import { itlBurstNote, overlongLine, stallSizeText, workerLossLines } from '../../src/present/runText';
-import { dialWorkload, sweepWorkload } from '../../src/present/sweepText';
-import { formatAt, formatDelta, formatInt, formatMs, formatNumber, formatPercent } from '../../src/present/units';
-import { bufferingSentence, measuresProxy, stallPhrase } from '../../src/present/whereText';
+import { dialWorkload, pooledNote, sweepWorkload } from '../../src/present/sweepText';
+import { formatAt, formatDelta, formatInt, formatMs, formatNumber, formatPercent, formatPrecise } from '../../src/present/units';
+import { bufferingSentence, measuresProxy, stallPhrase, stallSizeMeaning } from '../../src/present/whereText';
+import { UNKNOWN_STALL_CAUSE } from '../../src/engine/analysis/stalls';
 import { networkNotes } from '../../src/present/endpointText';
 import { FROM_TEXT, sentLine, sentNotes, sentWithRows } from '../../src/present/sentText';
 import { importedLine, reportedRows, type ReportedRow } from '../../src/present/importText';
@@ -17,10 +18,12 @@ import { importToolLabel } from '../../src/present/toolLabels';
 import { comparability, type ComparableProblem } from '../../src/engine/analysis/comparable';
 import { problemLines } from '../../src/present/compareText';
 import { compareRows, headlineFigures, noChunks, percentileRows, PROXY_NOTE, type CompareRow, type PercentileRow } from './figures';
-import { modeLong, promptSourceWords } from '../../src/present/workloadText';
+import { modeLong, promptWords } from '../../src/present/workloadText';
 import { cacheMeantText, scheduleText } from '../../src/present/scheduleText';
 import { toolCallLine } from '../../src/present/toolText';
 import { interruptedLine } from '../../src/present/recoverText';
+import { clockTime } from '../../src/present/timeText';
+import { allFailedLine, cancelledLine } from '../../src/present/outcomeText';
 
 function percentileKeys(run: RunFile): `p${string}`[] {
   const ps = run.workload?.percentiles?.length ? run.workload.percentiles : [50, 90, 95, 99];
@@ -41,15 +44,15 @@ function describeWorkload(run: RunFile): string {
   const mode = modeLong(w.mode);
   const size = w.sessions !== undefined ? `${formatInt(w.sessions)} sessions` : w.requests !== undefined ? `${formatInt(w.requests)} requests`
     : w.durationS !== undefined ? `${w.durationS} s` : w.mode.kind === 'trace' ? 'the whole trace' : 'every conversation';
-  const prompt = promptSourceWords(w.prompt);
+  // synthetic prompts: the tokens the server counted, beside the length asked
+  const prompt = promptWords(run);
   // what was sent (RunFile.prompts: a prompt file's max tokens, not the workload's default)
   return `${mode} · ${size}${w.warmup ? ` + ${w.warmup} warmup` : ''} · ${prompt} · ${sentLine(run)}`;
 }
 
+/** When the run started, as the tab's title and the run list say it (src/present/timeText.ts). */
 function when(run: RunFile): string {
-  const d = new Date(run.startedAt);
-  if (Number.isNaN(d.getTime())) return run.startedAt;
-  return d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+  return clockTime(run.startedAt);
 }
 
 export function runTitle(run: RunFile): string {
@@ -61,7 +64,7 @@ export function runTitle(run: RunFile): string {
 export function headerView(run: RunFile, actions: HTMLElement): HTMLElement {
   const meta = [run.endpoint?.api, describeWorkload(run), when(run)].filter(Boolean).join(' · ');
   const flags: string[] = [];
-  if (run.cancelled) flags.push('cancelled: partial results');
+  if (run.cancelled) flags.push(['cancelled: partial results', cancelledLine(run.summary)].filter(Boolean).join('; '));
   flags.push(...workerLossLines(run));
   const interrupted = interruptedLine(run);
   if (interrupted) flags.push(interrupted);
@@ -76,10 +79,13 @@ export function headerView(run: RunFile, actions: HTMLElement): HTMLElement {
   const evidence = run.summary.buffering?.evidence ?? [];
   const schedule = run.summary.schedule;
   const tools = run.workload ? toolCallLine(run) : undefined;
+  const allFailed = allFailedLine(run);
   return h('header', { class: 'run-header' },
     h('div', { class: 'titles' },
       h('h1', { text: runTitle(run) }),
       h('p', { class: 'meta', text: meta }),
+      // nothing completed: the first failure's words before any figure (the figures read "–")
+      allFailed ? h('p', { class: 'flags all-failed', role: 'alert', text: allFailed }) : undefined,
       ...importedView(run),
       flags.length ? h('p', { class: 'flags', text: flags.join(' · ') }) : undefined,
       // a trace or an open loop: how late requests were sent against their schedule (a warning when it was not kept)
@@ -143,8 +149,8 @@ function reportedTable(tool: string, rows: readonly ReportedRow[], label: string
     h('th', { scope: 'col', class: 'num', text: 'Ours' }), h('th', { scope: 'col', text: 'Ours is' }));
   const row = (r: ReportedRow) => h('tr', { 'data-key': r.key },
     h('th', { scope: 'row', text: r.key }),
-    h('td', { class: 'num', 'data-stat': 'reported', 'data-value': r.value, title: String(r.value), text: formatNumber(r.value) }),
-    h('td', { class: 'num', 'data-stat': 'ours', 'data-value': r.ours, title: r.ours === undefined ? undefined : String(r.ours), text: r.ours === undefined ? '–' : formatNumber(r.ours) }),
+    h('td', { class: 'num', 'data-stat': 'reported', 'data-value': r.value, title: formatPrecise(r.value), text: formatNumber(r.value) }),
+    h('td', { class: 'num', 'data-stat': 'ours', 'data-value': r.ours, title: r.ours === undefined ? undefined : formatPrecise(r.ours), text: r.ours === undefined ? '–' : formatNumber(r.ours) }),
     h('td', { text: r.oursLabel ?? 'not matched by name' }));
   // the figures set beside ours first; the tool's others (counts, its own metrics) behind a button: the table stays small
   const matched = rows.filter((r) => r.ours !== undefined);
@@ -169,10 +175,13 @@ function reportedTable(tool: string, rows: readonly ReportedRow[], label: string
 /** `side`: "A" or "B" in a compare, so each side's figures have their own name. */
 export function headlineView(run: RunFile, side?: string): HTMLElement {
   const missed = new Set(run.summary.sloMissed ?? []);
-  return h('section', { class: 'headline', 'aria-label': side ? `Headline figures of ${side}` : 'Headline figures' }, ...headlineFigures(run).map((x) => {
+  // a sweep's tiles are every point's requests together: said above them
+  const pooled = pooledNote(run);
+  return h('section', { class: 'headline', 'aria-label': side ? `Headline figures of ${side}` : 'Headline figures' }, pooled ? h('p', { class: 'headline-note', text: pooled }) : undefined, ...headlineFigures(run).map((x) => {
     const isMissed = x.slo !== undefined && missed.has(x.slo);
     const sloText = x.slo && x.sloValue !== undefined ? `${isMissed ? '✗ misses' : '✓ meets'} SLO ${formatMs(x.sloValue)}` : undefined;
-    return h('div', { class: `figure${isMissed || x.bad ? ' bad' : ''}${isMissed ? ' missed' : ''}${x.proxy ? ' proxy' : ''}`, 'data-figure': x.id, 'data-value': x.raw, 'data-proxy': x.proxy ? 'true' : undefined },
+    return h('div', { class: `figure${isMissed || x.bad ? ' bad' : ''}${isMissed ? ' missed' : ''}${x.proxy ? ' proxy' : ''}`, 'data-figure': x.id, 'data-value': x.raw, 'data-proxy': x.proxy ? 'true' : undefined,
+      title: [x.tip, sloText].filter(Boolean).join('\n') || undefined },
       h('span', { class: 'label', text: x.label }),
       h('span', { class: 'value', text: x.value }),
       sloText ? h('span', { class: `slo${isMissed ? ' missed' : ''}`, text: sloText }) : undefined,
@@ -195,7 +204,7 @@ function percentileRow(r: PercentileRow, cols: readonly string[]): HTMLElement {
     h('td', { class: 'num', 'data-stat': 'count', 'data-value': r.count, text: formatInt(r.count) }),
     ...cols.map((c) => {
       const v = stat(r.stats, c);
-      return h('td', { class: 'num', 'data-stat': c, 'data-value': v, title: v === undefined ? undefined : String(v), text: formatMs(v) });
+      return h('td', { class: 'num', 'data-stat': c, 'data-value': v, title: v === undefined ? undefined : formatPrecise(v, 'ms'), text: formatMs(v) });
     }),
     h('td', { class: `slo${r.missed ? ' missed' : ''}`, 'data-stat': 'slo',
       text: r.sloValue === undefined ? '–' : `≤ ${formatMs(r.sloValue)} ${r.missed ? '✗ missed' : '✓'}` }),
@@ -319,9 +328,9 @@ export function stallsList(run: RunFile, onSelect: (s: Stall) => void, t0: numbe
       h('span', { class: 'req', text: `Request #${s.requestIndex}` }),
       h('span', { class: 'at', text: `at ${formatAt(at)}` }),
       h('span', { class: 'gap', text: formatMs(s.gapMs) }),
-      h('span', { class: 'ratio', text: stallSizeText(s, run.summary.stalls) }),
+      h('span', { class: 'ratio', title: stallSizeMeaning(run.summary.stalls), text: stallSizeText(s, run.summary.stalls) }),
       // the engine's verdict on the cause, when the file has one
-      s.cause ? h('span', { class: 'why', text: stallPhrase(s, run) }) : undefined,
+      s.cause ? h('span', { class: 'why', title: s.cause === 'unknown' ? UNKNOWN_STALL_CAUSE : undefined, text: stallPhrase(s, run) }) : undefined,
     );
     btn.addEventListener('click', () => onSelect(s));
     list.append(h('li', {}, btn));

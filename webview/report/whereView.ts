@@ -6,7 +6,7 @@
 // panel and the CLI say the same things. Bars are plain elements sized through the CSSOM (the CSP
 // allows no inline style attribute), coloured by class from the theme's chart tokens.
 import type { RequestRecord, RunFile, ServerMetrics } from '../../src/engine/core/types';
-import { phaseBands, phasesOf, type PhaseSegment, type RequestPhases } from '../../src/engine/analysis/phases';
+import { PHASE_WORDS, phaseBands, phasesOf, type PhaseKind, type RequestPhases } from '../../src/engine/analysis/phases';
 import { serverMetricsLines } from '../../src/present/serverMetricsText';
 import { formatInt, formatMs, formatPercent } from '../../src/present/units';
 import { timingTable, verdictLines } from '../../src/present/whereText';
@@ -16,15 +16,7 @@ import type { LaneModel } from './lanes';
 /** Above this many requests the bars are TTFT percentile bands (p0–50, p50–90, p90–99, p99–100), each the mean of its band. */
 export const BAND_THRESHOLD = 120;
 
-export type PhaseKind = PhaseSegment['kind'];
-const KIND_ORDER: readonly PhaseKind[] = ['queue', 'prefill', 'wait', 'transport', 'decode'];
-const KIND_NAMES: Record<PhaseKind, string> = {
-  queue: 'queue',
-  prefill: 'prefill',
-  wait: 'queue + prefill (not told apart)',
-  transport: 'network, proxies, client',
-  decode: 'decode',
-};
+const KIND_ORDER: readonly PhaseKind[] = ['headers', 'queue', 'queuePrefill', 'prefill', 'wait', 'transport', 'decode'];
 
 export interface WhereBar {
   /** "#17", or the band's "TTFT p50–p90". */
@@ -64,17 +56,15 @@ export function barText(bar: WhereBar, untilFirstToken = false): string {
   return `${who} (${evidence}): ${segs.map((s) => `${s.label} ${formatMs(s.ms)}`).join(', ')}; ${untilFirstToken ? 'TTFT' : 'total'} ${formatMs(total)}`;
 }
 
+/** Where the bars come from, and what each part they show means (PHASE_WORDS: the legend's words). */
 function evidenceLine(bars: readonly WhereBar[], run: RunFile): string {
   const server = bars.filter((b) => b.phases.evidence === 'server').length;
   const sources = run.summary.server?.sources.length ? ` (${run.summary.server.sources.join(', ')})` : '';
-  if (server === bars.length) {
-    const queue = bars.some((b) => b.phases.segments.some((x) => x.kind === 'queue'));
-    return queue
-      ? `From the server's own timings${sources}: queue and prefill as it reported them; transport is what the client's TTFT adds to the server's.`
-      : `From the server's own timings${sources}: prefill as it reported it; the server does not report its queue, so the rest of TTFT ("wait") is queue, network and client together.`;
-  }
-  if (server === 0) return "From the client's clock only (the server reported no timings): transport is the round trip to the response headers, and queue and prefill are one \"wait\".";
-  return `${formatInt(server)} of ${formatInt(bars.length)} bars from the server's own timings${sources}; the rest (paler) from the client's clock only.`;
+  const from = server === bars.length ? `From the server's own timings${sources}`
+    : server === 0 ? "From the client's clock only (the server reported no timings)"
+      : `${formatInt(server)} of ${formatInt(bars.length)} bars from the server's own timings${sources}, the rest (paler) from the client's clock only`;
+  const kinds = KIND_ORDER.filter((k) => k !== 'decode' && bars.some((b) => b.phases.segments.some((x) => x.kind === k && x.ms > 0)));
+  return `${from} — ${kinds.map((k) => `${PHASE_WORDS[k].short}: ${PHASE_WORDS[k].means}`).join('; ')}.`;
 }
 
 export interface WhereSection {
@@ -141,7 +131,7 @@ function gaugeSummary(m: ServerMetrics): string {
 function barsView(bars: readonly WhereBar[], banded: boolean, onSelectRequest?: (index: number) => void): HTMLElement {
   const kinds = KIND_ORDER.filter((k) => bars.some((b) => b.phases.segments.some((s) => s.kind === k && s.ms > 0)));
   const legend = h('ul', { class: 'legend', 'aria-label': 'Segments' },
-    ...kinds.map((k) => h('li', {}, h('span', { class: `swatch seg-${k}` }), KIND_NAMES[k])),
+    ...kinds.map((k) => h('li', { 'data-kind': k, title: PHASE_WORDS[k].means }, h('span', { class: `swatch seg-${k}` }), PHASE_WORDS[k].label)),
     bars.some((b) => b.phases.evidence === 'client') && bars.some((b) => b.phases.evidence === 'server')
       ? h('li', {}, h('span', { class: 'swatch seg-decode client' }), "paler: the client's inference") : undefined);
   const plot = h('div', { class: `where-bars${banded ? ' banded' : ''}`, role: 'group',

@@ -5,6 +5,7 @@
 import type { SidebarEndpoint, SidebarHostMessage, SidebarRun, SidebarState, SidebarWebviewMessage, SidebarWorkload } from '../../src/shared/protocol';
 import { option as optionSpec } from '../../src/jobs/options';
 import { formatMs as ms } from '../../src/present/units';
+import { clockTime } from '../../src/present/timeText';
 import { badge, button, divider, numberField, option, select, setDisabled, spinner } from './controls';
 import { BASE_FIELDS, TrafficForm } from './trafficForm';
 
@@ -25,13 +26,20 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, t
 
 const app = document.getElementById('app')!;
 let state: SidebarState = JSON.parse(document.body.dataset.state ?? '{}') as SidebarState;
-/** The endpoint the user picked in this view (kept across reloads); until then the form follows the last one used. */
-const saved = vscode.getState() as { endpoint?: string; selectSeq?: number } | undefined;
+/**
+ * What this view keeps across being hidden and shown again (VS Code discards a hidden view's page
+ * unless it is retained) and across reloads: the endpoint the user picked, the last `select` applied,
+ * and every field of the run form as typed, by the control's id.
+ */
+interface SavedState { readonly endpoint?: string; readonly selectSeq?: number; readonly form?: Readonly<Record<string, string>> }
+const saved = vscode.getState() as SavedState | undefined;
 let pickedEndpoint = saved?.endpoint;
 let selectedEndpoint = pickedEndpoint ?? '';
 /** The host's last `select` request applied (after Add or Edit endpoint): kept, so that a reloaded view does not apply it again over a later pick. */
 let selectSeq = saved?.selectSeq ?? 0;
-const remember = () => vscode.setState({ endpoint: pickedEndpoint, selectSeq });
+/** The run form's fields as typed, by id (the controls of the form's section: its selects and inputs, never a button). */
+let formValues: Record<string, string> | undefined = saved?.form ? { ...saved.form } : undefined;
+const remember = () => vscode.setState({ endpoint: pickedEndpoint, selectSeq, ...(formValues ? { form: formValues } : {}) } satisfies SavedState);
 let compareFirst: string | undefined;
 
 // ---- the run form (built once) ----
@@ -78,11 +86,50 @@ runSection.append(runTitle, endpointLabel, endpointSelect, endpointHint, kindRow
 /** Shows the fields of the workload picked: the traffic's own, and those of the form's own that go with it. */
 function applyKind(): void {
   const kind = traffic.show();
-  for (const k of Object.keys(FIELDS) as FieldKey[]) fields[k].wrap.hidden = !BASE_FIELDS[kind].includes(k);
+  const used = usedFields();
+  for (const k of Object.keys(FIELDS) as FieldKey[]) fields[k].wrap.hidden = !used.includes(k);
   // a conversation's concurrency counts sessions in flight (each sends its next turn when its last reply ended)
   fields.concurrency.wrap.querySelector('label')!.textContent = kind === 'chat' || kind === 'dataset' ? 'Sessions in flight' : FIELDS.concurrency;
+  fields.requests.wrap.querySelector('label')!.textContent = kind === 'sweep' ? 'Requests per point' : FIELDS.requests;
+}
+
+/** The form's own fields the workload picked uses (a prompt-length sweep sets the prompt lengths itself). */
+function usedFields(): readonly FieldKey[] {
+  const kind = traffic.kind();
+  const used = BASE_FIELDS[kind];
+  return kind === 'sweep' && traffic.sweepAxis() === 'promptTokens' ? used.filter((k) => k !== 'promptTokens') : used;
 }
 traffic.kindField.input.addEventListener('change', () => { applyKind(); showFormError(undefined, ''); });
+
+/** Every value control of the run form, by id. */
+function formControls(): (HTMLInputElement | HTMLSelectElement)[] {
+  return [...runSection.querySelectorAll<HTMLInputElement | HTMLSelectElement>('input[id], select[id]')].filter((c) => c !== endpointSelect);
+}
+/** Keeps the form as typed, on each keystroke and pick: a view hidden and shown again (or reloaded) comes back as it was left. */
+function rememberForm(): void {
+  formValues = Object.fromEntries(formControls().map((c) => [c.id, c.value]));
+  remember();
+}
+// the endpoint picked is kept on its own (pickedEndpoint): only the workload's fields here
+runSection.addEventListener('input', (ev) => { if (ev.target !== endpointSelect) rememberForm(); });
+runSection.addEventListener('change', (ev) => {
+  if (ev.target === endpointSelect) return;
+  if ((ev.target as HTMLElement | null)?.id === 'input-sweep-axis') applyKind();
+  rememberForm();
+});
+/** The form as this view left it (getState), over the host's defaults; each restored field tells its own listeners (a sweep's values per axis). */
+function restoreForm(values: Readonly<Record<string, string>>): void {
+  const byId = new Map(formControls().map((c) => [c.id, c]));
+  // the pickers first: a field's listeners read the kind and the axis
+  const ids = Object.keys(values).sort((a, b) => Number(byId.get(b) instanceof HTMLSelectElement) - Number(byId.get(a) instanceof HTMLSelectElement));
+  for (const id of ids) {
+    const c = byId.get(id);
+    if (!c) continue;
+    if (c instanceof HTMLSelectElement && ![...c.options].some((o) => o.value === values[id])) continue;
+    c.value = values[id]!;
+    if (c instanceof HTMLInputElement) c.dispatchEvent(new Event('input', { bubbles: false }));
+  }
+}
 
 /** Ties the form's error to the control it is about (aria-invalid, aria-describedby), or clears it. */
 function showFormError(control: HTMLInputElement | HTMLSelectElement | undefined, message: string): void {
@@ -112,7 +159,7 @@ for (const input of [...Object.values(fields).map((f) => f.input), ...traffic.co
 /** The form's numbers: those the workload picked uses, checked; the others as they are when valid, else the settings'. */
 function readWorkload(): SidebarWorkload | { field: FieldKey; message: string } {
   const out: Record<string, number> = {};
-  const used = BASE_FIELDS[traffic.kind()];
+  const used = usedFields();
   for (const [k, f] of Object.entries(fields) as [FieldKey, ReturnType<typeof numberField>][]) {
     const n = Number(f.input.value);
     const [min, max] = limits(k);
@@ -135,7 +182,7 @@ runButton.addEventListener('click', () => {
     return;
   }
   showFormError(undefined, '');
-  post('run', { endpointId, workload: { ...w, ...(t.traffic ? { traffic: t.traffic } : {}) } });
+  post('run', { endpointId, workload: { ...w, ...(t.traffic ? { traffic: t.traffic } : {}), ...(t.dataset !== undefined ? { dataset: t.dataset } : {}), ...(t.sweep ? { sweep: t.sweep } : {}) } });
 });
 cancelButton.addEventListener('click', () => post('cancelRun', {}));
 
@@ -148,6 +195,14 @@ const runsSection = el('section', 'section');
 runsSection.setAttribute('aria-labelledby', 'runs-title');
 const problemsSection = el('section', 'section problems');
 app.append(runSection, divider(), endpointsSection, divider(), serverSection, divider(), runsSection, problemsSection);
+/** The endpoints' list and buttons (rebuilt from state), then the answer of the last Check reachability (kept: a live region must stay in place to be read). */
+const endpointsBody = el('div');
+const reachStatus = el('div', 'meta reach-status');
+reachStatus.id = 'reach-status';
+reachStatus.setAttribute('role', 'status');
+endpointsSection.append(endpointsBody, reachStatus);
+/** Set when Check reachability is pressed: the next state with no check in progress is said in words. */
+let reachAsked = false;
 
 let formInitialized = false;
 let lastOptions = '';
@@ -168,7 +223,8 @@ function chooseEndpoint(s: SidebarState): string {
 function renderForm(s: SidebarState): void {
   if (!formInitialized) {
     for (const k of Object.keys(FIELDS) as FieldKey[]) fields[k].input.value = String(s.workload[k]);
-    traffic.init(s.trafficDefaults, s.workload.traffic);
+    traffic.init(s.trafficDefaults, s.workload.traffic, { ...(s.workload.dataset !== undefined ? { dataset: s.workload.dataset } : {}), ...(s.workload.sweep ? { sweep: s.workload.sweep } : {}) });
+    if (formValues) restoreForm(formValues);
     applyKind();
     formInitialized = true;
   }
@@ -204,7 +260,7 @@ function reach(e: SidebarEndpoint): HTMLElement {
   const label = e.reachable === 'yes' ? 'reachable' : e.reachable === 'no' ? 'unreachable' : e.reachable === 'checking' ? 'checking' : 'not checked';
   dot.setAttribute('role', 'img');
   dot.setAttribute('aria-label', label);
-  dot.title = label;
+  dot.title = e.reachNote ?? label;
   dot.dataset.reach = e.reachable ?? 'unknown';
   return dot;
 }
@@ -222,8 +278,10 @@ function renderEndpoints(s: SidebarState): void {
     if (e.restricted) head.append(badge('untrusted'));
     if (e.hasKey) head.append(badge('key set'));
     const meta = el('div', 'meta', [e.url, e.model].filter(Boolean).join(' · '));
+    const note = e.reachable === 'checking' ? 'checking…' : e.reachNote;
+    const reachLine = note ? [el('div', `meta reach-note ${e.reachable ?? 'unknown'}`, note)] : [];
     const stats = el('div', 'meta', e.lastTtftP50Ms !== undefined ? `TTFT p50 ${ms(e.lastTtftP50Ms)} · TPOT p50 ${ms(e.lastTpotP50Ms)}` : 'no runs yet');
-    li.append(head, meta, stats);
+    li.append(head, meta, ...reachLine, stats);
     const row = el('div', 'actions');
     if (e.editable) {
       const edit = button('Edit', 'secondary', `Edit ${e.name}`);
@@ -252,10 +310,25 @@ function renderEndpoints(s: SidebarState): void {
   add.addEventListener('click', () => post('addEndpoint', {}));
   const check = button('Check reachability', 'secondary');
   check.dataset.focus = 'check-endpoints';
-  check.addEventListener('click', () => post('checkEndpoints', {}));
+  check.addEventListener('click', () => {
+    reachAsked = true;
+    reachStatus.textContent = 'Checking…';
+    post('checkEndpoints', {});
+  });
   const row = el('div', 'actions');
   row.append(add, check);
-  endpointsSection.replaceChildren(title, list, row);
+  endpointsBody.replaceChildren(title, list, row);
+  sayReach(s);
+}
+
+/** After Check reachability: each endpoint's answer in one line ("vllm-a: reachable (23 ms); vllm-b: not reachable: connection refused …"). */
+function sayReach(s: SidebarState): void {
+  const checked = s.endpoints.filter((e) => e.id !== 'local' && e.reachable !== undefined);
+  if (!reachAsked || checked.some((e) => e.reachable === 'checking')) return;
+  reachAsked = false;
+  reachStatus.textContent = checked.length
+    ? checked.map((e) => `${e.name}: ${e.reachNote ?? (e.reachable === 'yes' ? 'reachable' : 'not reachable')}`).join('; ')
+    : 'No endpoint to check (an untrusted workspace\'s endpoints are not contacted unasked).';
 }
 
 let parallelValue: string | undefined;
@@ -334,7 +407,6 @@ function baselineBadge(scopes: readonly ('endpoint' | 'promptFile')[]): HTMLElem
 function runRow(r: SidebarRun): HTMLElement {
   const li = el('li', 'item');
   li.dataset.key = r.id;
-  const when = new Date(r.startedAt);
   const head = el('div', 'row');
   head.append(el('span', 'name', r.name || r.endpointName));
   if (r.regressed?.length) head.append(regressedMark(r.regressed));
@@ -342,7 +414,9 @@ function runRow(r: SidebarRun): HTMLElement {
   if (r.cancelled) head.append(badge('cancelled'));
   if (r.interrupted) head.append(badge('interrupted'));
   if (r.failed) head.append(badge(`${r.failed} failed`));
-  const meta = el('div', 'meta', `${Number.isNaN(when.getTime()) ? r.startedAt : when.toLocaleString()}${r.network?.length ? ` · ${r.network.join(' · ')}` : ''} · TTFT p50 ${ms(r.ttftP50Ms)} · TPOT p50 ${ms(r.tpotP50Ms)}${r.sent ? ` · ${r.sent}` : ''}`);
+  // the start time is in the name, in the one form every surface says it (src/present/timeText.ts); said here only for a name without it
+  const when = r.name ? [] : [clockTime(r.startedAt)];
+  const meta = el('div', 'meta', [...when, ...(r.network ?? []), `TTFT p50 ${ms(r.ttftP50Ms)}`, `TPOT p50 ${ms(r.tpotP50Ms)}`, ...(r.prompt ? [r.prompt] : []), ...(r.sent ? [r.sent] : [])].join(' · '));
   const open = button('Open', 'secondary', `Open the run ${r.name || r.endpointName}`);
   open.dataset.focus = `open:${r.id}`;
   open.addEventListener('click', () => post('openRun', { runId: r.id }));
@@ -379,7 +453,15 @@ function renderRuns(s: SidebarState): void {
   list.id = 'runs-list';
   list.setAttribute('aria-label', 'Recent runs');
   for (const r of s.runs) list.append(runRow(r));
-  if (!s.runs.length) list.append(el('li', 'empty', 'No runs yet.'));
+  if (!s.runs.length) {
+    const empty = el('li', 'empty', 'No runs yet. ');
+    // the first-run walkthrough: the local server, a run, a prompt file, an endpoint of one's own
+    const start = button('Get started', 'link', 'Get started: a walkthrough of the first steps');
+    start.dataset.focus = 'get-started';
+    start.addEventListener('click', () => post('openWalkthrough', {}));
+    empty.append(start);
+    list.append(empty);
+  }
   const hint = compareFirst ? [el('div', 'meta', 'Pick a second run to compare with.')] : [];
   runsSection.replaceChildren(title, ...hint, list);
 }

@@ -1,19 +1,24 @@
-// The run form's traffic: single prompts (the form's own fields), conversations (synthetic chats,
-// or a dataset's read with --multi-turn), a trace replay or a ramp. Each kind shows its own fields,
+// The run form's traffic: single prompts (the form's own fields, synthetic or a dataset's), a sweep,
+// conversations (synthetic chats, or a dataset's read with --multi-turn), a trace replay or a ramp. Each kind shows its own fields,
 // checked as the CLI checks its flag (the options table: --sessions, --think-time, --trace-speed,
 // --chat's and --ramp's forms), and is read as the CLI's Traffic flags (SidebarTraffic), which the
 // host turns into option values through src/jobs/presets.ts. Browser code only.
-import type { SidebarFilePurpose, SidebarTraffic, SidebarTrafficDefaults } from '../../src/shared/protocol';
-import { inputProblem, option as optionSpec } from '../../src/jobs/options';
+import type { SidebarFilePurpose, SidebarSweep, SidebarTraffic, SidebarTrafficDefaults } from '../../src/shared/protocol';
+import { inputProblem, option as optionSpec, parseValueList } from '../../src/jobs/options';
 import { button, numberField, selectField, textField, type NumberField } from './controls';
 
-export type WorkloadKind = 'single' | SidebarTraffic['kind'];
+/** `prompts`: single prompts from a dataset file (--dataset F); `sweep`: one point per value of an axis. */
+export type WorkloadKind = 'single' | 'prompts' | 'sweep' | SidebarTraffic['kind'];
 /** The form's own fields (SidebarWorkload's numbers). */
 export type BaseField = 'concurrency' | 'requests' | 'maxTokens' | 'promptTokens';
 
 /** Which of the form's own fields each kind uses: those whose flags the CLI takes beside the kind's own (a trace gives its own load and lengths). */
 export const BASE_FIELDS: Readonly<Record<WorkloadKind, readonly BaseField[]>> = {
   single: ['concurrency', 'requests', 'maxTokens', 'promptTokens'],
+  // a dataset's prompts have their own lengths, in and out (a ShareGPT reply's length, a line's max_tokens), as the CLI's --dataset
+  prompts: ['concurrency', 'requests'],
+  // the requests of each point; the concurrency is what a concurrency sweep varies (one at a time otherwise, as the CLI)
+  sweep: ['requests', 'maxTokens', 'promptTokens'],
   chat: ['concurrency'],
   dataset: ['concurrency'],
   trace: [],
@@ -22,6 +27,8 @@ export const BASE_FIELDS: Readonly<Record<WorkloadKind, readonly BaseField[]>> =
 
 const KINDS: readonly (readonly [WorkloadKind, string])[] = [
   ['single', 'Single prompts'],
+  ['prompts', 'Prompts from a dataset'],
+  ['sweep', 'Sweep'],
   ['chat', 'Conversations'],
   ['dataset', 'Conversations from a file'],
   ['trace', 'Trace replay'],
@@ -37,8 +44,10 @@ const LABELS: Record<NumberKey, string> = {
   traceSpeed: 'Speed (×)', rampFrom: 'From (req/s)', rampTo: 'To (req/s)',
 };
 /** The fields each kind shows, in order. */
-const SHOWN: Readonly<Record<WorkloadKind, readonly (NumberKey | 'shape' | 'datasetFile' | 'traceFile')[]>> = {
+const SHOWN: Readonly<Record<WorkloadKind, readonly (NumberKey | 'shape' | 'datasetFile' | 'traceFile' | 'promptsFile' | 'sweepAxis' | 'sweepValues')[]>> = {
   single: [],
+  prompts: ['promptsFile'],
+  sweep: ['sweepAxis', 'sweepValues'],
   chat: ['sessions', 'turns', 'userTokens', 'replyTokens', 'thinkTime'],
   dataset: ['datasetFile', 'datasetSessions', 'thinkTime'],
   trace: ['traceFile', 'traceSpeed'],
@@ -46,6 +55,11 @@ const SHOWN: Readonly<Record<WorkloadKind, readonly (NumberKey | 'shape' | 'data
 };
 
 const lower = (s: string) => s.charAt(0).toLowerCase() + s.slice(1);
+
+type SweepAxis = SidebarSweep['axis'];
+const AXES: readonly (readonly [SweepAxis, string])[] = [['concurrency', 'Concurrency'], ['rate', 'Request rate (req/s)'], ['promptTokens', 'Prompt length (tokens)']];
+/** What a file field is, in its Browse… button's name and its problem. */
+const FILE_WORDS: Readonly<Record<SidebarFilePurpose, string>> = { dataset: 'conversations file', trace: 'trace', prompts: 'dataset' };
 
 export class TrafficForm {
   /** The kind picker, above the fields. */
@@ -55,6 +69,10 @@ export class TrafficForm {
   readonly #numbers: Record<NumberKey, NumberField>;
   readonly #shape: { readonly wrap: HTMLElement; readonly input: HTMLSelectElement };
   readonly #files: Record<SidebarFilePurpose, { readonly wrap: HTMLElement; readonly input: HTMLInputElement; readonly browse: HTMLButtonElement }>;
+  readonly #axis: { readonly wrap: HTMLElement; readonly input: HTMLSelectElement };
+  readonly #values: { readonly wrap: HTMLElement; readonly input: HTMLInputElement };
+  /** Each axis's values as last typed (the defaults until then): switching the axis and back keeps them. */
+  readonly #axisValues = new Map<SweepAxis, string>();
 
   constructor(onBrowse: (purpose: SidebarFilePurpose) => void) {
     this.kindField = selectField('workload-kind', 'Workload', KINDS);
@@ -69,7 +87,7 @@ export class TrafficForm {
     const file = (purpose: SidebarFilePurpose, label: string) => {
       const f = textField(`${purpose}-file`, label);
       f.wrap.classList.add('wide');
-      const browse = button('Browse…', 'secondary', `Browse… for the ${purpose === 'trace' ? 'trace' : 'conversations file'}`);
+      const browse = button('Browse…', 'secondary', `Browse… for the ${FILE_WORDS[purpose]}`);
       browse.dataset.focus = `browse-${purpose}`;
       browse.addEventListener('click', () => onBrowse(purpose));
       const row = document.createElement('div');
@@ -78,17 +96,35 @@ export class TrafficForm {
       f.wrap.append(row);
       return { wrap: f.wrap, input: f.input, browse };
     };
-    this.#files = { dataset: file('dataset', 'Conversations file (JSON Lines)'), trace: file('trace', 'Trace (Mooncake JSONL or Azure CSV)') };
-    this.wraps = [this.#files.dataset.wrap, this.#files.trace.wrap, this.#shape.wrap, ...Object.values(this.#numbers).map((f) => f.wrap)];
+    this.#files = {
+      dataset: file('dataset', 'Conversations file (JSON Lines)'), trace: file('trace', 'Trace (Mooncake JSONL or Azure CSV)'),
+      prompts: file('prompts', 'Dataset (JSON Lines or JSON: prompt, messages or ShareGPT)'),
+    };
+    this.#axis = selectField('sweep-axis', 'Sweep over', AXES);
+    this.#values = textField('sweep-values', 'Values (comma-separated)');
+    this.#values.wrap.classList.add('wide');
+    this.#values.input.addEventListener('input', () => this.#axisValues.set(this.#axisOf(), this.#values.input.value));
+    this.#axis.input.addEventListener('change', () => { this.#values.input.value = this.#axisValues.get(this.#axisOf()) ?? ''; });
+    this.wraps = [this.#files.prompts.wrap, this.#axis.wrap, this.#values.wrap, this.#files.dataset.wrap, this.#files.trace.wrap, this.#shape.wrap, ...Object.values(this.#numbers).map((f) => f.wrap)];
+  }
+
+  #axisOf(): SweepAxis {
+    return this.#axis.input.value as SweepAxis;
+  }
+
+  /** The sweep's axis (the form hides the prompt length when it is what is swept). */
+  sweepAxis(): SweepAxis {
+    return this.#axisOf();
   }
 
   /** Every control of the traffic fields (for marking and clearing errors). */
   get controls(): (HTMLInputElement | HTMLSelectElement)[] {
-    return [this.kindField.input, this.#shape.input, this.#files.dataset.input, this.#files.trace.input, ...Object.values(this.#numbers).map((f) => f.input)];
+    return [this.kindField.input, this.#shape.input, this.#files.dataset.input, this.#files.trace.input, this.#files.prompts.input, this.#axis.input, this.#values.input,
+      ...Object.values(this.#numbers).map((f) => f.input)];
   }
 
-  /** Fills the fields from the defaults, then from the traffic last run (its kind selected). */
-  init(d: SidebarTrafficDefaults, last?: SidebarTraffic): void {
+  /** Fills the fields from the defaults, then from the workload last run (its kind selected): its traffic, its dataset of prompts, its sweep. */
+  init(d: SidebarTrafficDefaults, last?: SidebarTraffic, other: { readonly dataset?: string; readonly sweep?: SidebarSweep } = {}): void {
     const n = this.#numbers;
     const set = (k: NumberKey, v: number | undefined) => { n[k].input.value = v === undefined ? '' : String(v); };
     set('sessions', d.chat.sessions);
@@ -101,6 +137,17 @@ export class TrafficForm {
     set('rampFrom', d.ramp.from);
     set('rampTo', d.ramp.to);
     this.#shape.input.value = d.ramp.shape;
+    for (const [axis] of AXES) this.#axisValues.set(axis, d.sweep?.[axis]?.join(', ') ?? '');
+    this.#values.input.value = this.#axisValues.get(this.#axisOf()) ?? '';
+    if (other.sweep) {
+      this.kindField.input.value = 'sweep';
+      this.#axis.input.value = other.sweep.axis;
+      this.#axisValues.set(other.sweep.axis, other.sweep.values.join(', '));
+      this.#values.input.value = other.sweep.values.join(', ');
+    } else if (other.dataset !== undefined) {
+      this.kindField.input.value = 'prompts';
+      this.#files.prompts.input.value = other.dataset;
+    }
     if (!last) return;
     this.kindField.input.value = last.kind;
     if (last.kind === 'chat') {
@@ -126,6 +173,9 @@ export class TrafficForm {
     this.#shape.wrap.hidden = !shown.has('shape');
     this.#files.dataset.wrap.hidden = !shown.has('datasetFile');
     this.#files.trace.wrap.hidden = !shown.has('traceFile');
+    this.#files.prompts.wrap.hidden = !shown.has('promptsFile');
+    this.#axis.wrap.hidden = !shown.has('sweepAxis');
+    this.#values.wrap.hidden = !shown.has('sweepValues');
     return k;
   }
 
@@ -135,11 +185,21 @@ export class TrafficForm {
     this.#files[purpose].input.dispatchEvent(new Event('input'));
   }
 
-  /** The traffic as the CLI's flags give it; undefined for single prompts; or the first problem. */
-  read(): { traffic?: SidebarTraffic } | FormProblem {
+  /** The traffic as the CLI's flags give it (none for single prompts), a dataset of prompts, a sweep; or the first problem. */
+  read(): { traffic?: SidebarTraffic; dataset?: string; sweep?: SidebarSweep } | FormProblem {
     const k = this.kind();
     if (k === 'single') return {};
     switch (k) {
+      case 'prompts': {
+        const path = this.#path('prompts');
+        return typeof path === 'string' ? { dataset: path } : path;
+      }
+      case 'sweep': {
+        const axis = this.#axisOf();
+        const r = parseValueList(axis, this.#values.input.value);
+        if ('problem' in r) return { control: this.#values.input, message: `Values: ${r.problem}` };
+        return { sweep: { axis, values: r.values } };
+      }
       case 'chat': {
         const v = this.#numbersOf(['sessions', 'turns', 'userTokens', 'replyTokens', 'thinkTime']);
         if ('control' in v) return v;
@@ -172,7 +232,8 @@ export class TrafficForm {
   #path(purpose: SidebarFilePurpose): string | FormProblem {
     const f = this.#files[purpose];
     const path = f.input.value.trim();
-    if (path === '') return { control: f.input, message: `${purpose === 'trace' ? 'Trace' : 'Conversations file'}: choose a file (Browse…) or type its path` };
+    const what = FILE_WORDS[purpose];
+    if (path === '') return { control: f.input, message: `${what.charAt(0).toUpperCase()}${what.slice(1)}: choose a file (Browse…) or type its path` };
     return path;
   }
 

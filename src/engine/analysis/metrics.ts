@@ -3,7 +3,7 @@
 import type { ErrorKind, RequestRecord, RetryReason, SloSpec, Summary, WorkloadSpec } from '../core/types';
 import { analyzeTiming } from './attribution';
 import type { TimingAnalysis } from './attribution';
-import { summarizeServer } from './phases';
+import { summarizeServer, ttftTail } from './phases';
 import { summarizePrefixCache } from './prefixCache';
 import { summarizeSchedule } from './schedule';
 import { summarizeStalls } from './stalls';
@@ -119,6 +119,11 @@ function missedSlos(slo: SloSpec, s: Samples, succeeded: number): (keyof SloSpec
   return missed;
 }
 
+/** A request the user's Cancel stopped (error kind `aborted`): neither a success nor a failure. */
+export function cancelledByUser(r: Pick<RequestRecord, 'error'>): boolean {
+  return r.error?.kind === 'aborted';
+}
+
 /** The failures of the measured requests by kind and HTTP status, the attempts sent again, and the stream oddities counted. */
 function failuresOf(measured: readonly RequestRecord[]): Pick<Summary, 'errorsByKind' | 'errorsByStatus' | 'retries' | 'malformedEvents' | 'multiTokenChunks'> {
   const errorsByKind: Partial<Record<ErrorKind, number>> = {};
@@ -129,7 +134,8 @@ function failuresOf(measured: readonly RequestRecord[]): Pick<Summary, 'errorsBy
   let malformedEvents = 0;
   let multiTokenChunks = 0;
   for (const r of measured) {
-    if (r.error) errorsByKind[r.error.kind] = (errorsByKind[r.error.kind] ?? 0) + 1;
+    // a request the user's Cancel stopped is not a failure of the endpoint: counted apart (Summary.cancelled)
+    if (r.error && !cancelledByUser(r)) errorsByKind[r.error.kind] = (errorsByKind[r.error.kind] ?? 0) + 1;
     if (r.error?.kind === 'http' && r.error.status !== undefined) {
       const key = String(r.error.status);
       errorsByStatus[key] = (errorsByStatus[key] ?? 0) + 1;
@@ -176,6 +182,7 @@ function explained(requests: readonly RequestRecord[], ok: readonly RequestRecor
   const prefixCache = summarizePrefixCache(ok, workload.prefixCache ?? 'warm', pcts);
   const byTurn = summarizeTurns(ok, pcts);
   const schedule = summarizeSchedule(requests.filter((r) => !r.warmup), workload.mode, pcts);
+  const tail = ttftTail(ok, ttftMs.p99);
   const verdicts = verdictsOf({
     mode: workload.mode,
     completed: ok.length,
@@ -187,6 +194,7 @@ function explained(requests: readonly RequestRecord[], ok: readonly RequestRecor
     ...(prefixCache ? { prefixCache } : {}),
     ...(byTurn ? { byTurn } : {}),
     ...(schedule ? { schedule } : {}),
+    ...(tail ? { tail } : {}),
   });
   return { stalls, buffering, ...(server ? { server } : {}), ...(prefixCache ? { prefixCache } : {}), ...(byTurn ? { byTurn } : {}), ...(schedule ? { schedule } : {}), ...(verdicts.length > 0 ? { verdicts } : {}) };
 }
@@ -194,11 +202,13 @@ function explained(requests: readonly RequestRecord[], ok: readonly RequestRecor
 /**
  * The run's summary over its measured (non-warmup) requests. Latencies are over successful requests
  * only, token counts over successful requests only (as vLLM counts a failed request's output as 0).
+ * Requests the user's Cancel stopped are `cancelled`, neither completed nor failed.
  */
 export function summarize(requests: readonly RequestRecord[], workload: WorkloadSpec, options: SummarizeOptions = {}): Summary {
   const pcts = workload.percentiles;
   const measured = requests.filter((r) => !r.warmup);
   const ok = measured.filter((r) => r.error === undefined);
+  const cancelled = measured.filter(cancelledByUser).length;
   const { errorsByKind, errorsByStatus, retries, malformedEvents, multiTokenChunks } = failuresOf(measured);
   const s = samplesOf(ok);
   const durationS = options.durationS ?? spanSeconds(measured);
@@ -211,7 +221,8 @@ export function summarize(requests: readonly RequestRecord[], workload: Workload
   const toolCalls = summarizeToolCalls(ok, pcts);
   return {
     completed: ok.length,
-    failed: measured.length - ok.length,
+    failed: measured.length - ok.length - cancelled,
+    ...(cancelled > 0 ? { cancelled } : {}),
     errorsByKind,
     ...(errorsByStatus ? { errorsByStatus } : {}),
     ...(retries ? { retries } : {}),

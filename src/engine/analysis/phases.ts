@@ -3,20 +3,45 @@
 //
 // With server timings (vLLM's per-request metrics, TGI's headers) the queue and prefill are the
 // server's own words and transport is what is left of the client's TTFT. llama.cpp and Ollama report
-// the prompt's time but not the wait for a slot, so there the rest of TTFT is "queue, network and
-// client", not told apart. With no server timings the client knows only its own clock: the response
-// headers arrive one round trip after sending on servers that answer headers at once, so that is
-// the transport, and the rest of TTFT is the server's queue and prefill together ("wait"). Each
-// request says which evidence it used. Browser-safe (the report panel imports it).
+// the prompt's time but not the wait for a slot, so there the rest of TTFT is "wait": queue, network
+// and client, not told apart. With no server timings the client knows only its own clock: the
+// response headers arrive one round trip after sending on servers that answer headers at once
+// ("headers"), and the rest of TTFT is the server's queue and prefill together ("queue + prefill").
+// Each request says which evidence it used. Each kind has one name and one meaning (PHASE_WORDS),
+// which every surface (the verdicts, the report's legend, bars and text, the CLI) says it with.
+// Browser-safe (the report panel imports it).
 import type { RequestRecord, ServerSideSummary, Stats, TimingSource } from '../core/types';
 import { stats } from '../core/stats';
 
+/** A part of a request's time; each has one name and one meaning, PHASE_WORDS. */
+export type PhaseKind = 'queue' | 'prefill' | 'wait' | 'queuePrefill' | 'headers' | 'transport' | 'decode';
+
+/**
+ * Each part's words, the one place they are defined: `short` for tight places (a CLI column), `label`
+ * for a legend and a bar's text, `means` for the sentence that explains it.
+ */
+export const PHASE_WORDS: Readonly<Record<PhaseKind, { readonly short: string; readonly label: string; readonly means: string }>> = {
+  queue: { short: 'queue', label: 'queue (server)', means: "waiting in the server's queue before its prefill, as the server reported it" },
+  prefill: { short: 'prefill', label: 'prefill (server)', means: "the prompt's processing, as the server reported it" },
+  wait: { short: 'wait', label: 'wait: queue, network and client', means: "TTFT beyond the server's prefill: its queue, the network and the client, not told apart (the server reports its prefill, not its queue)" },
+  queuePrefill: { short: 'queue + prefill', label: 'queue + prefill (not told apart)', means: "the server's queue and prefill together: without server timings the client cannot tell them apart" },
+  headers: { short: 'headers', label: 'round trip to the response headers', means: "from sending to the response headers on the client's clock: the network's round trip, on a server that answers headers at once" },
+  transport: { short: 'transport', label: 'transport: network, proxies and client', means: "what the client's TTFT adds to the server's own: the network, proxies and the client" },
+  decode: { short: 'decode', label: 'decode', means: 'from the first token to the last' },
+};
+
 export interface PhaseSegment {
-  readonly kind: 'queue' | 'prefill' | 'wait' | 'transport' | 'decode';
+  readonly kind: PhaseKind;
   readonly ms: number;
+  /** PHASE_WORDS[kind].label. */
   readonly label: string;
-  /** A few words for tight places (a CLI column, a legend): "queue", "queue+transport". */
+  /** PHASE_WORDS[kind].short. */
   readonly short: string;
+}
+
+/** A segment of `kind`, with its words. */
+function segment(kind: PhaseKind, ms: number): PhaseSegment {
+  return { kind, ms, label: PHASE_WORDS[kind].label, short: PHASE_WORDS[kind].short };
 }
 
 export interface RequestPhases {
@@ -53,7 +78,7 @@ export function phasesOf(r: RequestRecord): RequestPhases | undefined {
   const ttft = r.ttftMs;
   if (ttft === undefined) return undefined;
   const e2e = Math.max(ttft, r.e2eMs ?? ttft);
-  const decode: PhaseSegment = { kind: 'decode', ms: e2e - ttft, label: 'decode', short: 'decode' };
+  const decode = segment('decode', e2e - ttft);
   const st = r.serverTimings;
   const serverTtft = st?.serverTtftMs;
   if (st !== undefined && serverTtft !== undefined) {
@@ -61,13 +86,10 @@ export function phasesOf(r: RequestRecord): RequestPhases | undefined {
     let serverPart = Math.min(ttft, nonNeg(serverTtft));
     if (st.queueMs !== undefined) {
       const queue = Math.min(serverPart, nonNeg(st.queueMs));
-      segments.push({ kind: 'queue', ms: queue, label: 'queue (server)', short: 'queue' });
-      segments.push({ kind: 'prefill', ms: serverPart - queue, label: 'prefill (server)', short: 'prefill' });
-      segments.push({ kind: 'transport', ms: ttft - serverPart, label: 'network, proxies and client', short: 'transport' });
+      segments.push(segment('queue', queue), segment('prefill', serverPart - queue), segment('transport', ttft - serverPart));
     } else {
       serverPart = Math.min(ttft, nonNeg(st.promptMs ?? serverTtft));
-      segments.push({ kind: 'prefill', ms: serverPart, label: 'prefill (server)', short: 'prefill' });
-      segments.push({ kind: 'wait', ms: ttft - serverPart, label: 'queue, network and client (the server does not report its queue)', short: 'queue+transport' });
+      segments.push(segment('prefill', serverPart), segment('wait', ttft - serverPart));
     }
     segments.push(decode);
     return { index: r.index, evidence: 'server', segments, ttftMs: ttft, e2eMs: e2e };
@@ -76,11 +98,7 @@ export function phasesOf(r: RequestRecord): RequestPhases | undefined {
   return {
     index: r.index,
     evidence: 'client',
-    segments: [
-      { kind: 'transport', ms: transport, label: 'round trip to the response headers (client clock)', short: 'headers' },
-      { kind: 'wait', ms: ttft - transport, label: 'queue and prefill (not told apart without server timings)', short: 'queue+prefill' },
-      decode,
-    ],
+    segments: [segment('headers', transport), segment('queuePrefill', ttft - transport), decode],
     ttftMs: ttft,
     e2eMs: e2e,
   };
@@ -183,4 +201,38 @@ export function summarizeServer(ok: readonly RequestRecord[], percentiles: reado
   if (p) out.promptMs = p;
   if (tr) out.transportMs = tr;
   return out;
+}
+
+/** Where the slowest requests' TTFT went: those at TTFT p99 or above, their parts summed, kind by kind. */
+export interface TtftTail {
+  /** How many requests: those whose TTFT is at or above `fromMs` (at least the slowest one). */
+  readonly requests: number;
+  /** TTFT p99 of the requests summarized. */
+  readonly fromMs: number;
+  /** Their TTFTs summed, ms. */
+  readonly ttftMs: number;
+  /** Their parts up to the first token, summed by kind, ms: each share is over `ttftMs`, so the shares add up to 1. */
+  readonly byKind: Readonly<Partial<Record<PhaseKind, number>>>;
+}
+
+/**
+ * The TTFT tail as one split: every share a verdict gives of "TTFT p99" is a share of the same
+ * requests' TTFT, so they add up (the p99 of each part over the p99 of TTFT would not: those are
+ * other requests). Undefined without a request that got a first token.
+ */
+export function ttftTail(records: readonly RequestRecord[], p99: number | undefined): TtftTail | undefined {
+  const all = records.map(phasesOf).filter((p): p is RequestPhases => p !== undefined);
+  if (all.length === 0) return undefined;
+  // a loop, not a spread: an imported run can hold 150,000 requests
+  let slowest = -Infinity;
+  for (const p of all) if (p.ttftMs > slowest) slowest = p.ttftMs;
+  const from = p99 !== undefined && p99 <= slowest ? p99 : slowest;
+  const tail = all.filter((p) => p.ttftMs >= from);
+  const byKind: Partial<Record<PhaseKind, number>> = {};
+  let ttftMs = 0;
+  for (const p of tail) {
+    ttftMs += p.ttftMs;
+    for (const s of p.segments) if (s.kind !== 'decode') byKind[s.kind] = (byKind[s.kind] ?? 0) + s.ms;
+  }
+  return { requests: tail.length, fromMs: from, ttftMs, byKind };
 }

@@ -6,6 +6,8 @@ import type { BufferingVerdict, PrefixCacheSummary, ScheduleSummary, ServerSideS
 import { scheduleVerdict } from './schedule';
 import { historyVerdict } from './turns';
 import { intWords as formatInt, msWords as formatMs } from '../core/words';
+import { PHASE_WORDS, type PhaseKind, type TtftTail } from './phases';
+import { UNKNOWN_STALL_CAUSE } from './stalls';
 
 export interface VerdictInputs {
   readonly mode: WorkloadMode;
@@ -21,12 +23,19 @@ export interface VerdictInputs {
   readonly byTurn?: readonly TurnSummary[];
   /** How late requests went against their schedule (open loop, trace): the schedule verdict (schedule.ts). */
   readonly schedule?: ScheduleSummary;
+  /** Where the TTFT of the requests at p99 went (phases.ts ttftTail): every share of "TTFT p99" is of it, so they add up. */
+  readonly tail?: TtftTail;
 }
 
 /** A share worth a verdict. */
 const NOTABLE_SHARE = 0.3;
 
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
+
+/** "At TTFT p99 (812 ms; the slowest request)", "At TTFT p99 (812 ms; the 3 slowest requests, their TTFT together)": whose TTFT a share is of. */
+function atP99(t: TtftTail): string {
+  return `At TTFT p99 (${formatMs(t.fromMs)}; ${t.requests === 1 ? 'the slowest request' : `the ${formatInt(t.requests)} slowest requests, their TTFT together`})`;
+}
 
 function load(mode: WorkloadMode): string {
   if (mode.kind === 'trace') return `the trace's rate ×${mode.speed}`;
@@ -47,20 +56,14 @@ export function verdictsOf(v: VerdictInputs): Verdict[] {
       value: b.inflationMs ?? 0,
     });
   }
-  const ttftP99 = v.ttftMs.p99 ?? v.ttftMs.max;
   const s = v.server;
-  if (s?.queueMs !== undefined && ttftP99 > 0) {
-    const share = (s.queueMs.p99 ?? s.queueMs.max) / ttftP99;
-    if (share >= NOTABLE_SHARE) {
-      out.push({ kind: 'queue', message: `TTFT p99 is ${pct(Math.min(1, share))} queue wait (queue p99 ${formatMs(s.queueMs.p99 ?? s.queueMs.max)}): the endpoint is saturated at ${load(v.mode)}`, value: share });
-    }
-  } else if (s?.transportMs !== undefined && s.promptMs !== undefined && !b?.detected && ttftP99 > 0) {
-    // llama.cpp / Ollama: no queue reported; what TTFT holds beyond the prompt's own time is queue, network and client.
-    const rest = s.transportMs.p99 ?? s.transportMs.max;
-    const share = rest / ttftP99;
-    if (share >= NOTABLE_SHARE && rest >= 20) {
-      out.push({ kind: 'queue', message: `TTFT p99 is ${pct(Math.min(1, share))} waiting beyond the prompt's own ${formatMs(s.promptMs.p99 ?? s.promptMs.max)} (the server does not report its queue: queue, network and client together) at ${load(v.mode)}`, value: share });
-    }
+  // every share of "TTFT p99" is of the same requests' TTFT (the tail's), so that they add up
+  const tail = s !== undefined ? v.tail : undefined;
+  const share = (kind: PhaseKind): number => (tail && tail.ttftMs > 0 ? Math.min(1, (tail.byKind[kind] ?? 0) / tail.ttftMs) : 0);
+  if (tail && s?.queueMs !== undefined && share('queue') >= NOTABLE_SHARE) {
+    out.push({ kind: 'queue', message: `${atP99(tail)}, ${pct(share('queue'))} of TTFT is ${PHASE_WORDS.queue.short} (${PHASE_WORDS.queue.means}): the endpoint is saturated at ${load(v.mode)}`, value: share('queue') });
+  } else if (tail && s?.queueMs === undefined && !b?.detected && share('wait') >= NOTABLE_SHARE && (tail.byKind.wait ?? 0) / tail.requests >= 20) {
+    out.push({ kind: 'queue', message: `${atP99(tail)}, ${pct(share('wait'))} of TTFT is ${PHASE_WORDS.wait.short} (${PHASE_WORDS.wait.means}) at ${load(v.mode)}`, value: share('wait') });
   }
   const st = v.stalls;
   const prefillStalls = st.byCause?.prefill ?? 0;
@@ -68,18 +71,17 @@ export function verdictsOf(v: VerdictInputs): Verdict[] {
     const tokens = [...v.culpritPromptTokens].sort((a, c) => a - c);
     const from = tokens.length > 0 ? `, all from prefills of prompts ≥ ${formatInt(tokens[0]!)} tokens` : '';
     const ms = st.msByCause?.prefill ?? 0;
-    out.push({ kind: 'stalls', message: `${formatInt(prefillStalls)} decode stall${prefillStalls === 1 ? '' : 's'}, ${formatMs(ms)} in all${from}: chunked prefill would bound them`, value: ms });
+    out.push({ kind: 'stalls', message: `${formatInt(prefillStalls)} decode stall${prefillStalls === 1 ? '' : 's'}, ${formatMs(ms)} summed over the streams${from}: chunked prefill would bound them`, value: ms });
   }
   const unknown = st.byCause?.unknown ?? 0;
   if (unknown > 0) {
     const ms = st.msByCause?.unknown ?? 0;
-    out.push({ kind: 'stalls', message: `${formatInt(unknown)} stall${unknown === 1 ? '' : 's'} of unknown cause, ${formatMs(ms)} in all: no request of this run had its prefill in them (another client's traffic, or a pause of the server or of this machine)`, value: ms });
+    out.push({ kind: 'stalls', message: `${formatInt(unknown)} stall${unknown === 1 ? '' : 's'}, ${formatMs(ms)} summed over the streams, ${UNKNOWN_STALL_CAUSE}`, value: ms });
   }
   const history = v.byTurn ? historyVerdict(v.byTurn) : undefined;
   if (history) out.push(history);
-  if (s?.promptMs !== undefined && ttftP99 > 0) {
-    const share = (s.promptMs.p99 ?? s.promptMs.max) / ttftP99;
-    if (share >= 0.5) out.push({ kind: 'prefill', message: `TTFT p99 is ${pct(Math.min(1, share))} prefill (prompt p99 ${formatMs(s.promptMs.p99 ?? s.promptMs.max)} on the server): longer prompts, or a slower prefill, set TTFT here`, value: share });
+  if (tail && s?.promptMs !== undefined && share('prefill') >= 0.5) {
+    out.push({ kind: 'prefill', message: `${atP99(tail)}, ${pct(share('prefill'))} of TTFT is ${PHASE_WORDS.prefill.short} (${PHASE_WORDS.prefill.means}): longer prompts, or a slower prefill, set TTFT here`, value: share('prefill') });
   }
   if (s?.transportMs !== undefined && s.queueMs !== undefined && !b?.detected) {
     const p50 = s.transportMs.p50 ?? s.transportMs.mean;

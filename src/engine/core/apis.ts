@@ -49,6 +49,8 @@ export interface ApiFacts {
   readonly otel: { readonly provider: string; readonly operation: string };
   /** How a cold request keeps out of the prefix cache: its own `cache_prompt: false`, else a nonce before the prompt. */
   readonly cold: 'cache_prompt' | 'nonce';
+  /** Its servers may count a prompt's tokens (`POST /tokenize`: vLLM's, llama.cpp's): synthetic prompts are sized with it (transport/tokenize.ts). */
+  readonly tokenize?: true;
 }
 
 /*
@@ -67,6 +69,7 @@ const ROWS = [
     detect: { probe: { path: '/v1/models' }, v1Root: true },
     otel: { provider: 'openai', operation: 'chat' },
     cold: 'nonce',
+    tokenize: true,
   },
   {
     id: 'openai-completions',
@@ -76,6 +79,7 @@ const ROWS = [
     carries: 'text deltas; usage in a last chunk; llama.cpp timings, vLLM per-request metrics when sent',
     otel: { provider: 'openai', operation: 'text_completion' },
     cold: 'nonce',
+    tokenize: true,
   },
   {
     id: 'ollama',
@@ -97,6 +101,7 @@ const ROWS = [
     detect: { probe: { path: '/props', keys: ['default_generation_settings', 'total_slots'] } },
     otel: { provider: 'llama.cpp', operation: 'text_completion' },
     cold: 'cache_prompt',
+    tokenize: true,
   },
   {
     id: 'anthropic',

@@ -111,7 +111,7 @@ const workload = v.object({
   warmup: num,
   maxTokens: num,
   prompt: v.variant('kind', [
-    v.object({ kind: v.literal('synthetic'), tokens: num, sharedPrefix: bool, groups: opt(v.object({ count: num, prefixTokens: num })) }),
+    v.object({ kind: v.literal('synthetic'), tokens: num, sharedPrefix: bool, groups: opt(v.object({ count: num, prefixTokens: num })), sizing: opt(v.literal('server')), words: opt(num) }),
     v.object({
       kind: v.literal('file'),
       path: str,
@@ -255,6 +255,7 @@ const verdict = v.object({
 const summary = v.object({
   completed: num,
   failed: num,
+  cancelled: opt(num),
   errorsByKind: v.record(errorKind, num),
   errorsByStatus: opt(v.record(str, num)),
   retries: opt(v.record(retryReason, num)),
@@ -318,7 +319,7 @@ const sweep = v.looseObject({
     ),
   ),
   slo: opt(slo),
-  stoppedEarly: opt(v.object({ afterLabel: str, reason: str })),
+  stoppedEarly: opt(v.object({ afterLabel: str, reason: str, asked: opt(num) })),
 });
 
 const dialPart = v.object({ summary, requestIndexes: numbers });
@@ -409,6 +410,14 @@ export const RunFileSchema = v.looseObject({
   importedFrom: opt(importedFrom),
   repeats: opt(list(v.object({ index: num, startedAt: str, durationS: num, summary, requestIndexes: numbers }))),
   ab: opt(v.object({ pairId: str, side: v.picklist(['A', 'B']), otherId: str, blocks: num, blockRequests: num })),
+  promptLength: opt(v.object({
+    method: v.picklist(['tokenize', 'usage', 'estimate']),
+    asked: num,
+    words: num,
+    tokenizer: opt(v.picklist(['vllm', 'llama.cpp', 'llama.cpp-text'])),
+    usageCorrected: opt(bool),
+    sent: opt(v.object({ p50: num, min: num, max: num, requests: num })),
+  })),
 });
 
 /** What is wrong with a value that should be a run file; each reader words it its own way. */

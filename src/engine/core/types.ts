@@ -406,6 +406,13 @@ export interface WorkloadSpec {
         readonly sharedPrefix: boolean;
         /** SGLang's generated shared prefix: request k belongs to group k mod `count`, whose prompts start with the same `prefixTokens` tokens (the rest of `tokens` is its own). */
         readonly groups?: { readonly count: number; readonly prefixTokens: number };
+        /**
+         * "server": the text is sized so that the server counts `tokens` prompt tokens, its chat template
+         * and the cold-cache nonce included (RunFile.promptLength says how). Absent: `tokens` words (≈ tokens).
+         */
+        readonly sizing?: 'server';
+        /** Words of text each prompt was given (its index words included), when sizing made it other than `tokens`. */
+        readonly words?: number;
       }
     | {
         readonly kind: 'file';
@@ -576,7 +583,14 @@ export interface PrefixCacheCheck {
 
 export interface Summary {
   readonly completed: number;
+  /** Requests that failed; a request the user's Cancel stopped (error kind `aborted`) is not one: see `cancelled`. */
   readonly failed: number;
+  /**
+   * Requests in flight when the user cancelled the run (error kind `aborted`): not failures, not in
+   * `errorsByKind`. Absent when none (and in files written before they were counted apart, where
+   * `failed` and `errorsByKind.aborted` include them).
+   */
+  readonly cancelled?: number;
   readonly errorsByKind: Readonly<Partial<Record<ErrorKind, number>>>;
   /** Failed requests of kind "http" by status ("429": 3), so rate limits (429, 503, 529) count apart; absent when none. */
   readonly errorsByStatus?: Readonly<Record<string, number>>;
@@ -810,8 +824,8 @@ export interface RunFile {
     readonly prefillFit?: PrefillFit;
     readonly verdicts?: readonly SweepVerdict[];
     readonly slo?: SloSpec;
-    /** Why the sweep stopped before its last value (saturation), with the label of the last point run. */
-    readonly stoppedEarly?: { readonly afterLabel: string; readonly reason: string };
+    /** Why the sweep stopped before its last value (saturation), with the label of the last point run and how many points were asked for. */
+    readonly stoppedEarly?: { readonly afterLabel: string; readonly reason: string; readonly asked?: number };
     readonly [extra: string]: unknown;
   };
   /** Present on a chunked-prefill dial run (then `sweep` is absent). */
@@ -826,7 +840,29 @@ export interface RunFile {
   readonly repeats?: readonly RepeatSummary[];
   /** (`ab`) This run is one side of an interleaved A/B: its blocks alternate with the other side's. */
   readonly ab?: AbRecord;
+  /** How synthetic prompts were sized to the length asked (workload `prompt.sizing: 'server'`). */
+  readonly promptLength?: PromptLength;
   readonly [extra: string]: unknown;
+}
+
+/**
+ * How a run's synthetic prompts were sized so that the server counts the tokens asked: by the
+ * server's own tokenizer (`POST /tokenize`: vLLM's counts the chat template, llama.cpp's with its
+ * `/apply-template`), by the prompt tokens the warmup's replies reported (usage), or not at all
+ * (estimate: one word a token, the server reported neither).
+ */
+export interface PromptLength {
+  readonly method: 'tokenize' | 'usage' | 'estimate';
+  /** Prompt tokens asked for (the workload's `prompt.tokens`). */
+  readonly asked: number;
+  /** Words of text each prompt was given (its index words included; the nonce apart). */
+  readonly words: number;
+  /** (tokenize) Which tokenizer answered: vLLM's (chat template counted), llama.cpp's with its template, or llama.cpp's on the text alone. */
+  readonly tokenizer?: 'vllm' | 'llama.cpp' | 'llama.cpp-text';
+  /** The warmup's replies' prompt tokens moved the words (what the tokenizer did not count, or all of it without one). */
+  readonly usageCorrected?: boolean;
+  /** The measured requests' prompt tokens as the server counted them (usage): their median, lowest and highest; absent without usage. */
+  readonly sent?: { readonly p50: number; readonly min: number; readonly max: number; readonly requests: number };
 }
 
 /** How a run that did not end was recovered from its journal (files/journal.ts, run/recover.ts). */
@@ -1006,11 +1042,14 @@ export interface EndpointClient {
 /**
  * Live progress of a run (or of a sweep or dial, over all its points). Counts are of measured
  * requests only: `finished = succeeded + failed`, and `finished ≤ total` when a total is known.
+ * Requests the user's Cancel stopped are neither (`cancelled`).
  */
 export interface Progress {
   readonly runId: string;
   readonly succeeded: number;
   readonly failed: number;
+  /** Requests stopped by the user's Cancel (error kind `aborted`); absent when none. */
+  readonly cancelled?: number;
   readonly finished: number;
   /** Planned measured requests, when known (undefined for --duration). */
   readonly total?: number;

@@ -23,12 +23,15 @@ export const WORDS: readonly string[] = (
 
 /**
  * A synthetic prompt of `tokens` words (≈ tokens). Without sharedPrefix every request's text is
- * different from its first word (words drawn from a generator seeded by seed and index, led by
- * the index itself spelled in words), so no prefix cache, block-hashed (vLLM) or longest-common-prefix
- * (llama.cpp), can skip any of its prefill. With sharedPrefix every request shares the same text and
- * differs only in its last few words: what a prefix cache is good at.
+ * different from its first word (led by the index itself spelled in words, then the run's words in
+ * an order of its own, shuffled by a generator seeded by seed and index), so no prefix cache,
+ * block-hashed (vLLM) or longest-common-prefix (llama.cpp), can skip any of its prefill; every
+ * request holds the same words (drawn once from the seed), so that a tokenizer that splits some of
+ * them counts every request alike, and a length sized on one request holds for all. With
+ * sharedPrefix every request shares the same text and differs only in its last few words: what a
+ * prefix cache is good at.
  */
-export function syntheticPrompt(index: number, tokens: number, options: { seed?: number; sharedPrefix?: boolean } = {}): Prompt {
+export function syntheticPrompt(index: number, tokens: number, options: { seed?: number; sharedPrefix?: boolean; estimatedTokens?: number } = {}): Prompt {
   const seed = options.seed ?? 0;
   const n = Math.max(1, Math.floor(tokens));
   const tag = indexWords(index);
@@ -39,14 +42,22 @@ export function syntheticPrompt(index: number, tokens: number, options: { seed?:
     for (let i = 0; i < bodyLength; i++) words.push(WORDS[rng.int(WORDS.length)]!);
     words.push(...tag.slice(0, n - words.length));
   } else {
-    const rng = new Rng(seed * 1_000_003 + index * 7 + 1);
     words.push(...tag.slice(0, n));
-    while (words.length < n) words.push(WORDS[rng.int(WORDS.length)]!);
+    // the run's words (the seed's), in this request's order (Fisher–Yates, seeded by seed and index)
+    const bag = new Rng(seed * 1_000_003 + 104_723);
+    const body: string[] = [];
+    while (words.length + body.length < n) body.push(WORDS[bag.int(WORDS.length)]!);
+    const order = new Rng(seed * 1_000_003 + index * 7 + 1);
+    for (let i = body.length - 1; i > 0; i--) {
+      const j = order.int(i + 1);
+      [body[i], body[j]] = [body[j]!, body[i]!];
+    }
+    words.push(...body);
   }
   return {
     messages: [{ role: 'user', content: words.join(' ') }],
     source: options.sharedPrefix ? 'synthetic (shared prefix)' : 'synthetic',
-    estimatedTokens: n,
+    estimatedTokens: options.estimatedTokens ?? n,
   };
 }
 
@@ -59,7 +70,7 @@ export function syntheticPrompt(index: number, tokens: number, options: { seed?:
  * a group part right after the prefix); both seeded by `seed`. `index`: the request's, as
  * syntheticPrompt's; the caller picks its group (request k: group k mod the groups' count).
  */
-export function groupPrompt(index: number, group: number, tokens: number, prefixTokens: number, seed = 0): Prompt {
+export function groupPrompt(index: number, group: number, tokens: number, prefixTokens: number, seed = 0, estimatedTokens?: number): Prompt {
   const n = Math.max(2, Math.floor(tokens));
   const shared = Math.min(n - 1, Math.max(1, Math.floor(prefixTokens)));
   const base = WORDS.length;
@@ -77,7 +88,7 @@ export function groupPrompt(index: number, group: number, tokens: number, prefix
   return {
     messages: [{ role: 'user', content: `${prefix}\n\n${question}` }],
     source: 'synthetic (shared-prefix groups)',
-    estimatedTokens: n,
+    estimatedTokens: estimatedTokens ?? n,
   };
 }
 

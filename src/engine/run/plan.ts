@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { CacheBust, ClientOptions, EndpointSpec, NetworkSpec, Progress, Prompt, PromptRecord, RequestRecord, RequestSpec, WorkloadSpec } from '../core/types';
 import { sessionSource } from '../prompts/conversations';
 import type { SessionSource } from '../prompts/conversations';
-import { cacheBustFor, randomTag } from '../transport/adapters/cacheBust';
+import { cacheBustFor, randomTag, sentPrompt } from '../transport/adapters/cacheBust';
 import type { EndpointAdapter } from '../transport/adapters/adapter';
 import { adapterFor } from '../transport/adapters/registry';
 import { groupPrompt, syntheticPrompt } from '../prompts/syntheticPrompts';
@@ -49,6 +49,8 @@ interface PromptSource {
   readonly trace?: Trace;
   /** (multi-turn) The conversations the sessions send (sessions.ts); promptFor then gives the warmup's single requests only. */
   readonly sessions?: SessionSource;
+  /** (synthetic) The words each prompt is given: sizing (promptLength.ts) changes them before and after the warmup. */
+  readonly size?: { words: number };
 }
 
 /** The same text: every message's role and content. */
@@ -87,13 +89,15 @@ export async function promptSource(w: WorkloadSpec, given: readonly Prompt[] | u
   const src = w.prompt;
   if (src.kind === 'synthetic') {
     const g = src.groups;
+    const size = { words: src.words ?? src.tokens };
     const synthetic: PromptSource = {
+      size,
       // SGLang's generated shared prefix: request k is of group k mod the groups' count
-      promptFor: (index, _warmup, k) => ({ prompt: g ? groupPrompt(index, k % g.count, src.tokens, g.prefixTokens, w.seed) : syntheticPrompt(index, src.tokens, { seed: w.seed, sharedPrefix: src.sharedPrefix }) }),
+      promptFor: (index, _warmup, k) => ({ prompt: g ? groupPrompt(index, k % g.count, size.words, g.prefixTokens, w.seed, src.tokens) : syntheticPrompt(index, size.words, { seed: w.seed, sharedPrefix: src.sharedPrefix, estimatedTokens: src.tokens }) }),
     };
     if (!warmup || warmup.length === 0) return synthetic;
     const list = listSource(warmup, undefined);
-    return { promptFor: (index, isWarmup, k) => (isWarmup ? list.promptFor(index, false, k) : synthetic.promptFor(index, false, k)) };
+    return { size, promptFor: (index, isWarmup, k) => (isWarmup ? list.promptFor(index, false, k) : synthetic.promptFor(index, false, k)) };
   }
   if (src.kind === 'trace') return traceSource(await readTrace(src.path, src.format), w.seed);
   if (src.kind === 'chat') throw new Error('a chat workload sends sessions'); // isSessions above: never here
@@ -175,6 +179,22 @@ export class Planner {
   /** (trace) The trace the measured requests replay. */
   get trace(): Trace | undefined {
     return this.#source.trace;
+  }
+
+  /** (synthetic) The words each prompt is given now. */
+  get words(): number | undefined {
+    return this.#source.size?.words;
+  }
+
+  /** (synthetic) Gives later prompts `words` words (sizing: promptLength.ts). */
+  resize(words: number): void {
+    if (this.#source.size) this.#source.size.words = Math.max(1, Math.floor(words));
+  }
+
+  /** The prompt measured request `index` (workload position k) would send, as the server gets it (its nonce included); nothing recorded. */
+  sentPromptFor(index: number, k: number): Prompt {
+    const { prompt } = this.#source.promptFor(index, false, k);
+    return sentPrompt(this.#specOf(index, false, prompt, this.#w.seed + index, 0));
   }
 
   /** RunFile.prompts so far: what each prompt-file (or caller's) prompt was sent with, in the order first sent. */

@@ -6,6 +6,7 @@
 import { realClock } from '../core/clock';
 import type { Clock } from '../core/clock';
 import { percentile } from '../core/stats';
+import { cancelledByUser } from '../analysis/metrics';
 import type { Progress, RequestRecord, StreamDelta } from '../core/types';
 
 const PROGRESS_INTERVAL_MS = 100;
@@ -48,6 +49,8 @@ export class RunTally {
   readonly #streamCap: number;
   #succeeded = 0;
   #failed = 0;
+  /** Stopped by the user's Cancel: not failures (Summary.cancelled). */
+  #cancelled = 0;
   #tokens = 0;
   #inFlight = 0;
   #phaseStart: number | undefined;
@@ -94,7 +97,8 @@ export class RunTally {
     this.#records.push(r);
     this.#inFlightStreams.delete(r.index);
     if (!r.warmup) {
-      if (r.error) this.#failed++;
+      if (cancelledByUser(r)) this.#cancelled++;
+      else if (r.error) this.#failed++;
       else {
         this.#succeeded++;
         this.#tokens += r.outputTokens;
@@ -132,6 +136,7 @@ export class RunTally {
       runId: this.#runId,
       succeeded: this.#succeeded,
       failed: this.#failed,
+      ...(this.#cancelled > 0 ? { cancelled: this.#cancelled } : {}),
       finished: this.#succeeded + this.#failed,
       ...(this.#total !== undefined ? { total: this.#total } : {}),
       inFlight: this.#inFlight,

@@ -19,6 +19,8 @@ import { runOnWorkers, threadsFor, withWorkers } from './workers/coordinator';
 import { clientOptions, Planner, promptSource } from './plan';
 import type { RunOptions } from './plan';
 import { Sender } from './sender';
+import { correctFromUsage, promptLengthRecord, sizedPrompt, sizeWithTokenizer, withWords } from './promptLength';
+import type { Sizing } from './promptLength';
 import { sessionPhase } from './sessions';
 
 /** How long closing the client may take on the way out of a cancelled run. */
@@ -89,10 +91,50 @@ export async function measuredPhase(w: WorkloadSpec, span: MeasuredSpan, planner
   return sent;
 }
 
-/** Warmup (a closed loop, excluded from statistics), then the measured phase in the workload's mode. */
-async function runPhases(w: WorkloadSpec, planner: Planner, sender: Sender, tally: RunTally, signal: AbortSignal | undefined): Promise<void> {
+/** The length asked of a run's synthetic prompts (when sized), and their sizing once known. */
+interface SizeState {
+  readonly asked: number | undefined;
+  sizing?: Sizing;
+}
+
+function sizedWorkload(w: WorkloadSpec, size: SizeState): WorkloadSpec {
+  return size.sizing ? withWords(w, size.sizing.words) : w;
+}
+
+/** The run file with how its prompts were sized and what the server counted. */
+function withPromptLength(size: SizeState, run: RunFile): RunFile {
+  return size.sizing && size.asked !== undefined ? { ...run, promptLength: promptLengthRecord(size.sizing, size.asked, run.requests) } : run;
+}
+
+/** After the warmup, its replies' usage says what the server counted: the words moved by what is left over. */
+function afterWarmupOf(size: SizeState, planner: Planner, tally: RunTally): (() => void) | undefined {
+  const { sizing, asked } = size;
+  if (!sizing || asked === undefined) return undefined;
+  return () => {
+    size.sizing = correctFromUsage(sizing, asked, tally.records().filter((r) => r.warmup));
+    planner.resize(size.sizing.words);
+  };
+}
+
+/** Sizes synthetic prompts with the server's tokenizer (promptLength.ts), the planner resized to it; undefined when `aborted` came first. */
+async function sizeBeforeRun(endpoint: EndpointSpec, w: WorkloadSpec, planner: Planner, asked: number, options: RunOptions, aborted: Promise<void>): Promise<Sizing | undefined> {
+  const net = { ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}), ...(options.network ? { network: options.network } : {}) };
+  // the first measured request's prompt, as sent (its nonce included), at each count of words tried
+  const sizing = sizeWithTokenizer(endpoint, asked, (words) => {
+    planner.resize(words);
+    return planner.sentPromptFor(w.warmup, 0);
+  }, net);
+  sizing.catch(() => undefined);
+  const done = await Promise.race([sizing, aborted.then(() => undefined)]);
+  if (done) planner.resize(done.words);
+  return done;
+}
+
+/** Warmup (a closed loop, excluded from statistics), then the measured phase in the workload's mode; `afterWarmup` in between. */
+async function runPhases(w: WorkloadSpec, planner: Planner, sender: Sender, tally: RunTally, signal: AbortSignal | undefined, afterWarmup?: () => void): Promise<void> {
   await warmupPhase(w, planner, sender, signal);
   if (signal?.aborted) return;
+  afterWarmup?.();
   tally.startPhase();
   await measuredPhase(w, { firstIndex: w.warmup, firstK: 0, ...(w.requests !== undefined ? { requests: w.requests } : {}), ...(w.durationS !== undefined ? { durationS: w.durationS } : {}), seed: w.seed }, planner, sender, signal);
   tally.endPhase();
@@ -114,8 +156,9 @@ export async function runWorkload(endpoint: EndpointSpec, workload: WorkloadSpec
   const ticker = onProgress ? new ProgressTicker(() => onProgress(tally.progress())) : undefined;
   let planner: Planner | undefined;
   const threads = threadsFor(w);
-  const build = (cancelled: boolean, connection?: ConnectionInfo): RunFile =>
-    assembleRunFile({
+  // synthetic prompts sized to the length asked as the server counts it (promptLength.ts)
+  const size: SizeState = { asked: sizedPrompt(w)?.tokens };
+  const build = (cancelled: boolean, connection?: ConnectionInfo): RunFile => withPromptLength(size, assembleRunFile({
       id: runId,
       startedAt,
       endedAt: new Date().toISOString(),
@@ -123,12 +166,12 @@ export async function runWorkload(endpoint: EndpointSpec, workload: WorkloadSpec
       endpoint,
       network: networkRecord(endpoint.url, options.network),
       ...(options.detectedApi ? { detectedApi: true } : {}),
-      workload: withWorkers(w, threads),
+      workload: withWorkers(sizedWorkload(w, size), threads),
       ...(connection ? { connection } : {}),
       ...(planner && planner.prompts.length > 0 ? { prompts: planner.prompts } : {}),
       requests: tally.records(),
       durationS: tally.phaseSeconds(),
-    });
+    }));
 
   const aborted = abortable(signal);
   let client: EndpointClient | undefined;
@@ -139,9 +182,14 @@ export async function runWorkload(endpoint: EndpointSpec, workload: WorkloadSpec
     pre.catch(() => undefined);
     await Promise.race([pre, aborted.promise]);
     if (signal?.aborted) return build(true);
+    // ---- the prompts' length, as the server counts it: its tokenizer, where it has one ----
+    if (size.asked !== undefined && planner.words !== undefined) {
+      size.sizing = await sizeBeforeRun(endpoint, w, planner, size.asked, options, aborted.promise);
+      if (signal?.aborted) return build(true);
+    }
     // ---- more streams than one loop stamps well: worker threads (workers/coordinator.ts) ----
     if (threads > 1) {
-      const out = await runOnWorkers({ endpoint, workload: w, options, tally, planner, threads });
+      const out = await runOnWorkers({ endpoint, workload: sizedWorkload(w, size), options, tally, planner, threads });
       return build(out.cancelled, out.connection);
     }
     client = createEndpointClient(endpoint, clientOptions(w, options.apiKey, options.network));
@@ -153,7 +201,7 @@ export async function runWorkload(endpoint: EndpointSpec, workload: WorkloadSpec
 
     // ---- sending ----
     const sender = new Sender(client, tally, options);
-    const phases = runPhases(w, planner, sender, tally, signal);
+    const phases = runPhases(w, planner, sender, tally, signal, afterWarmupOf(size, planner, tally));
     phases.catch(() => undefined);
     await Promise.race([phases, aborted.promise]);
     if (signal?.aborted) {

@@ -20,6 +20,7 @@ import { abortable, measuredPhase, warmupPhase } from './runner';
 import { ProgressTicker, RunTally } from './runTally';
 import { sleep } from './scheduler';
 import { Sender } from './sender';
+import { unsized } from './promptLength';
 import { streamsOf, threadsFor, withWorkers } from './workers/coordinator';
 
 /** How long closing a side's connections may take on the way out of a cancelled run. */
@@ -95,7 +96,8 @@ export class SegmentedSide {
 
   constructor(input: SegmentedSideInput) {
     this.#input = input;
-    this.#w = validateWorkload(input.workload);
+    // segments send the workload's words as they are: both sides of an A/B the very same text
+    this.#w = unsized(validateWorkload(input.workload));
     this.runId = input.options.runId ?? newRunId();
     this.#tally = new RunTally(this.runId, input.total, realClock, { streams: input.options.streams === true && input.options.onProgress !== undefined });
     this.#nextIndex = this.#w.warmup;

@@ -88,7 +88,7 @@ function pointWorkload(dimension: SweepDimension, base: WorkloadSpec, value: num
       return {
         ...base,
         mode: { kind: 'closed', concurrency: 1 },
-        prompt: { kind: 'synthetic', tokens: value, sharedPrefix: base.prompt.kind === 'synthetic' ? base.prompt.sharedPrefix : false },
+        prompt: { kind: 'synthetic', tokens: value, sharedPrefix: base.prompt.kind === 'synthetic' ? base.prompt.sharedPrefix : false, ...(base.prompt.kind === 'synthetic' && base.prompt.sizing ? { sizing: base.prompt.sizing } : {}) },
       };
   }
 }
@@ -275,7 +275,7 @@ export async function runSweep(endpoint: EndpointSpec, spec: SweepSpec, options:
   const collector = new Collector(options.runId);
   const id = collector.id;
   const points: SweepPoint[] = [];
-  let stoppedEarly: { afterLabel: string; reason: string } | undefined;
+  let stoppedEarly: { afterLabel: string; reason: string; asked: number } | undefined;
   const perPoint = spec.workload.requests !== undefined ? spec.workload.requests : undefined;
   const total = perPoint !== undefined ? perPoint * spec.values.length : undefined;
   const report = options.onProgress;
@@ -296,7 +296,7 @@ export async function runSweep(endpoint: EndpointSpec, spec: SweepSpec, options:
       });
     } catch (err) {
       if (i === 0) throw err;
-      stoppedEarly = { afterLabel: points[points.length - 1]!.label, reason: `${label} could not run: ${err instanceof Error ? err.message : String(err)}` };
+      stoppedEarly = { afterLabel: points[points.length - 1]!.label, reason: `${label} could not run: ${err instanceof Error ? err.message : String(err)}`, asked: spec.values.length };
       break;
     }
     const point = sweepPoint(spec.dimension, value, collector.add(run));
@@ -307,7 +307,7 @@ export async function runSweep(endpoint: EndpointSpec, spec: SweepSpec, options:
     if (spec.stopOnSaturation !== false && i + 1 < spec.values.length) {
       const why = saturationReason(spec.dimension, points[i - 1]?.summary, point.summary);
       if (why) {
-        stoppedEarly = { afterLabel: label, reason: why };
+        stoppedEarly = { afterLabel: label, reason: why, asked: spec.values.length };
         break;
       }
     }

@@ -26,8 +26,12 @@ export class PreflightError extends Error {
  */
 class ApiUndetectedError extends PreflightError {
   readonly apiUndetected = true;
-  constructor(readonly shownUrl: string, readonly seen: string) {
-    super(`could not tell which API ${shownUrl} speaks (GET ${seen}); pass --api ${API_KINDS.join('|')}`);
+  /**
+   * `notFound`: every probe answered 404. Under a URL with a path ("/vl" for "/v1") that path is the
+   * likelier mistake than an API no probe knows, and the message says so first.
+   */
+  constructor(readonly shownUrl: string, readonly seen: string, readonly notFound = false, underPath = false) {
+    super(`could not tell which API ${shownUrl} speaks (GET ${seen}); ${notFound && underPath ? 'every probe got 404 under its path: check the URL\'s path, or ' : ''}pass --api ${API_KINDS.join('|')}`);
   }
 }
 
@@ -228,7 +232,7 @@ export async function detectApi(url: string, options: ProbeOptions = {}): Promis
     const redirected = all.find((r) => r.redirect !== undefined);
     if (redirected) throw new PreflightError(p.redirectLine(redirected));
     const seen = all.map((r) => `${r.path} → ${r.status ?? r.failure?.code}`).join(', ');
-    throw new ApiUndetectedError(p.shownUrl, seen);
+    throw new ApiUndetectedError(p.shownUrl, seen, all.every((r) => r.status === 404), new URL(url).pathname.replace(/\/+$/, '') !== '');
   });
 }
 
@@ -319,11 +323,28 @@ function checkModel(p: Prober, adapter: EndpointAdapter, json: unknown, model: s
   throw new PreflightError(`model "${fromServer(model, p.scrubber, 200, true)}" is not served by ${p.shownUrl} (it serves: ${names})`);
 }
 
-/** Whether anything answers HTTP at a URL (any status): one GET with no key and no redirect followed off the origin. */
-export async function reachable(url: string, timeoutMs = 3000, network?: NetworkSpec): Promise<boolean> {
+/**
+ * One GET of a URL, as `reachable` sends it: answered (any HTTP status) after `ms`, or not, with the
+ * failure's code ('ECONNREFUSED', 'TIMEOUT', 'BAD_URL', …) and its sentence (the probes' own words).
+ */
+export type Reach =
+  | { readonly reachable: true; readonly ms: number }
+  | { readonly reachable: false; readonly code: string; readonly message: string };
+
+/** Whether anything answers HTTP at a URL, how fast, or why not: one GET with no key and no redirect followed off the origin. */
+export async function checkReach(url: string, timeoutMs = 3000, network?: NetworkSpec): Promise<Reach> {
   try {
-    return await withProber(url, { timeoutMs, ...(network ? { network } : {}) }, async (p) => (await p.get('')).failure === undefined);
-  } catch {
-    return false; // not a URL
+    return await withProber(url, { timeoutMs, ...(network ? { network } : {}) }, async (p): Promise<Reach> => {
+      const started = performance.now();
+      const r = await p.get('');
+      return r.failure === undefined ? { reachable: true, ms: performance.now() - started } : { reachable: false, code: r.failure.code, message: p.failureLine(r.failure) };
+    });
+  } catch (e) {
+    return { reachable: false, code: 'BAD_URL', message: (e as Error).message };
   }
+}
+
+/** Whether anything answers HTTP at a URL (any status): checkReach's yes or no. */
+export async function reachable(url: string, timeoutMs = 3000, network?: NetworkSpec): Promise<boolean> {
+  return (await checkReach(url, timeoutMs, network)).reachable;
 }

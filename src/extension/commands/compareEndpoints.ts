@@ -102,6 +102,7 @@ function abValues(s: Services, args: CompareEndpointsArgs): OptionValues {
 }
 
 async function compareEndpoints(s: Services, args: CompareEndpointsArgs = {}): Promise<AbOutcome | undefined> {
+  if (s.jobs.busy()) return undefined;
   const sides = await sidesOf(s, args);
   if (!sides) return undefined;
   const resolved: ResolvedChoice[] = [];

@@ -4,7 +4,8 @@ import * as vscode from 'vscode';
 import { Command } from '../commands';
 import { isLoopbackUrl } from '../../engine/transport/loopback';
 import { validateEndpoint, type EndpointEntry } from '../configModel';
-import { apiItems, detectApi, pickApi } from '../pickers';
+import { apiItems, detectApi, pickApiOrFixUrl, unreachableAt } from '../pickers';
+import { askUrl } from '../urlBox';
 import type { Services } from '../services';
 import { registerCommand } from './register';
 
@@ -32,7 +33,7 @@ async function saveUserEndpoints(list: readonly RawEndpoint[]): Promise<void> {
  * The API step: a pick of auto and the kinds; auto probes the server now (where it answers, its API
  * is what is saved) and asks for the kind when no probe can tell. `note` says what was found.
  */
-async function askApi(s: Services, title: string, url: string, current: string | undefined): Promise<{ api: string; note: string } | undefined> {
+async function askApi(s: Services, title: string, url: string, current: string | undefined): Promise<{ api: string; note: string } | 'fix-url' | undefined> {
   const items = [
     { label: 'auto', description: 'detect it now (and at each run, if the server cannot be reached now)', api: 'auto' },
     ...apiItems().map(({ label, description, api }) => ({ label, description, api: api as string })),
@@ -47,12 +48,36 @@ async function askApi(s: Services, title: string, url: string, current: string |
     return { api: found.api, note: `Detected: ${found.api}. ` };
   }
   if ('undetected' in found) {
-    s.log.info(`could not tell which API ${url} speaks (GET ${found.undetected}): asking`);
-    const api = await pickApi(title, url, found.undetected);
-    return api ? { api, note: '' } : undefined;
+    s.log.info(`could not tell which API ${url} speaks (GET ${found.undetected})${found.notFound ? ': every probe got 404' : ''}: asking`);
+    // every probe got 404 under the URL's path: the path is asked about first
+    const api = await pickApiOrFixUrl(title, url, found);
+    return api === 'fix-url' ? api : api ? { api, note: '' } : undefined;
   }
   s.log.info(`the API of ${url} is detected at each run: ${found.failed}`);
   return { api: 'auto', note: 'Not reachable now: its API is detected when it is profiled. ' };
+}
+
+/**
+ * The URL step ("host:port" taken as http://; checked as it is typed: nothing answering is said, and
+ * Enter again keeps it) and the API step, back to the URL when the user goes to fix its path.
+ */
+async function askUrlAndApi(s: Services, verb: string, args: AddEndpointArgs | undefined, editing: RawEndpoint | undefined): Promise<{ url: string; api: string; note: string } | undefined> {
+  let value = typeof editing?.url === 'string' ? editing.url : '';
+  for (;;) {
+    const url = args?.url?.trim() ?? await askUrl({
+      title: `${verb} (2/4)`, prompt: 'Base URL (host:port is taken as http://; no key here: you can set one next)', placeHolder: 'http://127.0.0.1:8000',
+      value, ignoreFocusOut: true,
+      problem: (v) => validateEndpoint({ name: 'x', url: v }, 'user').errors[0],
+      unreachable: (v) => unreachableAt(s, v),
+      whenUnreachable: 'warn',
+      takeAnyway: 'Fix the URL, or press Enter again to keep it: its API is then detected when it is profiled',
+    });
+    if (!url) return undefined;
+    const asked = args?.api !== undefined ? { api: args.api, note: '' } : await askApi(s, `${verb} (3/4)`, url, typeof editing?.api === 'string' ? editing.api : undefined);
+    if (asked === 'fix-url' && args?.url === undefined) { value = url; continue; }
+    if (!asked || asked === 'fix-url') return undefined;
+    return { url, ...asked };
+  }
 }
 
 /** The input steps of Add endpoint, or of Edit endpoint with `editing`'s values filled in. */
@@ -65,14 +90,9 @@ async function askEndpoint(s: Services, args: AddEndpointArgs | undefined, editi
     validateInput: (v) => (!v.trim() ? 'Enter a name' : v.trim() !== oldName && existing.some((e) => e.name === v.trim()) ? 'That name is taken' : undefined),
   });
   if (!name) return undefined;
-  const url = args?.url ?? await vscode.window.showInputBox({
-    title: `${verb} (2/4)`, prompt: 'Base URL (no key here: you can set one next)', placeHolder: 'http://127.0.0.1:8000',
-    value: typeof editing?.url === 'string' ? editing.url : '', ignoreFocusOut: true,
-    validateInput: (v) => validateEndpoint({ name: 'x', url: v.trim() }, 'user').errors[0],
-  });
-  if (!url) return undefined;
-  const asked = args?.api !== undefined ? { api: args.api, note: '' } : await askApi(s, `${verb} (3/4)`, url.trim(), typeof editing?.api === 'string' ? editing.api : undefined);
+  const asked = await askUrlAndApi(s, verb, args, editing);
   if (!asked) return undefined;
+  const { url } = asked;
   const model = args?.model ?? await vscode.window.showInputBox({
     title: `${verb} (4/4)`, prompt: `${asked.note}Model name (optional: empty takes the first the server lists)`,
     value: typeof editing?.model === 'string' ? editing.model : '', ignoreFocusOut: true,

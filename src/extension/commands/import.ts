@@ -84,12 +84,15 @@ async function openBenchmarkResults(s: Services, uris: readonly vscode.Uri[]): P
   }
   const runs: RunFile[] = [];
   const errors: string[] = [];
+  /** The files refused as a result that may be datasets of prompts (JSON, JSON Lines): offered to profile with. */
+  const maybeDatasets = new Map<string, vscode.Uri>();
   await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'LLM Profiler' }, async (progress) => {
     for (const uri of uris) {
       progress.report({ message: `opening ${uri.path.split('/').pop() ?? uri.path}…` });
       const got = await importOne(uri);
       if (typeof got === 'string') {
         errors.push(got);
+        if (/\.jsonl?$/i.test(uri.path) && localPath(uri)) maybeDatasets.set(got, uri);
         s.log.error(`could not open a benchmark result: ${got}`);
         continue;
       }
@@ -109,7 +112,12 @@ async function openBenchmarkResults(s: Services, uris: readonly vscode.Uri[]): P
     }
   });
   for (const message of errors) {
-    void vscode.window.showErrorMessage(`LLM Profiler: ${message}`, 'Show log').then((pick) => { if (pick) s.log.show(); });
+    // a ShareGPT or prompts file is not a result: it can be sent instead (Profile with this dataset)
+    const dataset = maybeDatasets.get(message);
+    void vscode.window.showErrorMessage(`LLM Profiler: ${message}`, ...(dataset ? ['Profile with this dataset'] : []), 'Show log').then((pick) => {
+      if (pick === 'Show log') s.log.show();
+      else if (pick && dataset) void vscode.commands.executeCommand(Command.ProfileDataset, dataset);
+    });
   }
   for (const run of runs) s.reports.show(run);
   if (runs.length === 2) {

@@ -60,12 +60,37 @@ async function start(s: Services, args?: { parallel?: number }): Promise<{ url: 
   }
 }
 
-async function stop(s: Services): Promise<void> {
+/** How long Stop both waits for the cancelled run to end (it keeps what finished) before stopping the server. */
+const RUN_END_WAIT_MS = 10_000;
+
+/** Resolves once no run is in progress, or after `ms`. */
+function runEnded(s: Pick<Services, 'jobs'>, ms: number): Promise<void> {
+  if (!s.jobs.active) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    const sub = s.jobs.onDidChange(() => { if (!s.jobs.active) done(); });
+    function done(): void { clearTimeout(timer); sub.dispose(); resolve(); }
+  });
+}
+
+/** Stops the server; when a run is using it, asks first (stopping it would fail every request still to come). False: kept running. */
+async function stop(s: Services): Promise<boolean> {
   if (s.localServer.state === 'stopped') {
     void vscode.window.showInformationMessage('LLM Profiler: the local server is not running.');
-    return;
+    return false;
+  }
+  if (s.localServer.inUse) {
+    const pick = await vscode.window.showWarningMessage('A run is using the local server.', {
+      modal: true,
+      detail: 'Stopping the server alone would fail every request the run still sends. Stop both (the run is cancelled and keeps what finished), or cancel to keep both running.',
+    }, 'Stop both');
+    if (pick !== 'Stop both') return false;
+    s.log.info('local server: stopping it and the run using it (asked)');
+    s.jobs.cancel();
+    await runEnded(s, RUN_END_WAIT_MS);
   }
   await s.localServer.stop();
+  return true;
 }
 
 export function registerLocalServerCommands(s: Services): void {

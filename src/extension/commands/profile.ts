@@ -1,7 +1,7 @@
-// Profile endpoint (the Prefix cache check among its workloads), the prompt CodeLens' ▶ Profile /
-// Profile with… / Prefix cache check (after asking for the prompt file's variables), and Compare
-// prefill chunk sizes: each picks what to run, builds the job from the same option values the CLI
-// uses, and hands it to the job runner.
+// Profile endpoint (the Prefix cache check among its workloads), Profile with this dataset (a
+// dataset's prompts, from the Explorer), the prompt CodeLens' ▶ Profile / Profile with… / Prefix
+// cache check (after asking for the prompt file's variables), and Compare prefill chunk sizes: each
+// picks what to run, builds the job from the same option values the CLI uses, and hands it to the job runner.
 import { basename } from 'node:path';
 import * as vscode from 'vscode';
 import type { Prompt, PromptPulledIn, SloSpec } from '../../engine/core/types';
@@ -15,7 +15,7 @@ import { Command } from '../commands';
 import { registerCommand } from './register';
 import type { JobRequest, RunOutcome } from '../jobRunner';
 import { BUNDLED_MISSING } from '../bundledBackend';
-import { askCustom, askSweep, askTraffic, detectApi, pickApi, pickChoice, pickPreset } from '../pickers';
+import { askCustom, askFile, askSweep, askTraffic, detectApi, pickApi, pickChoice, pickPreset } from '../pickers';
 import { explicitSamplingKeys, setByUser, unfilledEditorNote, varAssignments } from '../promptModel';
 import { editorStateNow, fillVariables } from '../promptVariables';
 import { PROMPT_REF_KEY, type PromptRef } from '../runStore';
@@ -77,8 +77,9 @@ function workloadValues(s: Services, preset: PresetId, input: WorkloadInput | un
   // conversations, a trace, a ramp: the CLI's Traffic flags (and of the rest only what goes with them)
   if ((preset === 'custom' || preset === 'traffic') && input?.traffic) {
     const values = trafficValues(input.traffic, w, s.config.current.prefixCache);
-    // a ramp of a prompt file: the file's prompt and its own max tokens, unless the caller gave them
-    const file = prompt ? { ...promptFileValues(prompt), promptTokens: undefined, maxTokens: input.maxTokens } : {};
+    // a ramp of a prompt file: the file's prompt and its own max tokens, unless the caller gave them; of a dataset: its prompts
+    const file = prompt ? { ...promptFileValues(prompt), promptTokens: undefined, maxTokens: input.maxTokens }
+      : input.dataset !== undefined && input.traffic.kind === 'ramp' ? { dataset: input.dataset, promptTokens: undefined } : {};
     return { ...values, ...file, respectRetryAfter: s.config.current.respectRetryAfter || undefined };
   }
   if (preset === 'cache-check') {
@@ -101,7 +102,8 @@ function workloadValues(s: Services, preset: PresetId, input: WorkloadInput | un
     requests: w.requests,
     warmup: w.warmup,
     maxTokens: w.maxTokens,
-    ...(prompt ? promptFileValues(prompt) : { promptTokens: lengths ?? w.promptTokens }),
+    // the prompts: a prompt file's, a dataset's (--dataset), or synthetic ones of a length
+    ...(prompt ? promptFileValues(prompt) : input?.dataset !== undefined ? { dataset: input.dataset } : { promptTokens: lengths ?? w.promptTokens }),
     timeout: w.timeoutMs / 1000,
     prefixCache: s.config.current.prefixCache,
     respectRetryAfter: s.config.current.respectRetryAfter || undefined,
@@ -129,8 +131,8 @@ async function profile(s: Services, choice: Choice, preset: PresetId, input: Wor
     void offerWayForward(s, BUNDLED_MISSING);
     return undefined;
   }
-  if (prompt && preset === 'sweep' && input?.promptLengths?.length) {
-    void vscode.window.showErrorMessage('LLM Profiler: a prompt-length sweep sends synthetic prompts of each length: it cannot sweep a prompt of a file. Sweep concurrency or request rate instead.');
+  if ((prompt || input?.dataset !== undefined) && preset === 'sweep' && input?.promptLengths?.length) {
+    void vscode.window.showErrorMessage(`LLM Profiler: a prompt-length sweep sends synthetic prompts of each length: it cannot sweep ${prompt ? 'a prompt of a file' : "a dataset's prompts"}. Sweep concurrency or request rate instead.`);
     return undefined;
   }
   const own = prompt && input?.traffic ? trafficWithPromptFile(input.traffic) : undefined;
@@ -174,22 +176,31 @@ async function profile(s: Services, choice: Choice, preset: PresetId, input: Wor
   return outcome;
 }
 
-async function chooseWorkload(s: Services, preset: PresetId | undefined, input: WorkloadInput | undefined, promptFile = false): Promise<{ preset: PresetId; input?: WorkloadInput } | undefined> {
-  const p = preset ?? (await pickPreset(s.config.current.workload, { promptFile }));
+/**
+ * The workload: the preset given or picked, then what it asks (Custom…'s figures and prompts, a
+ * sweep's axis and values, the traffic). `promptFile`: a prompt of a file is profiled; `dataset`: the
+ * prompts are this dataset's (Profile with this dataset): neither is offered a workload of its own prompts.
+ */
+async function chooseWorkload(s: Services, preset: PresetId | undefined, input: WorkloadInput | undefined, opts: { readonly promptFile?: boolean; readonly dataset?: string } = {}): Promise<{ preset: PresetId; input?: WorkloadInput } | undefined> {
+  const { promptFile = false, dataset } = opts;
+  const w = s.config.current.workload;
+  const p = preset ?? (await pickPreset(w, { promptFile, dataset: dataset !== undefined }));
   if (!p) return undefined;
+  const given = { ...input, ...(dataset !== undefined ? { dataset } : {}) };
   if (p === 'traffic' && !input?.traffic) {
-    const asked = await askTraffic(s.config.current.workload, { promptFile });
-    return asked ? { preset: p, input: { ...input, ...asked } } : undefined;
+    const asked = await askTraffic(w, { promptFile, ...(dataset !== undefined ? { dataset } : {}) });
+    // a ramp sends the dataset's prompts; its conversations (--multi-turn) are the traffic itself
+    return asked ? { preset: p, input: { ...(asked.traffic?.kind === 'ramp' ? given : input), ...asked } } : undefined;
   }
   if (p === 'custom' && !input) {
-    const custom = await askCustom(s.config.current.workload);
+    const custom = await askCustom(w, { promptFile, ...(dataset !== undefined ? { dataset } : {}) });
     return custom ? { preset: p, input: custom } : undefined;
   }
   if (p === 'sweep' && !input) {
-    const sweep = await askSweep(s.config.current.workload, { promptFile });
-    return sweep ? { preset: p, input: sweep } : undefined;
+    const sweep = await askSweep(w, { promptFile: promptFile || dataset !== undefined });
+    return sweep ? { preset: p, input: { ...given, ...sweep } } : undefined;
   }
-  return { preset: p, ...(input ? { input } : {}) };
+  return { preset: p, ...(Object.keys(given).length ? { input: given } : {}) };
 }
 
 function findChoice(s: Services, id: string): Choice | undefined {
@@ -200,12 +211,32 @@ function findChoice(s: Services, id: string): Choice | undefined {
 
 /** The whole interactive flow of Profile endpoint; args skip the pickers they answer. */
 async function profileEndpoint(s: Services, args: ProfileArgs | undefined): Promise<RunOutcome | undefined> {
+  // one run at a time: said before the pickers, not after them
+  if (s.jobs.busy()) return undefined;
   const choice = args?.endpoint ? findChoice(s, args.endpoint) : await pickChoice(s);
   if (!choice) return undefined;
   const w = await chooseWorkload(s, args?.preset, args?.workload);
   if (!w) return undefined;
   const outcome = await profile(s, choice, w.preset, w.input);
   return outcome;
+}
+
+/**
+ * Profile with this dataset (the Explorer's menu on a .json or .jsonl file, or the palette with a file
+ * picker): its prompts, one per line (ShareGPT, `{"prompt"}`, `{"messages"}`), under the load picked;
+ * or its conversations, each a session. A file that is not a dataset is refused by the run, naming its line.
+ */
+async function profileDataset(s: Services, uri: vscode.Uri | undefined): Promise<RunOutcome | undefined> {
+  const path = uri?.scheme === 'file' ? uri.fsPath : uri ? undefined : await askFile('prompts');
+  if (path === undefined) {
+    if (uri) void vscode.window.showErrorMessage(`LLM Profiler: ${uri.toString(true)} is not a file on this machine: only a local file can be sent as a dataset.`);
+    return undefined;
+  }
+  const choice = await pickChoice(s);
+  if (!choice) return undefined;
+  const w = await chooseWorkload(s, undefined, undefined, { dataset: path });
+  if (!w) return undefined;
+  return profile(s, choice, w.preset, w.input);
 }
 
 /** Says why a prompt cannot be profiled: the file's refusal first, with its line; a button opens it there. */
@@ -223,6 +254,7 @@ function cannotProfile(doc: vscode.TextDocument, message: string, line: number |
 async function profilePrompt(s: Services, uri: vscode.Uri | undefined, range: vscode.Range | undefined, choose: boolean, args?: ProfileArgs): Promise<RunOutcome | undefined> {
   const docUri = uri ?? vscode.window.activeTextEditor?.document.uri;
   if (!docUri) return undefined;
+  if (s.jobs.busy()) return undefined;
   // the editor's variables as they are when the command starts, before any input box
   const editor = editorStateNow(docUri);
   const doc = await vscode.workspace.openTextDocument(docUri);
@@ -246,7 +278,7 @@ async function profilePrompt(s: Services, uri: vscode.Uri | undefined, range: vs
   const remembered = args?.endpoint ?? (choose ? undefined : s.targets.last);
   const choice = (remembered ? s.targets.find(remembered) : undefined) ?? (await pickChoice(s));
   if (!choice) return undefined;
-  const w = await chooseWorkload(s, args?.preset ?? (choose ? undefined : 'quick'), args?.workload, true);
+  const w = await chooseWorkload(s, args?.preset ?? (choose ? undefined : 'quick'), args?.workload, { promptFile: true });
   if (!w) return undefined;
   const ref: PromptRef = { file: doc.uri.fsPath, startLine: found.range.startLine, ...(found.name !== undefined ? { name: found.name } : {}) };
   const outcome = await profile(s, choice, w.preset, w.input, { prompt: found.prompt, ref, vars: filled.vars, ...(parsed.slo ? { slo: parsed.slo } : {}), ...(parsed.pulledIn ? { pulledIn: parsed.pulledIn } : {}) });
@@ -272,6 +304,7 @@ async function prefillDial(s: Services, args: PrefillDialArgs = {}): Promise<Run
     void offerWayForward(s, `the prefill dial runs on the local server, and ${BUNDLED_MISSING}`);
     return undefined;
   }
+  if (s.jobs.busy()) return undefined;
   const cfg = s.config.current;
   const ls = cfg.localServer;
   return s.jobs.run({
@@ -297,8 +330,22 @@ async function prefillDial(s: Services, args: PrefillDialArgs = {}): Promise<Run
   });
 }
 
+/** The palette's "Cancel run" (shown while a run is in progress): what the notification's Cancel does. */
+function cancelRun(s: Services): boolean {
+  const a = s.jobs.active;
+  if (!a) {
+    void vscode.window.showInformationMessage('LLM Profiler: no run is in progress.');
+    return false;
+  }
+  s.log.info(`run ${a.runId}: cancel asked (LLM Profiler: Cancel run)`);
+  s.jobs.cancel();
+  return true;
+}
+
 export function registerProfileCommands(s: Services): void {
+  registerCommand(s.context, Command.CancelRun, () => cancelRun(s));
   registerCommand(s.context, Command.ProfileEndpoint, (args?: ProfileArgs) => profileEndpoint(s, args));
+  registerCommand(s.context, Command.ProfileDataset, (uri?: vscode.Uri) => profileDataset(s, uri));
   registerCommand(s.context, Command.ProfilePrompt, (uri?: vscode.Uri, range?: vscode.Range, args?: ProfileArgs) => profilePrompt(s, uri, range, false, args));
   registerCommand(s.context, Command.ProfilePromptWith, (uri?: vscode.Uri, range?: vscode.Range, args?: ProfileArgs) => profilePrompt(s, uri, range, true, args));
   registerCommand(s.context, Command.FillPromptVariables, (uri?: vscode.Uri) => fillPromptVariables(s, uri));

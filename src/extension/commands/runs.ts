@@ -3,11 +3,13 @@ import { writeFile } from 'node:fs/promises';
 import * as vscode from 'vscode';
 import { scrubRun } from '../../engine/core/redact';
 import type { RunFile } from '../../engine/core/types';
-import { runLabel } from '../../present/runText';
+import { importedNameParts } from '../../present/importText';
+import { runFileName, runLabel, runNameParts } from '../../present/runText';
 import { formatMs } from '../../present/units';
 import { Command } from '../commands';
 import { loadFiles } from '../lazy';
 import type { RunIndexEntry } from '../runStore';
+import { saidSaved } from '../savedFile';
 import type { Services } from '../services';
 import { registerCommand } from './register';
 
@@ -65,14 +67,14 @@ async function exportCsv(s: Services, runId: string | undefined, target: string 
   const run = await loadRun(s, id);
   if (!run) return undefined;
   const dest = target ?? (await vscode.window.showSaveDialog({
-    defaultUri: vscode.Uri.joinPath(vscode.workspace.workspaceFolders?.[0]?.uri ?? vscode.Uri.file(s.runsDir), `${run.id}.csv`),
+    defaultUri: vscode.Uri.joinPath(vscode.workspace.workspaceFolders?.[0]?.uri ?? vscode.Uri.file(s.runsDir), runFileName(importedNameParts(run) ?? runNameParts(run), '.csv')),
     filters: { CSV: ['csv'] },
   }))?.fsPath;
   if (!dest) return undefined;
   const { requestsToCsv } = await loadFiles();
   await writeFile(dest, requestsToCsv(scrubRun(run, s.log.scrubber)), 'utf8');
   s.log.info(`exported run ${run.id} to ${dest}`);
-  if (!target) void vscode.window.showInformationMessage(`LLM Profiler: exported ${run.requests.length} requests to ${dest}.`);
+  if (!target) void saidSaved(`LLM Profiler: exported ${run.requests.length} requests to ${dest}.`, vscode.Uri.file(dest));
   return dest;
 }
 

@@ -533,8 +533,8 @@ hostTest('a Sweep over request rate and one over prompt length each store one ru
   assert.ok(Math.min(...sizes.slice(-3)) > 2 * Math.min(...sizes), `prompt sizes ${sizes.join(', ')}`);
   await until('both listed', () => [rate.runId, lengths.runId].every((id) => api.test!.runs.runs.some((x) => x.id === id)));
   const names = [rate.runId, lengths.runId].map((id) => runName(api.test!.runs.runs.find((x) => x.id === id)!));
-  assert.match(names[0]!, /^sweep rate 4–8\/s on host-scripted, \d\d:\d\d$/);
-  assert.match(names[1]!, /^sweep prompt 16–64 tok on host-scripted, \d\d:\d\d$/);
+  assert.match(names[0]!, /^sweep rate 4–8\/s on host-scripted, .*\d{4},? \d{1,2}:\d\d:\d\d(\s?[AP]M)?$/);
+  assert.match(names[1]!, /^sweep prompt 16–64 tok on host-scripted, .*\d{4},? \d{1,2}:\d\d:\d\d(\s?[AP]M)?$/);
   assert.ok(api.test!.sidebar.state().runs.some((x) => x.id === rate.runId && x.name === names[0]), 'the sidebar lists it by that name');
 });
 
@@ -559,8 +559,8 @@ hostTest('deleting a run: each report showing it, alone or in a compare, says so
     .catch((e: Error) => { throw new Error(`${e.message}: got ${posted.slice(shownFrom).map((m) => (m as { type?: string }).type ?? 'html').join(', ')}; tabs ${layout()}`); });
   const compareTitle = await until('the compare tab', () => labels().find((t) => t.includes(' vs ')));
   const [left, right] = compareTitle.split(' vs ');
-  assert.match(left!, /^c=1 · 5 req, \d\d:\d\d(:\d\d)?$/, compareTitle);
-  assert.match(right!, /^c=2 · 4 req, \d\d:\d\d(:\d\d)? on host-scripted$/, compareTitle);
+  assert.match(left!, /^c=1 · 5 req, .*\d{4},? \d{1,2}:\d\d:\d\d(\s?[AP]M)?$/, compareTitle);
+  assert.match(right!, /^c=2 · 4 req, .*\d{4},? \d{1,2}:\d\d:\d\d(\s?[AP]M)? on host-scripted$/, compareTitle);
   const from = posted.length;
   assert.equal(await vscode.commands.executeCommand('llmProfiler.deleteRun', a.runId, { confirm: false }), true);
   await until('both titles say so', () => labels().some((t) => /^c=1 · 5 req on host-scripted, .*\(deleted\)$/.test(t)) && labels().some((t) => t.includes(' vs ') && t.endsWith('(A deleted)')));
