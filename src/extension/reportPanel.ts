@@ -167,7 +167,7 @@ class ReportPanel {
         return;
       }
       case 'exportPng':
-        await this.#owner.exportPng(m.name, m.dataUrl);
+        await this.#owner.exportPng(this.#pngName(m.name), m.dataUrl);
         return;
       case 'pinBaseline':
         // only a run this panel shows, and only a stored one (the command says so otherwise)
@@ -191,6 +191,14 @@ class ReportPanel {
     if (s.kind === 'run') return s.run.id === id ? s.run : s.compareWith?.id === id ? s.compareWith : undefined;
     if (s.kind === 'live' && s.run.id === id) return { ...s.run, requests: [...s.records.values()] };
     return undefined;
+  }
+
+  /** A chart's file name from the page ("<run id>-timeline.png") said with its run's name and date, as the other exports are. */
+  #pngName(name: string): string {
+    const s = this.#shown;
+    const runs = s.kind === 'run' ? [s.run, s.compareWith] : s.kind === 'live' ? [s.run] : [];
+    const run = runs.find((r) => r !== undefined && name.startsWith(`${r.id}-`));
+    return run ? runFileName(nameParts(run), ` ${name.slice(run.id.length + 1)}`) : name;
   }
 }
 

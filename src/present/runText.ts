@@ -97,7 +97,7 @@ export function itlBurstNote(s: Pick<Summary, 'itlMs'> & Partial<Pick<Summary, '
 /** The stall line: how many, by cause, their time summed over the streams (`streams` that stalled, when known), the worst. */
 export function formatStalls(s: Summary, streams?: number): string {
   const st = s.stalls;
-  if (st.count === 0) return `Stalls: none (no ${stallRule(st)})`;
+  if (st.count === 0) return `Stalls: none (${stallRule(st, 'no')})`;
   const worst = st.worst[0];
   const by = st.byCause;
   const causes = by ? ` (${(['prefill', 'buffering', 'unknown'] as const).filter((k) => by[k] > 0).map((k) => `${k === 'unknown' ? UNKNOWN_STALL_SHORT : k} ${by[k]}`).join(', ')})` : '';

@@ -32,9 +32,9 @@ export function stallPhrase(stall: Stall, run?: Pick<RunFile, 'requests'>): stri
 }
 
 
-/** "a gap between two chunks of one stream longer than both 3× that stream's median ITL and 50 ms (the stall floor)": what a stall is, every surface. */
-export function stallRule(st: Pick<StallSummary, 'factor' | 'floorMs'>): string {
-  return `a gap between two chunks of one stream longer than both ${formatQuantity(st.factor)}× that stream's median ITL and ${formatMs(st.floorMs)} (the stall floor)`;
+/** "a gap between two chunks of one stream longer than both 3× that stream's median ITL and 50 ms (the stall floor)": what a stall is, every surface ("no gap …" to say there was none). */
+export function stallRule(st: Pick<StallSummary, 'factor' | 'floorMs'>, article: 'a' | 'no' = 'a'): string {
+  return `${article} gap between two chunks of one stream longer than both ${formatQuantity(st.factor)}× that stream's median ITL and ${formatMs(st.floorMs)} (the stall floor)`;
 }
 
 /** How a stall's size is said ("12.5× median ITL", "4.87× the 50 ms stall floor"): against the larger of the two bars it crossed. */

@@ -106,7 +106,7 @@ function figureTile(m: FigureMetric, run: RunFile): Figure {
 function stallsTile(base: Pick<Figure, 'id' | 'metric' | 'label' | 'raw'>, run: RunFile): Figure {
   const st = run.summary.stalls;
   if (noChunks(run)) return { ...base, value: formatMs(undefined), raw: undefined, note: 'not known: no chunk times' };
-  if (st.count === 0) return { ...base, value: formatInt(0), tip: `No stall: no ${stallRule(st)}.` };
+  if (st.count === 0) return { ...base, value: formatInt(0), tip: `No stall: ${stallRule(st, 'no')}.` };
   const total = stallTotalText(st, stalledStreams(run), run.summary.durationS);
   const alarm = stallsAlarm(st);
   const unknown = st.byCause?.unknown ?? 0;
