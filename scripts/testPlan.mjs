@@ -28,6 +28,7 @@ export const ALONE = {
   'test/integration/localServerLlamaServer.test.ts': { why: 'llama-server and its supervisor exit within 5 s' },
   'test/integration/newApi.test.ts': { why: "TTFT at least the server's 40 ms hold, to 1 ms (the client stamps sentAt on its own event loop)" },
   'test/integration/network.test.ts': { why: "TTFT through a TLS proxy within 150 ms of the server's 40 ms" },
+  'test/integration/promptSizingBounds.test.ts': { why: "a run starts within prompt sizing's 10 s deadline (2.5 s slack) against a tokenizer that hangs or answers slowly; Cancel returns within 500 ms", light: true },
   'test/integration/providers.test.ts': { why: "TTFO against the fake's pacing, to 6 ms", light: true },
   'test/integration/rateLimit.test.ts': { why: "each retry waits what its 429 said, by the server's receipt times", light: true },
   'test/integration/repeatAb.test.ts': { why: "an A/B's blocks take turns without overlapping, and a 50% slower TPOT clears a 5% regression gate", light: true },

@@ -55,9 +55,10 @@ function convert(o: OptionSpec, command: CommandName, text: string): Value {
   if (o.kind === 'int' || o.kind === 'number') return takesList(o, command) ? convertList(o, text) : convertNumber(o, text);
   if (text.trim() === '') throw new UsageError(`${o.flag} needs a value`, o.flag);
   if (o.kind === 'enum' && !o.choices!.includes(text)) throw new UsageError(`${o.flag} must be ${orList(o.choices!)}, got ${shown(text)}`, o.flag);
-  const problem = o.check?.(text);
-  if (problem) throw new UsageError(`${o.flag}${problem.startsWith(':') ? '' : ' '}${withoutCredentials(problem, text)}`, o.flag);
-  return text;
+  const taken = o.normalize?.(text) ?? text;
+  const problem = o.check?.(taken);
+  if (problem) throw new UsageError(`${o.flag}${problem.startsWith(':') ? '' : ' '}${withoutCredentials(problem, taken)}`, o.flag);
+  return taken;
 }
 
 /** Option rules across flags: the conflicts and needs the table declares. */

@@ -7,6 +7,7 @@ import { pctNumber, rowLabel, rowSentence, signedPct } from '../present/compareT
 import { runName, type RunNameParts } from '../present/runText';
 import { formatMs, formatNumber } from '../present/units';
 import type { BaselineVerdict } from './comparisons';
+import type { SurfaceClock } from '../shared/protocol';
 
 /** The verdict in the lens's parentheses. */
 const VERDICT_WORDS: Readonly<Record<CompareRow['verdict'], string>> = {
@@ -31,8 +32,8 @@ export function lensRow(v: Extract<BaselineVerdict, { state: 'compared' }>): Com
  * and its tooltip (each regressed row's sentence, or the row's, and the baseline's name). Undefined
  * while the comparison is worked out.
  */
-export function baselineLens(v: BaselineVerdict, now: Date = new Date()): { readonly title: string; readonly tooltip: string } | undefined {
-  const base = `Baseline: ${runName(v.base, { now })}`;
+export function baselineLens(v: BaselineVerdict, clock?: SurfaceClock): { readonly title: string; readonly tooltip: string } | undefined {
+  const base = `Baseline: ${runName(v.base, { clock })}`;
   switch (v.state) {
     case 'pending': return undefined;
     case 'failed': return { title: 'baseline: not compared', tooltip: `The comparison with the baseline failed: ${v.message}\n${base}` };
@@ -48,7 +49,7 @@ export function baselineLens(v: BaselineVerdict, now: Date = new Date()): { read
 }
 
 /** What regressed, a line per row: "TPOT p50 4.1% slower than baseline c=4 · 64 req on vllm, 10:14". */
-export function regressionLines(rows: readonly CompareRow[], base: RunNameParts, now: Date = new Date()): string[] {
-  const name = runName(base, { now });
+export function regressionLines(rows: readonly CompareRow[], base: RunNameParts, clock?: SurfaceClock): string[] {
+  const name = runName(base, { clock });
   return rows.map((r) => `${rowLabel(r)} ${r.diffPct === undefined ? '' : `${pctNumber(Math.abs(r.diffPct))}% `}slower than baseline ${name}`);
 }

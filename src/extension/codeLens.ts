@@ -17,6 +17,7 @@ import type { RunsModel } from './runsModel';
 import type { RunIndexEntry } from './runStore';
 import type { BaselineService } from './baselineService';
 import { baselineLens } from './baselineText';
+import { hostClock } from './clock';
 
 export class PromptCodeLens extends Disposable implements vscode.CodeLensProvider {
   readonly #onDidChange = this._register(new vscode.EventEmitter<void>());
@@ -55,10 +56,10 @@ export class PromptCodeLens extends Disposable implements vscode.CodeLensProvide
    * comparison is worked out on its own thread the first time; the lens follows when it is done.
    */
   #resultLens(range: vscode.Range, run: RunIndexEntry): vscode.CodeLens {
-    const lastRun = runName(run);
+    const lastRun = runName(run, { clock: hostClock() });
     const against = this.baselines.verdict(run);
     // the endpoint's baseline of another workload (synthetic prompts) says nothing of this prompt: not shown
-    const lens = against && !(against.scope === 'endpoint' && against.state === 'not-comparable') ? baselineLens(against) : undefined;
+    const lens = against && !(against.scope === 'endpoint' && against.state === 'not-comparable') ? baselineLens(against, hostClock()) : undefined;
     if (against && lens) {
       return new vscode.CodeLens(range, { title: lens.title, tooltip: `${lens.tooltip}\nLast run: ${lastRun}`, command: Command.CompareRuns, arguments: [against.base.id, run.id] });
     }
@@ -117,7 +118,7 @@ export class PromptCodeLens extends Disposable implements vscode.CodeLensProvide
             // the SLO where the prompt lives wins over the settings' one, as for the run itself
             const verdict = lensVerdict(run, parsed.slo ?? this.config.current.slo);
             // first on its line, and short: a narrow editor (the report open beside) cuts a line of lenses at its end
-            if (verdict) lenses.splice(first, 0, new vscode.CodeLens(range, { title: verdict.title, tooltip: `${verdict.tooltip}\nLast run: ${runName(run)}: open it`, command: Command.OpenRun, arguments: [run.id] }));
+            if (verdict) lenses.splice(first, 0, new vscode.CodeLens(range, { title: verdict.title, tooltip: `${verdict.tooltip}\nLast run: ${runName(run, { clock: hostClock() })}: open it`, command: Command.OpenRun, arguments: [run.id] }));
             lenses.push(this.#resultLens(range, run));
           }
           break;

@@ -5,9 +5,10 @@ import type { ApiKind } from '../engine/core/apis';
 import { API_KINDS, isApiKind } from '../engine/core/apis';
 import type { SloSpec } from '../engine/core/types';
 import { isObject } from '../engine/core/json';
-import { displayUrl, isSecretHeaderName } from '../engine/core/redact';
+import { isSecretHeaderName } from '../engine/core/redact';
 import { defaultOf, option, settingBounds, settingOptions } from '../jobs/options';
 import type { WorkloadDefaults } from '../jobs/presets';
+import { endpointUrlProblem, withScheme } from '../jobs/urls';
 import { SYNTHETIC_PRESETS } from '../localServer/presets';
 import type { SyntheticPreset } from '../localServer/presets';
 
@@ -110,15 +111,10 @@ export function validateEndpoint(raw: unknown, origin: EndpointOrigin): { entry?
   if (typeof raw.url !== 'string' || !raw.url.trim()) {
     errors.push('"url" is missing or empty');
   } else {
-    url = raw.url.trim();
-    let parsed: URL | undefined;
-    try { parsed = new URL(url); } catch { errors.push(`"url" is not a valid URL: ${displayUrl(url)}`); }
-    if (parsed) {
-      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') errors.push(`"url" must start with http:// or https:// (got ${parsed.protocol})`);
-      if (parsed.username || parsed.password) errors.push('"url" must not contain credentials: use "LLM Profiler: Set API key"');
-      const secretParams = [...parsed.searchParams.keys()].filter((k) => isSecretHeaderName(k));
-      if (secretParams.length) errors.push(`"url" must not carry a secret in its query (${secretParams.join(', ')}): secrets do not belong in settings; use "LLM Profiler: Set API key", or the CLI with the URL in an environment variable`);
-    }
+    // "localhost:8000" is host:port, taken as http:// (as the URL boxes and the CLI's --url take it)
+    url = withScheme(raw.url);
+    const problem = endpointUrlProblem(url, 'settings');
+    if (problem) errors.push(`"url" ${problem}`);
   }
   let api: ApiKind | 'auto' = 'auto';
   if (raw.api !== undefined) {

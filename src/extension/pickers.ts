@@ -7,6 +7,7 @@ import { inputProblem, option } from '../jobs/options';
 import { chatInput, chatSpec, parseSweepValues, presetWorkload, rampInput, rampSpec, SWEEP_PROMPT_LENGTHS, SWEEP_RATES, sweepConcurrencies, TRAFFIC_DEFAULTS } from '../jobs/presets';
 import type { PresetId, PresetInput, SweepAxis, SweepInput, TrafficInput, WorkloadDefaults } from '../jobs/presets';
 import { formatMs } from '../present/units';
+import type { SidebarFilePurpose } from '../shared/protocol';
 import { Command } from './commands';
 import type { ConfigService } from './config';
 import { loadEngine } from './lazy';
@@ -75,7 +76,7 @@ export async function unreachableAt(s: { readonly network: NetworkSettings }, ur
   const engine = await loadEngine();
   const network = await s.network.forProbe(engine, url);
   if (network === null) return undefined; // the settings' problem is said by the run
-  return unreachableText(url, await engine.checkReach(url, REACH_TIMEOUT_MS, network));
+  return unreachableText(await engine.checkReach(url, REACH_TIMEOUT_MS, network));
 }
 
 /** How long the URL step waits for an answer. */
@@ -259,14 +260,18 @@ async function askNumber(title: string, prompt: string, key: string, value: numb
   return optional && text.trim() === '' ? 'blank' : Number(text);
 }
 
+/** Each file a run can send, as its open dialog asks for it (the pickers' and the sidebar form's Browse…): title and filters. */
+const FILE_DIALOGS: Readonly<Record<SidebarFilePurpose, { readonly title: string; readonly filters: Readonly<Record<string, string[]>> }>> = {
+  dataset: { title: 'The conversations to send', filters: { 'Conversations (JSON Lines, JSON)': ['jsonl', 'json'], 'All files': ['*'] } },
+  trace: { title: 'The trace to replay', filters: { 'Traces (Mooncake JSONL, Azure CSV)': ['jsonl', 'json', 'csv'], 'All files': ['*'] } },
+  prompts: { title: 'The dataset whose prompts to send', filters: { 'Datasets (JSON Lines, JSON)': ['jsonl', 'json'], 'All files': ['*'] } },
+};
+
 /** A file to send (a dataset of conversations, a trace, a dataset of prompts), from an open dialog. */
-export async function askFile(purpose: 'dataset' | 'trace' | 'prompts'): Step<string> {
-  const filters: Record<string, string[]> = purpose === 'trace'
-    ? { 'Traces (Mooncake JSONL, Azure CSV)': ['jsonl', 'json', 'csv'], 'All files': ['*'] }
-    : { [purpose === 'prompts' ? 'Datasets (JSON Lines, JSON)' : 'Conversations (JSON Lines, JSON)']: ['jsonl', 'json'], 'All files': ['*'] };
-  const title = purpose === 'trace' ? 'The trace to replay' : purpose === 'prompts' ? 'The dataset whose prompts to send' : 'The conversations to send';
+export async function askFile(purpose: SidebarFilePurpose): Step<string> {
+  const { title, filters } = FILE_DIALOGS[purpose];
   const picked = await vscode.window.showOpenDialog({
-    canSelectMany: false, canSelectFolders: false, filters, title,
+    canSelectMany: false, canSelectFolders: false, filters: { ...filters }, title,
     ...(vscode.workspace.workspaceFolders?.[0] ? { defaultUri: vscode.workspace.workspaceFolders[0].uri } : {}),
   });
   return picked?.[0]?.fsPath;

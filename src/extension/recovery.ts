@@ -8,6 +8,7 @@ import * as vscode from 'vscode';
 import { JOURNAL_SUFFIX } from '../engine/core/runId';
 import type { LeftJournal } from '../jobs/recovery';
 import { finishedOf, leftLine } from '../present/recoverText';
+import { hostClock } from './clock';
 import { loadEngine } from './lazy';
 import type { EngineModule } from './lazy';
 import type { Services } from './services';
@@ -27,7 +28,7 @@ export async function offerRecovery(s: RecoveryServices): Promise<void> {
 }
 
 async function offerOne(engine: EngineModule, s: RecoveryServices, j: LeftJournal): Promise<void> {
-  const line = leftLine(j);
+  const line = leftLine(j, hostClock());
   s.log.info(`left unfinished: ${line} Journal: ${j.path}`);
   const pick = await vscode.window.showWarningMessage(`LLM Profiler: ${line}`, 'Recover', 'Discard');
   if (pick === 'Recover') await recoverOne(engine, s, j);
@@ -50,7 +51,7 @@ async function recoverOne(engine: EngineModule, s: RecoveryServices, j: LeftJour
 }
 
 async function discardOne(s: RecoveryServices, j: LeftJournal): Promise<void> {
-  const sure = await vscode.window.showWarningMessage(`Discard what this run measured? ${leftLine(j)}`, { modal: true }, 'Discard');
+  const sure = await vscode.window.showWarningMessage(`Discard what this run measured? ${leftLine(j, hostClock())}`, { modal: true }, 'Discard');
   if (sure !== 'Discard') return;
   await unlink(j.path).catch(() => undefined);
   s.log.info(`discarded the journal ${j.path}`);

@@ -21,6 +21,7 @@ import { LiveThrottle } from './liveThrottle';
 import { compareName, runFileName, runName, runNameParts } from '../present/runText';
 import { importedNameParts } from '../present/importText';
 import { saidSaved } from './savedFile';
+import { hostClock } from './clock';
 import { newNonce, reportHtml, type ReportInitialState } from './webviewHtml';
 
 /** The webview type: package.json lists `onWebviewPanel:llmProfiler.report` so a panel survives a reload. */
@@ -101,6 +102,7 @@ class ReportPanel {
       scriptUri: w.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview', 'report.js')).toString(),
       styleUri: w.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', 'report.css')).toString(),
       initialState: this.#owner.scrub(initialState),
+      clock: hostClock(),
     });
   }
 
@@ -217,12 +219,12 @@ function titleOf(s: Shown, deleted: ReadonlySet<string> = new Set()): string {
   switch (s.kind) {
     case 'empty': return 'LLM Profiler report';
     case 'error': return 'LLM Profiler: cannot show run';
-    case 'live': return `● ${runName(runNameParts(s.run))}`;
+    case 'live': return `● ${runName(runNameParts(s.run), { clock: hostClock() })}`;
     case 'run': {
       const a = s.run;
       const b = s.compareWith;
-      if (!b) return `${runName(nameParts(a))}${deleted.has(a.id) ? ' (deleted)' : ''}`;
-      const title = compareName({ ...nameParts(a), id: a.id }, { ...nameParts(b), id: b.id });
+      if (!b) return `${runName(nameParts(a), { clock: hostClock() })}${deleted.has(a.id) ? ' (deleted)' : ''}`;
+      const title = compareName({ ...nameParts(a), id: a.id }, { ...nameParts(b), id: b.id }, hostClock());
       const gone = [a, b].filter((r) => deleted.has(r.id));
       return gone.length === 0 ? title : `${title} (${gone.length === 2 ? 'both deleted' : `${gone[0] === a ? 'A' : 'B'} deleted`})`;
     }

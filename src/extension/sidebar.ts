@@ -5,10 +5,12 @@
 import { isAbsolute, join } from 'node:path';
 import * as vscode from 'vscode';
 import { presetWorkload, sweepConcurrencies, SWEEP_PROMPT_LENGTHS, SWEEP_RATES, TRAFFIC_DEFAULTS } from '../jobs/presets';
-import { reachText, type ReachAnswer } from '../present/endpointText';
+import type { Reach } from '../engine/core/types';
+import { reachText } from '../present/endpointText';
 import { runName } from '../present/runText';
 import type { BaselineService } from './baselineService';
 import { regressionLines } from './baselineText';
+import { hostClock } from './clock';
 import type { RunIndexEntry } from './runStore';
 import type { SidebarEndpoint, SidebarFilePurpose, SidebarHostMessage, SidebarRun, SidebarState, SidebarWebviewMessage, SidebarWorkload } from '../shared/protocol';
 import type { Log } from './log';
@@ -19,6 +21,7 @@ import { isLoopbackUrl } from '../engine/transport/loopback';
 import type { EndpointEntry } from './configModel';
 import { Disposable } from './dispose';
 import { loadEngine } from './lazy';
+import { askFile } from './pickers';
 import type { JobRunner } from './jobRunner';
 import type { ProfileArgs } from './commands/profile';
 import { type LocalServerManager } from './localServerManager';
@@ -38,7 +41,7 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
   #view: vscode.WebviewView | undefined;
   #ready = false;
   #reachability = new Map<string, 'checking' | 'yes' | 'no'>();
-  /** Each endpoint's last check in words ("reachable (23 ms)", "not reachable: connection refused …"). */
+  /** Each endpoint's last check in words ("reachable (23 ms)", "not reachable: cannot connect to http://h:1 (connection refused, …)"). */
   #reachNotes = new Map<string, string>();
   #hasKey = new Map<string, boolean>();
   #pushTimer: ReturnType<typeof setTimeout> | undefined;
@@ -102,6 +105,7 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
       styleUri: webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', 'sidebar.css')).toString(),
       title: 'LLM Profiler',
       state: this.log.forWebview(this.state()),
+      clock: hostClock(),
     });
   }
 
@@ -174,9 +178,9 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
   #runOf(r: RunIndexEntry): SidebarRun {
     const pinned = this.baselines.scopesOf(r.id);
     const against = this.baselines.verdict(r);
-    const regressed = against?.state === 'compared' && against.regressed.length ? regressionLines(against.regressed, against.base) : [];
+    const regressed = against?.state === 'compared' && against.regressed.length ? regressionLines(against.regressed, against.base, hostClock()) : [];
     return {
-      id: r.id, name: runName(r), endpointName: r.endpointName, startedAt: r.startedAt, completed: r.completed, failed: r.failed,
+      id: r.id, name: runName(r, { clock: hostClock() }), endpointName: r.endpointName, startedAt: r.startedAt, completed: r.completed, failed: r.failed,
       cancelled: r.cancelled, ...(r.interrupted ? { interrupted: true } : {}), ttftP50Ms: r.ttftP50Ms, tpotP50Ms: r.tpotP50Ms, ...(r.network ? { network: r.network } : {}), ...(r.sent ? { sent: r.sent } : {}), ...(r.prompt ? { prompt: r.prompt } : {}),
       ...(pinned.length ? { baselineOf: pinned } : {}), ...(regressed.length ? { regressed } : {}),
     };
@@ -219,7 +223,7 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
     await Promise.all(all.filter((e) => !this.trust.isRestricted(e)).map(async (e) => {
       // Through the engine's client, as every request: no key, no redirect followed; through the proxy the settings name.
       const network = await this.network.forProbe(engine, e.url);
-      const answer: ReachAnswer = network === null
+      const answer: Reach = network === null
         ? { reachable: false, code: 'PROXY', message: 'the proxy settings could not be read (see the LLM Profiler log)' }
         : await engine.checkReach(e.url, REACH_TIMEOUT_MS, network);
       const id = `cfg:${e.name}`;
@@ -232,16 +236,7 @@ export class SidebarProvider extends Disposable implements vscode.WebviewViewPro
 
   /** An open dialog for the form's dataset or trace; the path chosen goes back to the page. */
   async #pickFile(purpose: SidebarFilePurpose): Promise<void> {
-    const filters: Record<string, string[]> = purpose === 'trace'
-      ? { 'Traces (Mooncake JSONL, Azure CSV)': ['jsonl', 'json', 'csv'], 'All files': ['*'] }
-      : purpose === 'prompts' ? { 'Datasets (JSON Lines, JSON)': ['jsonl', 'json'], 'All files': ['*'] }
-        : { 'Conversations (JSON Lines, JSON)': ['jsonl', 'json'], 'All files': ['*'] };
-    const picked = await vscode.window.showOpenDialog({
-      canSelectMany: false, canSelectFolders: false, filters,
-      title: purpose === 'trace' ? 'The trace to replay' : purpose === 'prompts' ? 'The dataset whose prompts to send' : 'The conversations to send',
-      ...(vscode.workspace.workspaceFolders?.[0] ? { defaultUri: vscode.workspace.workspaceFolders[0].uri } : {}),
-    });
-    const path = picked?.[0]?.fsPath;
+    const path = await askFile(purpose);
     if (path === undefined || !this.#view || this.isDisposed) return;
     const msg: SidebarHostMessage = { type: 'pickedFile', purpose, path };
     void this.#view.webview.postMessage(msg);

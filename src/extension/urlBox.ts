@@ -2,7 +2,7 @@
 // and whether anything answers there checked as it is typed (after a pause) and again on Enter, so
 // that a dead port is said at this step, with the chance to fix it, not after the workload pick.
 import * as vscode from 'vscode';
-import { withScheme } from './urlInput';
+import { withScheme } from '../jobs/urls';
 
 export interface UrlBoxOptions {
   readonly title: string;

@@ -1,32 +1,28 @@
-// What a typed endpoint URL means before anything is sent: "127.0.0.1:18181" taken as http://, what
-// is wrong with it, why nothing answers there, and, when every probe of its API got 404, that its
-// path is the likelier culprit. Pure: no `vscode` (tested in node); urlBox.ts asks with these words.
-import { reachText, type ReachAnswer } from '../present/endpointText';
+// What a typed endpoint URL means before anything is sent: what is wrong with it (src/jobs/urls.ts's
+// check, which also takes "127.0.0.1:18181" as http://), why nothing answers there, and, when every
+// probe of its API got 404, that its path is the likelier culprit. Pure: no `vscode` (tested in node);
+// urlBox.ts asks with these words.
+import { endpointUrlProblem } from '../jobs/urls';
+import type { Reach } from '../engine/core/types';
+import { reachText } from '../present/endpointText';
 
-/** A URL typed without its scheme ("127.0.0.1:18181", "localhost:8000/v1") is taken as http://. */
-export function withScheme(text: string): string {
-  const t = text.trim();
-  if (t === '' || /^[a-z][a-z0-9+.-]*:\/\//i.test(t)) return t;
-  return `http://${t}`;
-}
-
-/** What is wrong with a URL an endpoint is reached at (after withScheme); undefined when nothing is. */
+/**
+ * What is wrong with a URL typed in a box (as withScheme, src/jobs/urls.ts, takes it), as a sentence:
+ * the settings' rules (a typed URL is kept, as the last target or an endpoint), or undefined.
+ */
 export function urlProblem(url: string): string | undefined {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return 'Not a URL: type host:port (http:// is assumed) or a whole URL, e.g. http://127.0.0.1:8000';
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return `Use http:// or https:// (not ${u.protocol}//)`;
-  if (u.username || u.password) return 'No credentials in the URL: use "LLM Profiler: Set API key" for a configured endpoint';
-  return undefined;
+  const problem = endpointUrlProblem(url, 'settings');
+  return problem === undefined ? undefined : `This ${problem}`;
 }
 
-/** Why nothing answered at a URL, in the reachability check's words: "http://127.0.0.1:18181 is not reachable: connection refused (nothing listens on that port)". */
-export function unreachableText(url: string, reach: ReachAnswer): string | undefined {
+/**
+ * Why nothing answered at a URL, in the reachability check's words, which are a run's: "Not reachable:
+ * cannot connect to http://127.0.0.1:18181 (connection refused, nothing listens on that port; ECONNREFUSED)".
+ */
+export function unreachableText(reach: Reach): string | undefined {
   if (reach.reachable) return undefined;
-  return `${url} is ${reachText(reach)}`;
+  const text = reachText(reach);
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 /** The URL's own path ("/vl"), or undefined for a URL at the server's root. */

@@ -1,9 +1,11 @@
 // The HTML shell of both webviews (the report panel and the sidebar), as a pure function (no
 // `vscode` import): the host fills it in with real webview URIs, the browser tests with URLs on a
 // local test server. A strict CSP: nothing loads unless listed, the one script runs by nonce,
-// styles come only from media/; the report may start its comparison worker from a blob:. The initial state travels escaped in `<body data-state>`.
+// styles come only from media/; the report may start its comparison worker from a blob:. The initial state travels escaped in `<body data-state>`,
+// the host's locale and zone for times in `<body data-clock>`.
 import { randomBytes } from 'node:crypto';
 import type { RunFile } from '../engine/core/types';
+import type { SurfaceClock } from '../shared/protocol';
 
 /** A fresh nonce for one page: 144 random bits, base64. */
 export function newNonce(): string {
@@ -22,6 +24,8 @@ export interface WebviewHtmlOptions {
   readonly title: string;
   /** JSON-serializable state the page starts from. */
   readonly state: unknown;
+  /** The locale and zone the page says times in: the host's (src/extension/clock.ts), never the browser's own. */
+  readonly clock: SurfaceClock;
   /** Shown until the script draws. */
   readonly placeholder?: string;
   /**
@@ -58,7 +62,7 @@ export function webviewHtml(o: WebviewHtmlOptions): string {
 <link rel="stylesheet" href="${escapeHtml(o.styleUri)}">
 <title>${escapeHtml(o.title)}</title>
 </head>
-<body data-state="${escapeHtml(JSON.stringify(o.state))}">
+<body data-state="${escapeHtml(JSON.stringify(o.state))}" data-clock="${escapeHtml(JSON.stringify({ locale: o.clock.locale, timeZone: o.clock.timeZone }))}">
 <main id="app">${placeholder}</main>
 <script nonce="${o.nonce}" src="${escapeHtml(o.scriptUri)}"></script>
 </body>

@@ -110,6 +110,7 @@ async function executeOnEndpoint(job: RunJob | SweepJob, runId: string, hooks: J
       ...(resolved.detectedApi ? { detectedApi: true } : {}),
       ...(hooks.onRecord || journal ? { onRecord: guard(hooks.onRecord, journal && ((r: RequestRecord) => journal.record(r)))! } : {}),
       ...(hooks.streams ? { streams: true } : {}),
+      ...(hooks.onStatus ? { onStatus: guard(hooks.onStatus)! } : {}),
     };
     const onProgress = guard(hooks.onProgress, journal && ((p: JobProgress) => journal.progress(p)));
     if (job.kind === 'run') {

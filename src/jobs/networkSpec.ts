@@ -7,6 +7,8 @@ import { authorizationSecrets, secretsOf } from '../engine/core/redact';
 import type { NetworkSpec } from '../engine/core/types';
 import { UsageError } from './errors';
 import { checkProxyUrl } from './options';
+// a proxy variable's `user:pass@host:port` without a scheme is http:// (as curl reads it), not the scheme "user:"
+import { withScheme } from './urls';
 
 const HTTPS_NAMES = ['https_proxy', 'HTTPS_PROXY', 'all_proxy', 'ALL_PROXY'] as const;
 const HTTP_NAMES = ['http_proxy', 'HTTP_PROXY', 'all_proxy', 'ALL_PROXY'] as const;
@@ -23,11 +25,6 @@ export function networkSecrets(network: NetworkSpec | undefined, env: Readonly<R
     if (v) out.push(...secretsOf({ url: withScheme(v) }));
   }
   return out;
-}
-
-/** A proxy variable's value as a URL: `user:pass@host:port` without a scheme is http:// (as curl reads it), not the scheme "user:". */
-function withScheme(value: string): string {
-  return /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : `http://${value}`;
 }
 
 /** The environment's proxy for a URL, as curl reads it: https_proxy/HTTPS_PROXY for https://, http_proxy for http:// (HTTP_PROXY too), then all_proxy. */

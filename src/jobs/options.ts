@@ -7,6 +7,7 @@ import { MAX_RETRY_AFTER_S } from '../engine/transport/retry';
 import { parseSlo } from '../engine/core/slo';
 import { API_KINDS } from '../engine/core/apis';
 import { SYNTHETIC_PRESETS } from '../localServer/presets';
+import { endpointUrlProblem, withScheme } from './urls';
 
 export type CommandName = 'run' | 'sweep' | 'prefill-dial' | 'cache-check' | 'serve' | 'import' | 'compare' | 'ab' | 'recover';
 /** Where a default applies: a command, or the extension's settings. */
@@ -65,6 +66,8 @@ export interface OptionSpec {
   /** Said in the usage text when the default depends on other options. */
   readonly defaultNote?: string;
   readonly setting?: SettingSpec;
+  /** The value as taken, before its check (a URL typed without its scheme gets http://). */
+  readonly normalize?: (value: string) => string;
   /** A further check of a parsed value: the problem, after the flag (e.g. "must not carry credentials"). */
   readonly check?: (value: string) => string | undefined;
   /** Options this one cannot be combined with (checked when both are given). */
@@ -118,18 +121,6 @@ const NOT_WITH_URL: OptionRule = { key: 'url', why: 'sets up the bundled local s
 function checkVarAssignment(text: string): string | undefined {
   const eq = text.indexOf('=');
   return eq > 0 && /^[A-Za-z_][\w.-]*$/.test(text.slice(0, eq)) ? undefined : `must be NAME=VALUE (NAME a variable's name), got "${text}"`;
-}
-
-function checkUrl(text: string): string | undefined {
-  let u: URL;
-  try {
-    u = new URL(text);
-  } catch {
-    return `is not a valid URL${/[?@]/.test(text) ? '' : `: "${text}"`}`;
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return `must be http:// or https://, got "${displayUrl(text)}"`;
-  if (u.username || u.password) return 'must not carry credentials (user:password@): pass a key with --api-key-env VAR';
-  return undefined;
 }
 
 /** An OTLP/HTTP collector's address: http(s), credentials in OTEL_EXPORTER_OTLP_HEADERS, never in the URL. */
@@ -189,8 +180,9 @@ function checkSlo(text: string): string | undefined {
 export const OPTIONS: readonly OptionSpec[] = [
   // ---- Endpoint ----
   {
-    key: 'url', flag: '--url', kind: 'string', commands: TARGET, perSide: ['ab'], group: 'Endpoint', value: 'URL', check: checkUrl,
-    help: 'base URL, e.g. http://127.0.0.1:8000 (a trailing /v1 is fine); without it the bundled llama.cpp server is started on 127.0.0.1, profiled and stopped; ab needs it: once for one endpoint (with two --model), twice for A then B',
+    key: 'url', flag: '--url', kind: 'string', commands: TARGET, perSide: ['ab'], group: 'Endpoint', value: 'URL',
+    normalize: withScheme, check: (url) => endpointUrlProblem(url, 'command line'),
+    help: 'base URL, e.g. http://127.0.0.1:8000 (a trailing /v1 is fine; host:port is taken as http://host:port); without it the bundled llama.cpp server is started on 127.0.0.1, profiled and stopped; ab needs it: once for one endpoint (with two --model), twice for A then B',
   },
   {
     key: 'api', flag: '--api', kind: 'enum', choices: ['auto', ...API_KINDS], commands: TARGET, group: 'Endpoint', value: 'KIND',

@@ -43,12 +43,16 @@ export class OptionValues {
       } else if (o.kind === 'boolean' && typeof value !== 'boolean') {
         throw new UsageError(`${where} ${key} must be true or false, got ${shown(value)}`);
       } else if (o.kind === 'string') {
-        // one value, or a list (a repeatable option's, or an A/B option's two sides)
+        // one value, or a list (a repeatable option's, or an A/B option's two sides), each as taken (normalize)
+        const taken: string[] = [];
         for (const text of typeof value === 'string' ? [value] : Array.isArray(value) ? value : []) {
           if (typeof text !== 'string') throw new UsageError(`${where} ${key} must be text, got ${shown(text)}`);
-          const problem = o.check?.(text);
-          if (problem) throw new UsageError(`${where} ${key}${problem.startsWith(':') ? '' : ' '}${withoutCredentials(problem, text)}`);
+          const t = o.normalize?.(text) ?? text;
+          const problem = o.check?.(t);
+          if (problem) throw new UsageError(`${where} ${key}${problem.startsWith(':') ? '' : ' '}${withoutCredentials(problem, t)}`);
+          taken.push(t);
         }
+        if (o.normalize) { map.set(key, typeof value === 'string' ? taken[0]! : taken); continue; }
       }
       map.set(key, value);
     }

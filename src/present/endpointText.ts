@@ -1,6 +1,6 @@
 // The endpoint as every surface names it, with how it was reached when that changes what was
 // measured: through a proxy, or with certificates not checked.
-import type { ConnectionInfo, Handshake, RunFile } from '../engine/core/types';
+import type { ConnectionInfo, Handshake, Reach, RunFile } from '../engine/core/types';
 import { median } from '../engine/core/stats';
 import { formatMs } from './units';
 
@@ -58,32 +58,13 @@ export function connectionText(connection: ConnectionInfo | undefined): string |
   return `${connection.connections} warmed: ${parts.join(', ')} (median${hs.length > 1 ? 's' : ''}; not in TTFT)${reopened > 0 ? `; ${reopened} opened during the run` : ''}`;
 }
 
-/** A reachability check's answer (src/engine/transport/detect.ts `Reach`), as the surfaces receive it. */
-export type ReachAnswer =
-  | { readonly reachable: true; readonly ms: number }
-  | { readonly reachable: false; readonly code: string; readonly message: string };
-
-/** The usual failures of a connection, in plain words. */
-const REACH_FAILURES: Readonly<Record<string, string>> = {
-  ECONNREFUSED: 'connection refused (nothing listens on that port)',
-  ENOTFOUND: 'no such host',
-  EAI_AGAIN: 'the host name could not be looked up (DNS)',
-  EHOSTUNREACH: 'no route to the host',
-  ENETUNREACH: 'the network is unreachable',
-  EHOSTDOWN: 'the host is down',
-  ECONNRESET: 'the connection was reset',
-  UND_ERR_SOCKET: 'the connection was closed',
-  UND_ERR_CONNECT_TIMEOUT: 'connect timeout',
-  ETIMEDOUT: 'connect timeout',
-};
-
 /**
- * "reachable (23 ms)", "not reachable: connection refused (nothing listens on that port)", "not
- * reachable: no answer within 3 s"; a certificate or proxy failure in the probe's own sentence.
+ * "reachable (23 ms)", "not reachable: no answer within 3 s", or "not reachable: " and the check's own
+ * sentence, the words a run's error says ("cannot connect to http://127.0.0.1:18181 (connection
+ * refused, nothing listens on that port; ECONNREFUSED)"; a proxy that failed named as the proxy).
  */
-export function reachText(r: ReachAnswer, timeoutMs = 3000): string {
+export function reachText(r: Reach, timeoutMs = 3000): string {
   if (r.reachable) return `reachable (${formatMs(r.ms)})`;
   if (r.code === 'TIMEOUT') return `not reachable: no answer within ${formatMs(timeoutMs)}`;
-  const known = REACH_FAILURES[r.code];
-  return `not reachable: ${known ?? r.message}`;
+  return `not reachable: ${r.message}`;
 }

@@ -3,6 +3,7 @@
 // run lists). Pure.
 import { interruptedLine } from './recoverText';
 import { clockTime } from './timeText';
+import type { SurfaceClock } from '../shared/protocol';
 import type { Progress, RunFile, SloSpec, Stall, Stats, Summary } from '../engine/core/types';
 import { formatSlo } from '../engine/core/slo';
 import { prefixCacheSplitLine } from './cacheCheckText';
@@ -13,7 +14,7 @@ import { measuresProxy, stallRule, stallSizeMeaning, stallTotalText, stalledStre
 import { UNKNOWN_STALL_SHORT } from '../engine/analysis/stalls';
 import { connectionText, endpointText, networkShort } from './endpointText';
 import { sentLine, sentNotes, sentPerPromptLines } from './sentText';
-import { importToolLabel } from './toolLabels';
+import { countedByTool } from './toolLabels';
 import { turnLines } from './turnText';
 import { toolCallLine } from './toolText';
 import { cacheMeantText, scheduleLines } from './scheduleText';
@@ -113,7 +114,7 @@ export function formatStalls(s: Summary, streams?: number): string {
  * does not say which).
  */
 function tokensCountedBy(run: RunFile): string {
-  if (run.importedFrom) return `as ${importToolLabel(run.importedFrom.tool)} counted them`;
+  if (run.importedFrom) return countedByTool(run.importedFrom.tool);
   const source = run.summary.tokenSource;
   return `counted from ${source === 'usage' ? 'server usage' : source === 'chunks' ? 'chunks' : 'usage and chunks'}`;
 }
@@ -235,7 +236,7 @@ function verdictLines(run: RunFile): string[] {
     const body = firstError.error.body?.replace(/\s+/g, ' ').trim().slice(0, 120);
     out.push(`  first: request ${firstError.index}: ${firstError.error.message}${retryAfterNote(firstError.error)}${body ? ` (${body})` : ''}`);
   }
-  const cancelled = cancelledLine(s);
+  const cancelled = cancelledLine(run);
   if (cancelled) out.push(`Cancelled: ${cancelled}`);
   return out;
 }
@@ -448,6 +449,8 @@ function endpointShort(name: string): string {
 interface NameOptions {
   /** (Kept for callers: every name says its date and time in full, src/present/timeText.ts.) */
   readonly now?: Date;
+  /** The window's locale and zone (src/extension/clock.ts); without one, this process's own (the CLI). */
+  readonly clock?: SurfaceClock;
   /** Leave the endpoint out (a compare says it once when both sides share it). */
   readonly endpoint?: boolean;
 }
@@ -461,7 +464,7 @@ const two = (n: number) => String(n).padStart(2, '0');
 export function runName(r: RunNameParts, opts: NameOptions = {}): string {
   const what = r.what || 'run';
   const where = opts.endpoint === false ? '' : ` on ${endpointShort(r.endpointName)}`;
-  return `${what}${where}, ${clockTime(r.startedAt)}`;
+  return `${what}${where}, ${clockTime(r.startedAt, opts.clock)}`;
 }
 
 /** Characters a file name cannot hold on some system (Windows' reserved ones, path separators). */
@@ -486,27 +489,27 @@ export function runFileName(r: RunNameParts, suffix: string): string {
  * Two runs side by side ("A vs B"), told apart: the endpoint said once when both share it, and the
  * ids when nothing else differs (the same second).
  */
-export function compareName(a: RunNameParts & { readonly id?: string }, b: RunNameParts & { readonly id?: string }, now: Date = new Date()): string {
+export function compareName(a: RunNameParts & { readonly id?: string }, b: RunNameParts & { readonly id?: string }, clock?: SurfaceClock): string {
   const same = endpointShort(a.endpointName) === endpointShort(b.endpointName);
-  const opts: NameOptions = { now, endpoint: !same };
+  const opts: NameOptions = { clock, endpoint: !same };
   let [na, nb] = [runName(a, opts), runName(b, opts)];
   if (na === nb && a.id && b.id) [na, nb] = [`${na} (${a.id})`, `${nb} (${b.id})`];
   return `${na} vs ${nb}${same ? ` on ${endpointShort(a.endpointName)}` : ''}`;
 }
 
 /** A run in a list: its name, and how the endpoint was reached when that changed what was measured (`network`: networkShort's notes). */
-export function runLabel(r: RunNameParts & { readonly network?: readonly string[] }, now: Date = new Date()): string {
-  return `${runName(r, { now })}${r.network?.length ? ` (${r.network.join(' · ')})` : ''}`;
+export function runLabel(r: RunNameParts & { readonly network?: readonly string[] }, clock?: SurfaceClock): string {
+  return `${runName(r, { clock })}${r.network?.length ? ` (${r.network.join(' · ')})` : ''}`;
 }
 
 /** A one-paragraph summary (a notification, the log). */
-export function summaryText(run: Pick<RunFile, 'endpoint' | 'summary'>): string {
+export function summaryText(run: Pick<RunFile, 'endpoint' | 'summary'> & Partial<Pick<RunFile, 'importedFrom'>>): string {
   const s = run.summary;
   const t = s.ttftMs.count ? `TTFT p50 ${formatMs(s.ttftMs.p50)} · p99 ${formatMs(s.ttftMs.p99)}` : 'no TTFT';
   const tp = s.tpotMs.count ? ` · TPOT p50 ${formatMs(s.tpotMs.p50)}` : '';
   const buffered = s.buffering?.detected ? ' · the stream is buffered between the server and you (ITL and TPOT measure the buffer)' : '';
   const notes = networkShort(run.endpoint);
-  const cancelled = cancelledCount(s);
+  const cancelled = cancelledCount(run);
   const tps = noneCompleted(s) ? '' : ` · ${s.outputTokensPerSecond.toFixed(1)} tok/s`;
   return `${run.endpoint.name ?? run.endpoint.url}${notes.length ? ` (${notes.join(' · ')})` : ''}: ${s.completed} completed, ${s.failed} failed${cancelled ? `, ${cancelled}` : ''} · ${t}${tp}${tps}${buffered}`;
 }

@@ -2,13 +2,14 @@
 // a row per point, a column per chunk size. The CLI prints them; the report panel's sweep view shows
 // the same facts and rows. Pure.
 import { interruptedLine } from './recoverText';
-import { dialFigures } from '../engine/analysis/fit';
+import { dialFigures, NO_SLO } from '../engine/analysis/fit';
 import type { DialFigures } from '../engine/analysis/fit';
 import type { RunFile, SloSpec, Summary, SweepPoint } from '../engine/core/types';
 import { figureValue, latencyStats, metricsFor, type FigureMetric, type Metric } from './metricCatalogue';
 import { DASH, fixed, formatMs, formatQuantity } from './units';
 import { promptSourceWords } from './workloadText';
 import { howToGive, type TextSurface } from './surfaceWords';
+import type { SurfaceClock } from '../shared/protocol';
 
 export interface SweepFact {
   /** 'fit', 'slo-batch', 'prefill', 'knee', 'op', 'max', 'stopped', 'cancelled', or 'verdict-<kind>'. */
@@ -27,7 +28,7 @@ export function sweepSlo(run: RunFile): SloSpec | undefined {
  * Why the sweep has fewer points than it was asked for, first (stopped early, cancelled, interrupted):
  * a reader must know that before reading any figure of it.
  */
-function endFacts(run: RunFile): SweepFact[] {
+function endFacts(run: RunFile, clock?: SurfaceClock): SweepFact[] {
   const sw = run.sweep!;
   const out: SweepFact[] = [];
   if (sw.stoppedEarly) {
@@ -37,26 +38,27 @@ function endFacts(run: RunFile): SweepFact[] {
     out.push({ kind: 'stopped', text: `Stopped early after ${afterLabel} (${of}): ${reason}.` });
   }
   if (run.cancelled) out.push({ kind: 'cancelled', text: 'Cancelled: the points finished so far are kept.' });
-  const interrupted = interruptedLine(run);
+  const interrupted = interruptedLine(run, clock);
   if (interrupted) out.push({ kind: 'interrupted', text: interrupted });
   return out;
 }
 
-/** A verdict as `surface` says it: the engine's "no SLO" names the CLI's flag; VS Code names its setting. */
+/** A verdict as `surface` says it: the engine stores "no SLO" neutral (NO_SLO); the CLI adds its flag, VS Code its setting. */
 function verdictText(v: { readonly kind: string; readonly message: string }, surface: TextSurface): string {
-  if (v.kind === 'no-slo') return `No SLO given: no operating point can be named (${howToGive('slo', surface)}).`;
+  if (v.kind === 'no-slo') return NO_SLO.replace(/\.$/, ` (${howToGive('slo', surface)}).`);
   return v.message;
 }
 
 /**
  * What the sweep says, in sentences, in the order a reader wants them: why it ended early first, then
- * the fits and the picks, then the verdicts, worded for `surface` (a flag in the CLI, a setting in VS Code).
+ * the fits and the picks, then the verdicts, worded for `surface` (a flag in the CLI, a setting in VS Code),
+ * its times in `clock` (the window's: src/present/timeText.ts).
  */
-export function sweepFacts(run: RunFile, surface: TextSurface = 'cli'): SweepFact[] {
+export function sweepFacts(run: RunFile, surface: TextSurface = 'cli', clock?: SurfaceClock): SweepFact[] {
   const sw = run.sweep;
   if (!sw) return [];
   const slo = sweepSlo(run);
-  const out: SweepFact[] = endFacts(run);
+  const out: SweepFact[] = endFacts(run, clock);
   if (sw.fit) {
     out.push({
       kind: 'fit',

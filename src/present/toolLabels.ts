@@ -7,3 +7,8 @@ import { IMPORT_TOOL_ROWS } from '../engine/core/types';
 export function importToolLabel(tool: string): string {
   return IMPORT_TOOL_ROWS.find((t) => t.id === tool)?.label ?? tool;
 }
+
+/** "as GuideLLM counted them": tokens an imported run's tool counted (its usage or its own tokenizer; its file does not say which). */
+export function countedByTool(tool: string): string {
+  return `as ${importToolLabel(tool)} counted them`;
+}

@@ -2,7 +2,7 @@
 // report panel's section say the same things in the same words. Pure, browser-safe.
 import type { RequestRecord, RunFile, Stall, StallSummary, Stats, Summary } from '../engine/core/types';
 import { PHASE_WORDS, phaseBands, phasesOf } from '../engine/analysis/phases';
-import { UNKNOWN_STALL_SHORT } from '../engine/analysis/stalls';
+import { UNKNOWN_STALL_SHORT, UNKNOWN_STALL_WHY } from '../engine/analysis/stalls';
 import type { RequestPhases } from '../engine/analysis/phases';
 import { DASH, formatInt, formatMs, formatPercent, formatQuantity } from './units';
 
@@ -25,7 +25,7 @@ export function stallPhrase(stall: Stall, run?: Pick<RunFile, 'requests'>): stri
     }
     case 'unknown':
       // said in full once (the verdict, the tile's and the list's tooltips), not on every stall
-      return `${head}: ${UNKNOWN_STALL_SHORT} (no request of this run was prefilling then)`;
+      return `${head}: ${UNKNOWN_STALL_SHORT} (${UNKNOWN_STALL_WHY})`;
     default:
       return head;
   }
@@ -45,12 +45,12 @@ export function stallSizeMeaning(st: Pick<StallSummary, 'factor' | 'floorMs'>): 
 /**
  * The stalls' time in all, said as what it is: a sum over the streams, which can exceed the run's
  * wall time when several streams stall at once ("11.4 s summed over 8 streams (the run took 10.5 s),
- * 12.3 % of their decode time").
+ * 12.3 % of all streams' decode time": the share is over every measured stream's decode time, stalled or not).
  */
 export function stallTotalText(st: Pick<StallSummary, 'count' | 'totalMs' | 'shareOfDecode'>, streams: number | undefined, durationS?: number): string {
   const over = streams === 1 ? 'in one stream' : streams === undefined ? 'summed over the streams' : `summed over ${formatInt(streams)} streams`;
   const wall = durationS !== undefined && st.totalMs > durationS * 1000 ? ` (the run took ${formatMs(durationS * 1000)}: streams stalled at the same time)` : '';
-  return `${formatMs(st.totalMs)} ${over}${wall}, ${formatPercent(st.shareOfDecode)} of their decode time`;
+  return `${formatMs(st.totalMs)} ${over}${wall}, ${formatPercent(st.shareOfDecode)} of all streams' decode time`;
 }
 
 /** The streams that stalled, each counted once; undefined for a file whose requests do not carry their stalls. */
@@ -75,8 +75,8 @@ export function timingTable(s: Summary): { header: readonly string[]; rows: read
   // the same requests on every row: those that carried server timings
   const rows: string[][] = [['TTFT (client)', p(sv.ttftClientMs, 'p50'), p(sv.ttftClientMs, 'p99')]];
   if (sv.ttftServerMs) rows.push(['TTFT (server)', p(sv.ttftServerMs, 'p50'), p(sv.ttftServerMs, 'p99')]);
-  if (sv.queueMs) rows.push(['queue (server)', p(sv.queueMs, 'p50'), p(sv.queueMs, 'p99')]);
-  if (sv.promptMs) rows.push(['prefill (server)', p(sv.promptMs, 'p50'), p(sv.promptMs, 'p99')]);
+  if (sv.queueMs) rows.push([PHASE_WORDS.queue.label, p(sv.queueMs, 'p50'), p(sv.queueMs, 'p99')]);
+  if (sv.promptMs) rows.push([PHASE_WORDS.prefill.label, p(sv.promptMs, 'p50'), p(sv.promptMs, 'p99')]);
   // client − server: transport where the server reports its queue, else wait (queue, network and client: PHASE_WORDS)
   if (sv.transportMs) rows.push([`${sv.queueMs ? PHASE_WORDS.transport.short : PHASE_WORDS.wait.short} (client − server)`, p(sv.transportMs, 'p50'), p(sv.transportMs, 'p99')]);
   return { header: ['', 'p50', 'p99'], rows };

@@ -2,6 +2,8 @@
 // the job line, run names, the report's header). Pure, browser-safe.
 import type { PromptLength, RunFile, WorkloadMode, WorkloadSpec } from '../engine/core/types';
 import { formatInt, formatQuantity } from './units';
+import { sentCounts } from '../engine/core/promptTokens';
+import { countedByTool } from './toolLabels';
 
 /** The rate part of an open loop: "4 req/s", or its ramp "ramp linear 1→8 req/s". */
 function rateWords(m: Extract<WorkloadMode, { kind: 'open' }>): string {
@@ -51,20 +53,26 @@ export function promptSourceWords(p: WorkloadSpec['prompt']): string {
   }
 }
 
-/** How synthetic prompts were sized to the length asked (RunFile.promptLength's method), in words. */
-const SIZED_BY: Readonly<Record<PromptLength['method'], string>> = {
-  tokenize: "sized with the server's tokenizer",
-  usage: "sized from the warmup's reply",
-  estimate: 'not sized: one word a token',
-};
+/** How synthetic prompts were sized to the length asked (RunFile.promptLength), in words: "sized with the server's tokenizer, then moved by the warmup's usage". */
+function sizedBy(pl: PromptLength): string {
+  const added = pl.addedWarmup ? `, ${pl.addedWarmup} warmup ${pl.addedWarmup === 1 ? 'request' : 'requests'} added` : '';
+  switch (pl.method) {
+    case 'tokenize': return `sized with the server's tokenizer${pl.usageCorrected ? `, then moved by the warmup's usage${added}` : ''}`;
+    case 'usage': return `sized from the warmup's usage${added}${pl.tokenizer ? "; the server's tokenizer was off by more than 2×" : ''}`;
+    default: return pl.addedWarmup ? "not sized: one word a token (the server's count did not change with the words)" : 'not sized: one word a token';
+  }
+}
 
 /** The measured requests' prompt tokens as the server counted them (usage; the client's estimates left out): median, range, how many. */
-export function sentTokens(run: Pick<RunFile, 'requests' | 'promptLength'>): { p50: number; min: number; max: number; requests: number } | undefined {
-  if (run.promptLength?.sent) return run.promptLength.sent;
-  const xs = run.requests.filter((r) => !r.warmup && r.error === undefined && r.promptTokens !== undefined && !r.promptTokensEstimated).map((r) => r.promptTokens!).sort((a, b) => a - b);
-  if (xs.length === 0) return undefined;
-  const m = Math.floor(xs.length / 2);
-  return { p50: xs.length % 2 ? xs[m]! : (xs[m - 1]! + xs[m]!) / 2, min: xs[0]!, max: xs[xs.length - 1]!, requests: xs.length };
+export function sentTokens(run: Pick<RunFile, 'requests' | 'promptLength'>): PromptLength['sent'] | undefined {
+  return run.promptLength?.sent ?? sentCounts(run.requests);
+}
+
+/** An imported run's prompts: "298-token prompts as vLLM counted them (250–341)"; a tool's mean when its file has no count per request. */
+function importedPromptWords(mean: number, sent: ReturnType<typeof sentTokens>, counted: string, short: boolean): string {
+  if (!sent) return `${formatInt(mean)}-token prompts on average, ${counted}`;
+  const range = !short && sent.min !== sent.max ? ` (${formatInt(sent.min)}–${formatInt(sent.max)})` : '';
+  return `${formatInt(sent.p50)}-token prompts ${counted}${range}`;
 }
 
 /**
@@ -73,15 +81,20 @@ export function sentTokens(run: Pick<RunFile, 'requests' | 'promptLength'>): { p
  * server's tokenizer)", "256-token prompts asked (the server reported no count)"; other sources as
  * promptSourceWords says them. `short`: a run list's few words, "255-token prompts (256 asked)".
  */
-export function promptWords(run: Pick<RunFile, 'workload' | 'requests' | 'promptLength'>, short = false): string {
+export function promptWords(run: Pick<RunFile, 'workload' | 'requests' | 'promptLength'> & Partial<Pick<RunFile, 'importedFrom'>>, short = false): string {
   const p = run.workload.prompt;
   if (p.kind !== 'synthetic') return promptSourceWords(p);
   const sent = sentTokens(run);
+  // another tool's run: its tokenizer counted them, and its file's mean stands for the length (nothing was asked of ours)
+  if (run.importedFrom) return importedPromptWords(p.tokens, sent, countedByTool(run.importedFrom.tool), short);
   // a run list's line: "255-token prompts (256 asked)"
   if (short) return sent ? `${formatInt(sent.p50)}-token prompts (${formatInt(p.tokens)} asked)` : `${formatInt(p.tokens)}-token prompts asked`;
   const groups = p.groups ? ` in ${p.groups.count} groups sharing ${formatInt(p.groups.prefixTokens)} tokens` : '';
-  if (!sent) return `${formatInt(p.tokens)}-token prompts asked${groups} (the server reported no count)`;
+  // before any reply (a live run's first frames) nothing can be said of the server's count
+  if (!sent) return `${formatInt(p.tokens)}-token prompts asked${groups}${run.requests.some((r) => !r.warmup && r.error === undefined) ? ' (the server reported no count)' : ''}`;
   const range = sent.min !== sent.max ? `${formatInt(sent.min)}–${formatInt(sent.max)}; ` : '';
-  const how = run.promptLength ? `, ${SIZED_BY[run.promptLength.method]}` : '';
-  return `${formatInt(sent.p50)}-token prompts${groups} as the server counted them (${range}${formatInt(p.tokens)} asked${how})`;
+  const pl = run.promptLength;
+  const shortest = pl?.shortest ? `; the shortest the server's chat template allows, ${formatInt(pl.words)} ${pl.words === 1 ? 'word' : 'words'}` : '';
+  const how = pl ? `, ${sizedBy(pl)}` : '';
+  return `${formatInt(sent.p50)}-token prompts${groups} as the server counted them (${range}${formatInt(p.tokens)} asked${shortest}${how})`;
 }

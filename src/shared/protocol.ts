@@ -2,6 +2,21 @@
 // `import type`. Messages are discriminated unions keyed by `type`, with readonly fields.
 import type { Progress, RequestRecord, RunFile, StreamDelta } from '../engine/core/types';
 
+// ---- Both webviews ----
+
+/**
+ * The one form of a moment on every surface of a window (src/present/timeText.ts clockTime): the
+ * host's locale (VS Code's display language) and time zone, which it names its tabs and runs in.
+ * Each page gets it in its HTML (`<body data-clock>`, src/extension/webviewHtml.ts) and formats its
+ * times in it, whatever the browser's own locale and zone (code-server, Remote).
+ */
+export interface SurfaceClock {
+  /** A BCP 47 tag as Intl resolved it ("en-GB"). */
+  readonly locale: string;
+  /** An IANA zone ("Europe/Berlin"). */
+  readonly timeZone: string;
+}
+
 // ---- Report panel (webview/report) ----
 // (owned by the report panel work; keep additions in this section)
 
@@ -56,7 +71,7 @@ export interface SidebarEndpoint {
   readonly restricted: boolean;
   readonly hasKey: boolean;
   readonly reachable?: 'checking' | 'yes' | 'no';
-  /** The last check in words (src/present/endpointText.ts reachText): "reachable (23 ms)", "not reachable: connection refused …". */
+  /** The last check in words (src/present/endpointText.ts reachText): "reachable (23 ms)", "not reachable: cannot connect to http://h:1 (connection refused, …)". */
   readonly reachNote?: string;
   readonly lastTtftP50Ms?: number;
   readonly lastTpotP50Ms?: number;

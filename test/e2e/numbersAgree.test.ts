@@ -6,7 +6,7 @@
 // tiles all have tooltips and no tooltip shows a float's noise; stalls whose cause is not shown are
 // grey, not orange; ITL's tiny median is explained on its tile; the header says the prompt tokens
 // the server counted beside those asked; the tab's title, the run list and the header say the start
-// time in one form, in the reader's locale. Screenshots in test-artifacts/. Needs `npm run build`.
+// time in one form, in the host's locale and zone, though the browser has others. Screenshots in test-artifacts/. Needs `npm run build`.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -19,21 +19,23 @@ import type { RequestRecord, RunFile, WorkloadSpec } from '../../src/engine/core
 import { indexEntry } from '../../src/extension/runStore';
 import { runName } from '../../src/present/runText';
 import { formatMs } from '../../src/present/units';
-import type { SidebarState } from '../../src/shared/protocol';
+import type { SidebarState, SurfaceClock } from '../../src/shared/protocol';
 import { TRAFFIC_DEFAULTS } from '../../src/jobs/presets';
 import { fixtureRun, fixtureWhereRun } from '../support/fixtureRuns';
 import { openReport, rendered, reportSession, THEMES } from '../support/reportHarness';
 import { openSidebar, startSidebarServer, type SidebarServer } from '../support/sidebarHarness';
 
 const artifacts = join(__dirname, '..', '..', 'test-artifacts');
-const session = reportSession();
+// the extension host's locale and zone (src/extension/clock.ts), which it names tabs and runs in and
+// hands to its pages; the browser's own are others (code-server, Remote), and must not show
+const HOST: SurfaceClock = { locale: 'en-GB', timeZone: 'Asia/Kolkata' };
+const BROWSER = { locale: 'en-US', timezoneId: 'America/Los_Angeles' } as const;
+const session = reportSession(HOST);
 let sidebar: SidebarServer;
-// the page reads times in the same locale as this process (the extension host's names)
-const LOCALE = Intl.DateTimeFormat().resolvedOptions().locale;
 
 before(async () => {
   mkdirSync(artifacts, { recursive: true });
-  sidebar = await startSidebarServer();
+  sidebar = await startSidebarServer(HOST);
 });
 after(() => sidebar?.close());
 
@@ -43,6 +45,9 @@ function engineRun(run: RunFile, requests: readonly RequestRecord[] = run.reques
   const annotated = annotateRequests(requests, analysis);
   return { ...run, workload, requests: annotated, summary: summarize(annotated, workload, { durationS: run.summary.durationS, analysis }) };
 }
+
+/** "#cca700" as getComputedStyle says it: "rgb(204, 167, 0)". */
+const rgbOf = (hex: string): string => `rgb(${[1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16)).join(', ')})`;
 
 /** A llama.cpp server's view: its prompt time and TTFT, no queue (what the issue's run had). */
 function llamaStyle(r: RequestRecord): RequestRecord {
@@ -143,7 +148,9 @@ function checkAgree(r: Read, run: RunFile, label: string): void {
   if (st.count > 0) {
     assert.match(stalls.note, /summed over [\d,]+ streams|in one stream/, `${label}: ${stalls.note}`);
     if (st.totalMs > run.summary.durationS * 1000) assert.match(stalls.note, /the run took .*streams stalled at the same time/, stalls.note);
-    assert.match(stalls.title, /A stall is a gap between two chunks of one stream longer than both/, stalls.title);
+    assert.match(stalls.title, /^Stalls: A stall is a gap between two chunks of one stream longer than both/, stalls.title);
+    // defined once: the run's own factor and floor, not the catalogue's words beside them
+    assert.equal(stalls.title.match(/gaps? between/gi)?.length, 1, stalls.title);
   }
 }
 
@@ -156,7 +163,7 @@ test('the engine\'s verdicts, the legend, the bars and the tiles agree: vLLM-sty
     ['client', engineRun({ ...base, id: 'agree-client' }, base.requests.map(clientOnly))],
   ];
   for (const [label, run] of runs) {
-    const { context, page, problems } = await openReport(session.browser, session.server.page({ kind: 'run', run }), { locale: LOCALE });
+    const { context, page, problems } = await openReport(session.browser, session.server.page({ kind: 'run', run }), BROWSER);
     try {
       await rendered(page);
       await page.waitForSelector('.where-bar');
@@ -190,7 +197,7 @@ test('stalls whose cause is not shown are grey, said as what they could be; stal
   assert.ok(quiet.summary.stalls.count > 0 && quiet.summary.stalls.byCause?.unknown === quiet.summary.stalls.count, JSON.stringify(quiet.summary.stalls.byCause));
   const caused = engineRun(fixtureWhereRun({ seed: 41, requests: 40, concurrency: 4 }));
   assert.ok((caused.summary.stalls.byCause?.prefill ?? 0) > 0);
-  const orange = `rgb(${[1, 3, 5].map((i) => parseInt(THEMES.dark.vars['--vscode-charts-orange']!.slice(i, i + 2), 16)).join(', ')})`;
+  const orange = rgbOf(THEMES.dark.vars['--vscode-charts-orange']!);
   for (const [run, alarm] of [[quiet, false], [caused, true]] as const) {
     const { context, page, problems } = await openReport(session.browser, session.server.page({ kind: 'run', run }));
     try {
@@ -213,6 +220,19 @@ test('stalls whose cause is not shown are grey, said as what they could be; stal
         await page.locator('.headline').screenshot({ path: join(artifacts, 'numbers-stalls-unknown-grey.png') });
         await page.locator('.block.stalls').screenshot({ path: join(artifacts, 'numbers-stalls-list.png') });
       }
+      // the verdict of a gap whose cause is not shown: its own kind, last, grey, never the bold headline
+      const verdicts = await page.evaluate(() => Array.from(document.querySelectorAll<HTMLElement>('ol.verdicts li')).map((li) => ({
+        kind: li.dataset.kind ?? '', text: li.textContent ?? '', color: getComputedStyle(li).color, weight: getComputedStyle(li).fontWeight })));
+      const unknown = verdicts.findIndex((x) => x.kind === 'stalls-unknown');
+      assert.ok(alarm || unknown >= 0, JSON.stringify(verdicts));
+      if (unknown >= 0) {
+        assert.equal(unknown, verdicts.length - 1, `last: ${verdicts.map((x) => x.kind).join(', ')}`);
+        assert.match(verdicts[unknown]!.text, /cause not shown/);
+        assert.equal(verdicts[unknown]!.weight, '400', 'not bold, even alone');
+        assert.equal(verdicts[unknown]!.color, rgbOf(THEMES.dark.vars['--vscode-descriptionForeground']!), 'grey');
+        assert.ok(verdicts.slice(0, unknown).every((x) => x.color !== verdicts[unknown]!.color), 'the verdicts with a cause are not grey');
+      }
+      await page.locator('ol.verdicts').screenshot({ path: join(artifacts, alarm ? 'numbers-verdicts-cause-first.png' : 'numbers-verdict-unknown-grey.png') });
       assert.deepEqual(problems, []);
     } finally {
       await context.close();
@@ -257,7 +277,7 @@ test('the header says the prompt tokens the server counted beside those asked; t
     [old, /^349-token prompts as the server counted them \(345–351; 256 asked\)$/],
     [sized, /^256-token prompts as the server counted them \(255–257; 256 asked, sized with the server's tokenizer\)$/],
   ] as const) {
-    const { context, page, problems } = await openReport(session.browser, session.server.page({ kind: 'run', run }), { locale: LOCALE });
+    const { context, page, problems } = await openReport(session.browser, session.server.page({ kind: 'run', run }), BROWSER);
     try {
       await rendered(page);
       const meta = (await page.locator('.run-header .meta').first().textContent())!;
@@ -265,18 +285,26 @@ test('the header says the prompt tokens the server counted beside those asked; t
       assert.ok(parts.some((p) => expected.test(p)), meta);
       // the start time as the tab's title says it (runName, the extension host's formatter) and as the run list does
       const entry = indexEntry(run, `/runs/${run.id}.json`);
-      const tab = runName(entry);
+      const tab = runName(entry, { clock: HOST });
       const when = tab.slice(tab.indexOf(', ') + 2);
+      assert.equal(when, '5 Dec 2026, 14:44:03', 'the host\'s form: en-GB, Asia/Kolkata');
+      // the browser's own locale and zone would say it otherwise ("Dec 5, 2026, 1:14:03 AM"): the page must not
+      const browserOwn = new Date(run.startedAt).toLocaleString(BROWSER.locale, { dateStyle: 'medium', timeStyle: 'medium', timeZone: BROWSER.timezoneId });
+      assert.notEqual(browserOwn, when);
+      assert.equal(await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone), BROWSER.timezoneId, 'the page runs in another zone');
       assert.ok(meta.endsWith(` · ${when}`), `header "${meta}" ends with the tab's time "${when}"`);
+      assert.ok(!meta.includes(browserOwn), meta);
       assert.doesNotMatch(meta, /UTC|T\d\d:/);
       if (run === sized) await page.locator('.run-header').screenshot({ path: join(artifacts, 'numbers-header-prompt-time.png') });
       const state: SidebarState = {
         endpoints: [], localServer: { state: 'stopped', source: 'preset:tiny', parallel: 4 }, workload: { concurrency: 1, requests: 10, maxTokens: 128, promptTokens: 256 },
         trafficDefaults: TRAFFIC_DEFAULTS, problems: [],
         runs: [{ id: run.id, name: tab, endpointName: entry.endpointName, startedAt: entry.startedAt, completed: entry.completed, failed: entry.failed, cancelled: entry.cancelled,
-          ttftP50Ms: entry.ttftP50Ms, tpotP50Ms: entry.tpotP50Ms, ...(entry.prompt ? { prompt: entry.prompt } : {}) }],
+          ttftP50Ms: entry.ttftP50Ms, tpotP50Ms: entry.tpotP50Ms, ...(entry.prompt ? { prompt: entry.prompt } : {}) },
+        // a row without a name: the page says its time itself, in the host's form
+        { id: `${run.id}-unnamed`, name: '', endpointName: 'unnamed', startedAt: entry.startedAt, completed: 1, failed: 0, cancelled: false }],
       };
-      const sb = await openSidebar(session.browser, sidebar.page(state), { locale: LOCALE });
+      const sb = await openSidebar(session.browser, sidebar.page(state), BROWSER);
       try {
         const row = sb.page.locator('li.item').first();
         assert.equal(await row.locator('.name').textContent(), tab);
@@ -284,11 +312,49 @@ test('the header says the prompt tokens the server counted beside those asked; t
         // the time once, in the name, as the tab says it; no second form beside it
         assert.ok(!rowMeta.includes(when) && !/\d{1,2}\/\d{1,2}\/\d{4}|UTC|\d\d:\d\d/.test(rowMeta), `run list "${rowMeta}": no other time`);
         assert.ok(rowMeta.includes(run === sized ? '256-token prompts (256 asked)' : '349-token prompts (256 asked)'), rowMeta);
+        const unnamed = (await sb.page.locator('li.item[data-key$="-unnamed"] .meta').textContent())!;
+        assert.ok(unnamed.startsWith(`${when} · `), `the unnamed row says the time as the tab does: "${unnamed}"`);
         if (run === sized) await sb.page.locator('li.item').first().screenshot({ path: join(artifacts, 'numbers-sidebar-run.png') });
         assert.deepEqual(sb.problems, []);
       } finally {
         await sb.context.close();
       }
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
+  }
+});
+
+test('an imported run says its prompts and its stopped requests as its tool counted them; "all failed" counts only the requests that finished', async () => {
+  const base = fixtureRun({ seed: 7, requests: 8, concurrency: 2, errorRate: 0, warmup: 0 });
+  // as importers/guidellm.ts records a run: the mean input as the synthetic length, each request's count by GuideLLM, incomplete requests "aborted"
+  const counts = [298, 250, 341, 300, 296, 310];
+  const requests = base.requests.map((r, i): RequestRecord => (i < 6 ? { ...r, promptTokens: counts[i]! }
+    : { ...r, ttftMs: undefined, e2eMs: undefined, chunkTimesMs: [], error: { kind: 'aborted', message: 'incomplete: GuideLLM cancelled the request when the benchmark stopped' } }));
+  const imported = engineRun({ ...base, id: 'imported-words', importedFrom: { tool: 'guidellm', file: 'benchmarks.json', startTimes: 'absolute' } }, requests,
+    { ...base.workload, prompt: { kind: 'synthetic', tokens: 299, sharedPrefix: false } });
+  // a run of ours whose every request that finished got 404, three more cancelled by the user
+  const notFound = { kind: 'http' as const, status: 404, message: 'HTTP 404 Not Found: no route for POST /vl/v1/chat/completions' };
+  const failed = engineRun({ ...base, id: 'all-failed-cancelled', cancelled: true }, base.requests.map((r, i): RequestRecord => ({ ...r, ttftMs: undefined, e2eMs: undefined, chunkTimesMs: [], outputTokens: 0,
+    error: i < 5 ? notFound : { kind: 'aborted', message: 'cancelled' } })));
+  for (const [run, shot] of [[imported, 'numbers-imported-words.png'], [failed, 'numbers-all-failed-cancelled.png']] as const) {
+    const { context, page, problems } = await openReport(session.browser, session.server.page({ kind: 'run', run }), BROWSER);
+    try {
+      await rendered(page);
+      const header = (await page.locator('.run-header').textContent())!;
+      const errors = (await page.locator('.figure[data-figure="errors"] .note').textContent()) ?? '';
+      if (run === imported) {
+        assert.match(header, /· 299-token prompts as GuideLLM counted them \(250–341\) ·/, header);
+        assert.doesNotMatch(header, /server counted|asked/, header);
+        assert.equal(errors, '2 stopped when GuideLLM\'s benchmark ended (not failures)');
+      } else {
+        assert.equal(await page.locator('.all-failed').textContent(),
+          'All 5 requests that finished failed; 3 were cancelled. The first failure: HTTP 404 Not Found: no route for POST /vl/v1/chat/completions. Every request that finished got 404: is the URL\'s path right?');
+        assert.match(header, /3 requests cancelled \(in flight when the run was cancelled; not failures\)/, header);
+        assert.equal(errors, 'http 5: 404 ×5; 3 cancelled (not failures)');
+      }
+      await page.locator('.run-header').screenshot({ path: join(artifacts, shot) });
       assert.deepEqual(problems, []);
     } finally {
       await context.close();

@@ -10,6 +10,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import type { SidebarEndpoint, SidebarState } from '../../src/shared/protocol';
+import { reachText } from '../../src/present/endpointText';
 import { SWEEP_PROMPT_LENGTHS, SWEEP_RATES, TRAFFIC_DEFAULTS, sweepConcurrencies } from '../../src/jobs/presets';
 import { axeViolations, describeViolations } from '../support/axe';
 import { sendToPage, type ThemeName } from '../support/reportHarness';
@@ -141,15 +142,17 @@ test('Check reachability answers in words, per endpoint and in a status line: th
     const checking = ENDPOINTS.map((e) => (e.id === 'local' ? e : { ...e, reachable: 'checking' as const }));
     await sendToPage(page, { type: 'state', state: state({ endpoints: checking }) });
     assert.equal(await page.textContent('#reach-status'), 'Checking…', 'still going');
+    // the notes as the host words them (reachText), the refusal in a run's own sentence
+    const refused = reachText({ reachable: false, code: 'ECONNREFUSED', message: 'cannot connect to http://127.0.0.1:1 (connection refused, nothing listens on that port; ECONNREFUSED)' });
     const answered: SidebarEndpoint[] = [
       { ...ENDPOINTS[0]!, reachable: 'yes', reachNote: 'reachable (23 ms)' },
-      { ...ENDPOINTS[1]!, reachable: 'no', reachNote: 'not reachable: connection refused (nothing listens on that port)' },
+      { ...ENDPOINTS[1]!, reachable: 'no', reachNote: refused },
       ENDPOINTS[2]!,
     ];
     await sendToPage(page, { type: 'state', state: state({ endpoints: answered }) });
     assert.equal(await page.getAttribute('#reach-status', 'role'), 'status');
-    assert.equal(await page.textContent('#reach-status'), 'vllm-a: reachable (23 ms); vllm-b: not reachable: connection refused (nothing listens on that port)');
-    assert.equal(await page.textContent('li.item[data-key="cfg:vllm-b"] .reach-note'), 'not reachable: connection refused (nothing listens on that port)');
+    assert.equal(await page.textContent('#reach-status'), `vllm-a: reachable (23 ms); vllm-b: ${refused}`);
+    assert.equal(await page.textContent('li.item[data-key="cfg:vllm-b"] .reach-note'), refused);
     assert.equal(await page.getAttribute('li.item[data-key="cfg:vllm-a"] .dot', 'title'), 'reachable (23 ms)');
     await page.screenshot({ path: join(artifacts, 'sidebar-reachability.png'), fullPage: true });
     const vs = await axeViolations(page);

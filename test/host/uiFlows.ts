@@ -5,7 +5,8 @@
 // and the window is reloaded). Last of test/host/ui.ts's steps; screenshots to test-artifacts/host-8*.png.
 //  - "127.0.0.1:PORT" is taken as http://, and a dead port is said at the URL step, which stays open;
 //  - closing the live report mid-run: the run ends saved, a toast offers it, no error tab;
-//  - a second run is refused before the pickers; "Cancel run" is in the palette while a run goes on;
+//  - a second run is refused before the pickers (Profile endpoint; Profile with this dataset before its
+//    file dialog); "Cancel run" is in the palette while a run goes on;
 //  - a cancelled run's requests are counted apart from failures (report, error tile, sidebar);
 //  - every request failed: the header and a toast say so with the first error's words, figures read
 //    "–"; a 404 under the URL's path is blamed on the path first (Enter a URL…, Add endpoint);
@@ -164,9 +165,10 @@ export const flowSteps: Step[] = [
       await pickQuickItem(page, 'Enter a URL…');
       const input = await quickInput(page, 'Profile endpoint');
       await input.fill(`127.0.0.1:${deadPort}`);
-      const dead = `http://127.0.0.1:${deadPort} is not reachable: connection refused`;
+      // the words of a run's error (cannot connect to …), not a second table's
+      const dead = `Not reachable: cannot connect to http://127.0.0.1:${deadPort} (connection refused, nothing listens on that port; ECONNREFUSED)`;
       await message(page).filter({ hasText: dead }).waitFor({ state: 'visible', timeout: 15_000 });
-      assert.doesNotMatch(await message(page).innerText(), /Not a URL/);
+      assert.doesNotMatch(await message(page).innerText(), /not a valid URL/);
       await shot(page, 'host-80-url-dead-port-typed');
       await input.press('Enter');
       await page.waitForTimeout(1500);
@@ -222,6 +224,18 @@ export const flowSteps: Step[] = [
       assert.equal(await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Profile endpoint' }).isVisible(), false, 'no endpoint pick');
       assert.equal(await page.locator('.quick-input-widget input[placeholder="Which endpoint?"]').isVisible(), false, 'no endpoint pick');
       await shot(page, 'host-86-busy-before-pickers');
+      // Profile with this dataset (from the palette: its file dialog first) says it before the dialog too;
+      // the first toast cleared (the run's progress notification stays: it cannot be cleared)
+      const busyToasts = toasts(page, 'a run is already in progress');
+      await palette(page, 'Notifications: Clear All Notifications');
+      await waitFor('the first "already in progress" toast to go', async () => (await busyToasts.count()) === 0, 10_000);
+      await palette(page, 'LLM Profiler: Profile with this dataset');
+      await busyToasts.first().waitFor({ state: 'visible', timeout: 10_000 });
+      await page.waitForTimeout(1000);
+      assert.equal(await page.locator('.quick-input-widget .quick-input-title', { hasText: 'The dataset whose prompts to send' }).isVisible(), false, 'no file dialog');
+      assert.equal(await page.locator('.monaco-dialog-box').isVisible(), false, 'no file dialog');
+      assert.equal(await page.locator('.quick-input-widget input[placeholder="Which endpoint?"]').isVisible(), false, 'no endpoint pick');
+      await shot(page, 'host-86b-busy-before-dataset-dialog');
       await palette(page, 'LLM Profiler: Cancel run');
       const r = await reportFrame(page);
       await r.locator('.run-header .flags', { hasText: 'cancelled' }).waitFor({ state: 'visible', timeout: 30_000 });

@@ -8,7 +8,7 @@
 // editor; the first-run walkthrough. Screenshots to test-artifacts/host-6*.png.
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import type { Page } from 'playwright-core';
 import type { ScriptedRequestLog } from '../support/scriptedServer';
 import { pickQuickItem, posts, runFromPalette, shot, showSidebar, waitFor, webviewFrameWith, type Step } from './uiKit';
@@ -34,7 +34,17 @@ function lastUserText(l: ScriptedRequestLog): string {
 
 const chatPosts = (log: readonly ScriptedRequestLog[], from: number) => log.slice(from).filter((l) => l.path === '/v1/chat/completions');
 
+/**
+ * A step starts clean: no context menu left open by a step before (while one is open, F1 opens no
+ * command palette), no toasts.
+ */
 async function clearToasts(page: Page): Promise<void> {
+  const menu = page.locator('.context-view .monaco-menu').first();
+  await waitFor('the context menu a step before left open to close', async () => {
+    if (!(await menu.isVisible())) return true;
+    await page.keyboard.press('Escape');
+    return false;
+  }, 10_000);
   await runFromPalette(page, 'Notifications: Clear All Notifications');
   await waitFor('the old toasts to go', async () => (await page.locator('.notifications-toasts .notification-toast').count()) === 0, 10_000);
 }
@@ -70,6 +80,32 @@ async function quickInput(page: Page, title: string | RegExp): Promise<ReturnTyp
   const widget = page.locator('.quick-input-widget');
   await widget.locator('.quick-input-title', { hasText: title }).waitFor({ state: 'visible', timeout: 20_000 });
   return widget.locator('.quick-input-box input').first();
+}
+
+/** Until no run goes on (its report's tab marked "● " while it does): Profile endpoint refuses to start a second. */
+async function noRunGoing(page: Page): Promise<void> {
+  await waitFor('the run in progress to end', async () => (await page.locator('.tabs-container .tab', { hasText: '● ' }).count()) === 0, 60_000);
+}
+
+/**
+ * Picks `file` in VS Code's own open dialog in the browser (titled `title`, opened on `folder`). The
+ * dialog shows the folder's parent first, its list empty, then loads `folder` and writes its path
+ * over the box: a path typed before then is lost, and Enter on the folder keeps the dialog open. So
+ * the path is typed once the box reads `folder` and the list shows its entries, and Enter is pressed
+ * once the list shows the file's own folder; the dialog then closes.
+ */
+async function pickInOpenDialog(page: Page, title: string, folder: string, file: string): Promise<void> {
+  const widget = page.locator('.quick-input-widget');
+  const dialogTitle = widget.locator('.quick-input-title', { hasText: title });
+  const box = widget.locator('.quick-input-box input').first();
+  const listed = (name: string) => widget.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().isVisible();
+  await dialogTitle.waitFor({ state: 'visible', timeout: 20_000 });
+  const shows = async (value: string, entry: string) => (await box.inputValue()) === value && listed(entry);
+  await waitFor(`the dialog to show ${folder}/ and list it`, () => shows(`${folder}/`, relative(folder, file).split('/')[0]!), 15_000);
+  await box.fill(file);
+  await waitFor(`the dialog to take the path and list ${dirname(file)}/`, () => shows(file, basename(file)), 15_000);
+  await box.press('Enter');
+  await dialogTitle.waitFor({ state: 'hidden', timeout: 15_000 });
 }
 
 /** Opens a workspace file from the Explorer (the test may have just written it: Quick Open's file list can lag behind). */
@@ -152,6 +188,10 @@ export const missingSteps: Step[] = [
     fn: async ({ page, server, endpointName }) => {
       await clearToasts(page);
       const ws = workspaceOf(page);
+      // the dataset (the step before writes it too, but this step stands on its own)
+      mkdirSync(join(ws, 'data'), { recursive: true });
+      writeFileSync(join(ws, 'data', 'chat.sharegpt.jsonl'), `${DATASET}\n`);
+      await noRunGoing(page);
       const from = server.log.length;
       await runFromPalette(page, 'LLM Profiler: Profile endpoint');
       await pickQuickItem(page, endpointName);
@@ -163,22 +203,11 @@ export const missingSteps: Step[] = [
       await quickInput(page, 'Custom workload (3/3)');
       await shot(page, 'host-65-custom-prompts');
       await pickQuickItem(page, 'From a dataset file…');
-      // VS Code's own open dialog in the browser: a path typed in its box, once it has shown its folder
-      const dialogTitle = page.locator('.quick-input-widget .quick-input-title', { hasText: 'The dataset whose prompts to send' });
-      const path = page.locator('.quick-input-widget .quick-input-box input').first();
-      await dialogTitle.waitFor({ state: 'visible', timeout: 20_000 });
-      await waitFor('the dialog to show its folder', async () => (await path.inputValue()).endsWith('/'), 15_000);
-      const file = join(ws, 'data', 'chat.sharegpt.jsonl');
-      for (let i = 0; i < 3 && await dialogTitle.isVisible(); i++) {
-        await path.fill(file);
-        await waitFor('the dialog to take the path', async () => (await path.inputValue()) === file, 5000);
-        await page.waitForTimeout(700);
-        await path.press('Enter');
-        await page.waitForTimeout(1500);
-      }
+      await pickInOpenDialog(page, 'The dataset whose prompts to send', ws, join(ws, 'data', 'chat.sharegpt.jsonl'));
       await waitFor('the 4 requests (and 1 warmup) at the server', () => chatPosts(server.log, from).length >= 5, 60_000);
       const sent = chatPosts(server.log, from).map(lastUserText);
       assert.ok(sent.every((t) => DATASET_PROMPTS.includes(t)), `the dataset's prompts: ${JSON.stringify(sent)}`);
+      await noRunGoing(page);
     },
   },
   {

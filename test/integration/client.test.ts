@@ -284,7 +284,7 @@ test('warm() on a down endpoint throws a PreflightError', async () => {
   const port = await closedPort();
   const client = createEndpointClient({ url: `http://127.0.0.1:${port}`, api: 'openai-chat' }, { connections: 2, timeoutMs: 2000, idleTimeoutMs: 1000 });
   try {
-    await assert.rejects(client.warm(), (err: unknown) => err instanceof PreflightError && /cannot connect to http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/.test((err as Error).message));
+    await assert.rejects(client.warm(), (err: unknown) => err instanceof PreflightError && /cannot connect to http:\/\/127\.0\.0\.1:\d+ \(connection refused, nothing listens on that port; ECONNREFUSED\)/.test((err as Error).message));
   } finally {
     await client.close();
   }

@@ -36,7 +36,7 @@ test('detectApi tells the four kinds of server apart', async () => {
 test('detectApi: down, key needed, nothing recognisable', async () => {
   const port = await closedPort();
   const t0 = performance.now();
-  await assert.rejects(detectApi(`http://127.0.0.1:${port}`), preflightError(new RegExp(`^cannot connect to http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\)$`)));
+  await assert.rejects(detectApi(`http://127.0.0.1:${port}`), preflightError(new RegExp(`^cannot connect to http://127\\.0\\.0\\.1:${port} \\(connection refused, nothing listens on that port; ECONNREFUSED\\)$`)));
   assert.ok(performance.now() - t0 < 1500, 'within about a second');
   await withServer({ apis: ['openai-chat'], apiKey: 'k1' }, async ({ url }) => {
     await assert.rejects(detectApi(url), preflightError(/needs an API key \(HTTP 401/));
@@ -52,7 +52,7 @@ test('detectApi: down, key needed, nothing recognisable', async () => {
 test('preflight: a down endpoint fails in about a second with one line', async () => {
   const port = await closedPort();
   const t0 = performance.now();
-  await assert.rejects(preflight({ url: `http://127.0.0.1:${port}`, api: 'openai-chat' }), preflightError(/^cannot connect to http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)$/));
+  await assert.rejects(preflight({ url: `http://127.0.0.1:${port}`, api: 'openai-chat' }), preflightError(/^cannot connect to http:\/\/127\.0\.0\.1:\d+ \(connection refused, nothing listens on that port; ECONNREFUSED\)$/));
   assert.ok(performance.now() - t0 < 1500);
 });
 

@@ -37,6 +37,8 @@ function withTruthServers(fn: (dir: string, ...servers: TruthServer[]) => Promis
 }
 
 const pathOf = (url: string) => url.split('?')[0]!;
+/** Prompt sizing's requests to a server of one's own (src/engine/transport/tokenize.ts), sent before the run's: not those counted here. */
+const tokenizerRoute = (req: { url?: string }) => ['/tokenize', '/apply-template'].includes(pathOf(req.url ?? ''));
 /** The key as the server received it, in whichever header it came. */
 const keyOf = (headers: Record<string, unknown>) => String(headers['x-api-key'] ?? headers.authorization ?? '').replace(/^Bearer /, '');
 
@@ -114,7 +116,7 @@ const endless = (api: ApiKind, closed: { n: number }): Handler => (req, res) => 
     if (res.write(batch)) setImmediate(pump);
     else res.once('drain', pump);
   };
-  res.on('close', () => closed.n++);
+  if (!tokenizerRoute(req)) res.on('close', () => closed.n++);
   pump();
 };
 
@@ -191,6 +193,7 @@ test('5. a server that echoes the key (response id, x-request-id, an error messa
     }, (req, res, seen) => {
       const key = keyOf(seen.headers);
       if (req.method === 'GET') return answerGet(api, pathOf(req.url!), res, 'm');
+      if (tokenizerRoute(req)) return sendJson(res, 404, {});
       if (++posts === 1) return answerStream(api, res, 3, { id: `chatcmpl-${key}`, headers: { 'x-request-id': key } });
       startStream(api, res, { 'x-request-id': `req-${key}` });
       res.end(tokenEvent(api, 'a') + errorEvent(api, `invalid api key ${key} for this model`));
@@ -242,6 +245,7 @@ test('7. terminal escapes from a server (model name, ids, error messages) never 
       assert.equal(run.summary.completed, 1, api);
     }, (req, res) => {
       if (req.method === 'GET') return answerGet(api, pathOf(req.url!), res, evil);
+      if (tokenizerRoute(req)) return sendJson(res, 404, {});
       if (++posts === 1) return answerStream(api, res, 3, { id: `id\u001b[2J${evil}` });
       startStream(api, res);
       res.end(tokenEvent(api, 'a') + errorEvent(api, `boom \u001b[31m${evil}\u001b[0m\r\u001bc`));

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runWorkload } from '../../src/engine/run/runner';
 import { defaultWorkload } from '../../src/engine/core/workload';
-import type { WorkloadSpec } from '../../src/engine/core/types';
+import type { RunFile, WorkloadSpec } from '../../src/engine/core/types';
 import { chat, localServerKit, streamSse, type ChatChunk } from '../support/localServerKit';
 
 const kit = localServerKit('llmp-promptlen-');
@@ -57,6 +57,33 @@ test('bundled server: /tokenize and /apply-template as llama.cpp\'s; a prompt si
     assert.equal(run.promptLength?.method, 'tokenize');
     assert.equal(run.promptLength?.tokenizer, 'llama.cpp');
     assert.equal(run.promptLength?.sent?.requests, after.length);
+  } finally {
+    await kit.stop(h);
+  }
+});
+
+test('bundled server: 64, 256 and 1024 tokens asked, 24 requests each 4 at a time, every one within 2 % as the server counts it (the chat API and the completions API)', async () => {
+  // each slot holds 1024 prompt tokens and the reply
+  const h = await kit.start({ parallel: 4, ctxSize: 4 * 2048 });
+  try {
+    for (const api of ['openai-chat', 'openai-completions'] as const) {
+      for (const asked of [64, 256, 1024]) {
+        const w = (sizing: boolean) => defaultWorkload({
+          requests: 24, warmup: 1, maxTokens: 1, prefixCache: 'cold', mode: { kind: 'closed', concurrency: 4 },
+          prompt: { kind: 'synthetic', tokens: asked, sharedPrefix: false, ...(sizing ? { sizing: 'server' as const } : {}) },
+        });
+        const counted = (r: RunFile) => r.requests.filter((q) => !q.warmup).map((q) => q.promptTokens!);
+        const before = counted(await runWorkload({ url: h.url, api, model: h.model }, w(false)));
+        const run = await runWorkload({ url: h.url, api, model: h.model }, w(true));
+        const after = counted(run);
+        const pl = run.promptLength!;
+        // the figures for the record: asked → sent (median, lowest–highest), unsized beside it
+        console.log(`# ${api} ${asked} asked → ${pl.sent!.p50} sent (${pl.sent!.min}–${pl.sent!.max}, ${pl.sent!.requests} requests; unsized ${Math.min(...before)}–${Math.max(...before)}; ${pl.method}${pl.tokenizer ? ` ${pl.tokenizer}` : ''}, ${pl.words} words)`);
+        assert.equal(after.length, 24);
+        assert.ok(after.every((x) => Math.abs(x - asked) <= 0.02 * asked), `${api}: ${after.join(', ')} for ${asked} asked (${JSON.stringify(pl)})`);
+        assert.equal(pl.method, 'tokenize');
+      }
+    }
   } finally {
     await kit.stop(h);
   }

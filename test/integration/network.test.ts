@@ -143,7 +143,7 @@ test('a proxy that is down: the error names the proxy, not the endpoint', async 
   const down = 'http://127.0.0.1:9';
   const r = await cli(['--url', https.url, '--api', 'openai-chat', '--proxy', down, '--ca-file', certs.caFile]);
   assert.equal(r.code, 1);
-  assert.match(r.stderr, /cannot connect to the proxy http:\/\/127\.0\.0\.1:9 \(ECONNREFUSED\)/);
+  assert.match(r.stderr, /cannot connect to the proxy http:\/\/127\.0\.0\.1:9 \(connection refused, nothing listens on that port; ECONNREFUSED\): is it running\?/);
   // Detection goes through the proxy too, and says the same.
   const auto = await cli(['--url', https.url, '--proxy', down, '--ca-file', certs.caFile]);
   assert.equal(auto.code, 1);

@@ -30,7 +30,7 @@ test('a port nothing listens on: "connection refused"; a server that never answe
   await new Promise<void>((resolve) => probe.close(() => resolve()));
   const dead = await checkReach(deadUrl, 3000);
   assert.deepEqual([dead.reachable, !dead.reachable && dead.code], [false, 'ECONNREFUSED']);
-  assert.equal(reachText(dead), 'not reachable: connection refused (nothing listens on that port)');
+  assert.equal(reachText(dead), `not reachable: cannot connect to ${deadUrl} (connection refused, nothing listens on that port; ECONNREFUSED)`);
 
   // accepts the connection, never answers
   const held = new Set<Socket>();

@@ -170,10 +170,10 @@ test('a duration stops the starting of sessions, not the sessions under way', as
 });
 
 test('a failed turn ends its session: the later turns are not sent, the progress drops them, the table counts them', async () => {
-  // the scripted server fails session 1's second turn: the request of three messages whose first is session 1's ("of session …")
+  // the scripted server fails session 1's second turn: the request of three messages whose first is session 1's ("Of session …")
   const secondOfSession1 = (body: Record<string, unknown>): boolean => {
     const messages = body.messages as { content: string }[];
-    return messages.length === 3 && messages[0]!.content.startsWith('of session ');
+    return messages.length === 3 && messages[0]!.content.startsWith('Of session ');
   };
   await withServer({ ttftMs: 2, itlMs: 1, tokens: 3, fault: (info) => (secondOfSession1(info.body) ? { kind: 'http', status: 500, body: 'boom' } : undefined) }, async (_server, { endpoint }) => {
     const totals: (number | undefined)[] = [];

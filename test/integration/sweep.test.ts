@@ -198,7 +198,8 @@ test('the sweep command writes one run file with sweep.fit named as the issue gi
     assert.equal(run.sweep.dimension, 'concurrency');
     assert.deepEqual(Object.keys(run.sweep.fit).sort(), ['baseMs', 'ceilingTokensPerSecond', 'kMs', 'r2']);
     assert.equal(run.sweep.points.length, 3);
-    assert.equal(run.requests.length, 3 * 7, 'one warmup per point by default');
+    // one warmup per point by default, and one more at the first point: sizing the 8-token prompts (this server counts the nonce as a token)
+    assert.equal(run.requests.length, 3 * 7 + 1, 'one warmup per point by default, one added to size the prompts');
 
     // --fail-on-slo: an SLO no point can meet → 3
     const missed = await cli(['sweep', '--url', server.url, '--api', 'openai-chat', '--concurrency', '1,2', '--requests-per-point', '2', '--max-tokens', '8', '--prompt-tokens', '8', '--warmup', '0', '--slo', 'tpot=1', '--fail-on-slo']);

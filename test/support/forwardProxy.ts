@@ -30,8 +30,9 @@ export interface ForwardProxyOptions {
   readonly password?: string;
   /**
    * Names this proxy resolves itself, as a test's stand-in for DNS (name → IP address): a CONNECT to
-   * `name:port` is tunnelled to `IP:port` (the log keeps the name). Lets an endpoint have a name that
-   * is not loopback, which would go direct by default.
+   * `name:port` is tunnelled to `IP:port`, an absolute-form request to http://name:port/… is sent to
+   * IP:port (the log keeps the name). Lets an endpoint have a name that is not loopback, which would
+   * go direct by default.
    */
   readonly hosts?: Readonly<Record<string, string>>;
 }
@@ -42,7 +43,16 @@ export async function startForwardProxy(options: ForwardProxyOptions = {}): Prom
   const expected = options.user !== undefined ? `Basic ${Buffer.from(`${options.user}:${options.password ?? ''}`).toString('base64')}` : undefined;
   const authorized = (req: IncomingMessage): boolean => expected === undefined || req.headers['proxy-authorization'] === expected;
   // Logged before the package's own listeners run (prepended), with the verdict it will reach.
-  server.prependListener('request', (req: IncomingMessage) => log.push({ method: req.method ?? '?', target: req.url ?? '', authorized: authorized(req), at: performance.now() }));
+  server.prependListener('request', (req: IncomingMessage) => {
+    log.push({ method: req.method ?? '?', target: req.url ?? '', authorized: authorized(req), at: performance.now() });
+    // an absolute-form request (an http:// endpoint) to a name of `hosts`: the package connects to its address
+    const u = URL.canParse(req.url ?? '') ? new URL(req.url!) : undefined;
+    const ip = u ? options.hosts?.[u.hostname.toLowerCase()] : undefined;
+    if (u && ip !== undefined) {
+      u.hostname = ip;
+      req.url = u.toString();
+    }
+  });
   server.prependListener('connect', (req: IncomingMessage) => {
     log.push({ method: 'CONNECT', target: req.url ?? '', authorized: authorized(req), at: performance.now() });
     // The package reads req.url after this listener: the name becomes the address it connects to.

@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { reportHtml, type ReportInitialState } from '../../src/extension/webviewHtml';
+import { clockOf } from '../../src/present/timeText';
+import type { SurfaceClock } from '../../src/shared/protocol';
 
 const root = join(__dirname, '..', '..');
 export const bundlePath = join(root, 'dist', 'webview', 'report.js');
@@ -124,13 +126,15 @@ export async function serveWebview<S>(assets: Readonly<Record<string, string>>, 
   };
 }
 
-export function startReportServer(): Promise<ReportServer> {
+/** `clock`: the host's locale and zone the pages get (src/extension/clock.ts); by default this process's own. */
+export function startReportServer(clock: SurfaceClock = clockOf()): Promise<ReportServer> {
   return serveWebview<ReportInitialState>({ '/report.js': bundlePath, '/report.css': cssPath}, (origin, state) => reportHtml({
     cspSource: origin,
     nonce: randomBytes(16).toString('base64'),
     scriptUri: `${origin}/report.js`,
     styleUri: `${origin}/report.css`,
     initialState: state,
+    clock,
   }), 'page');
 }
 
@@ -189,8 +193,9 @@ export async function rendered(page: Page): Promise<void> {
 }
 
 /** A webview page in a fresh browser context, themed, with the stand-ins installed; console and page errors collected. */
-export async function openWebview(browser: Browser, url: string, options: { theme?: ThemeName; width?: number; height?: number; saved?: unknown; locale?: string } = {}): Promise<OpenedReport> {
-  const context = await browser.newContext({ viewport: { width: options.width ?? 1100, height: options.height ?? 900 }, deviceScaleFactor: 1, ...(options.locale ? { locale: options.locale } : {}) });
+export async function openWebview(browser: Browser, url: string, options: { theme?: ThemeName; width?: number; height?: number; saved?: unknown; locale?: string; timezoneId?: string } = {}): Promise<OpenedReport> {
+  const context = await browser.newContext({ viewport: { width: options.width ?? 1100, height: options.height ?? 900 }, deviceScaleFactor: 1, ...(options.locale ? { locale: options.locale } : {}),
+    ...(options.timezoneId ? { timezoneId: options.timezoneId } : {}) });
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
@@ -200,7 +205,7 @@ export async function openWebview(browser: Browser, url: string, options: { them
   return { context, page, problems };
 }
 
-export function openReport(browser: Browser, url: string, options: { theme?: ThemeName; width?: number; height?: number; locale?: string } = {}): Promise<OpenedReport> {
+export function openReport(browser: Browser, url: string, options: { theme?: ThemeName; width?: number; height?: number; locale?: string; timezoneId?: string } = {}): Promise<OpenedReport> {
   return openWebview(browser, url, options);
 }
 
@@ -234,6 +239,6 @@ export function browserSession<S extends { close(): Promise<void> }>(start: () =
 }
 
 /** A report server and a Chromium for one test file. */
-export function reportSession(): { readonly server: ReportServer; readonly browser: Browser } {
-  return browserSession(startReportServer);
+export function reportSession(clock?: SurfaceClock): { readonly server: ReportServer; readonly browser: Browser } {
+  return browserSession(() => startReportServer(clock));
 }

@@ -4,9 +4,10 @@
 // acquireVsCodeApi(), its themes and its recorder of the CSP violations the page trips.
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import type { SidebarState } from '../../src/shared/protocol';
+import type { SidebarState, SurfaceClock } from '../../src/shared/protocol';
 import { newNonce, webviewHtml } from '../../src/extension/webviewHtml';
 import { browserSession, openWebview, serveWebview, type OpenedReport, type ThemeName } from './reportHarness';
+import { clockOf } from '../../src/present/timeText';
 
 const root = join(__dirname, '..', '..');
 export const sidebarBundle = join(root, 'dist', 'webview', 'sidebar.js');
@@ -18,15 +19,16 @@ export interface SidebarServer {
   close(): Promise<void>;
 }
 
-export function startSidebarServer(): Promise<SidebarServer> {
+/** `clock`: the host's locale and zone the pages get (src/extension/clock.ts); by default this process's own. */
+export function startSidebarServer(clock: SurfaceClock = clockOf()): Promise<SidebarServer> {
   return serveWebview<SidebarState>({ '/sidebar.js': sidebarBundle, '/sidebar.css': cssPath }, (origin, state) =>
-    webviewHtml({ cspSource: origin, nonce: newNonce(), scriptUri: `${origin}/sidebar.js`, styleUri: `${origin}/sidebar.css`, title: 'LLM Profiler', state }), 'sidebar');
+    webviewHtml({ cspSource: origin, nonce: newNonce(), scriptUri: `${origin}/sidebar.js`, styleUri: `${origin}/sidebar.css`, title: 'LLM Profiler', state, clock }), 'sidebar');
 }
 
 export type OpenedSidebar = OpenedReport;
 
 /** `saved`: what the view's getState() returns at first (a view restored after being hidden). */
-export async function openSidebar(browser: Browser, url: string, options: { theme?: ThemeName; width?: number; saved?: unknown; locale?: string } = {}): Promise<OpenedSidebar> {
+export async function openSidebar(browser: Browser, url: string, options: { theme?: ThemeName; width?: number; saved?: unknown; locale?: string; timezoneId?: string } = {}): Promise<OpenedSidebar> {
   const opened = await openWebview(browser, url, { ...options, width: options.width ?? 320 });
   await opened.page.waitForSelector('#run-button');
   return opened;

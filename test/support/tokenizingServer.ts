@@ -4,7 +4,9 @@
 // (src/engine/run/promptLength.ts). Its tokenizer: a run of letters is one token per four letters,
 // a digit or any other visible character one token each, a chat marker ("<|im_start|>", "<|im_end|>")
 // one token, BOS one more; a chat is ChatML (as the bundled server's synthetic models use it). Every
-// reply's usage.prompt_tokens is that count; replies stream `max_tokens` one-word chunks.
+// reply's usage.prompt_tokens is that count; replies stream `max_tokens` one-word chunks. Its tokenizer
+// routes can misbehave (TokenizerFault: late, never, a body far too large, counts that lie), and it
+// logs when each tokenizer request came.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { listenOnLoopback } from './listen';
 import { readJsonBody } from './requestBody';
@@ -49,10 +51,22 @@ export function chatTokens(messages: readonly Message[], lettersPerToken = 4): n
   return 1 + countTokens(chatML(messages), lettersPerToken);
 }
 
+/** How the tokenizer routes misbehave: answer late, never, with a body far too large, or with a count scaled (a tokenizer that lies). */
+export interface TokenizerFault {
+  readonly delayMs?: number;
+  readonly hang?: boolean;
+  /** Bytes of a body that never ends in JSON (written in 64 KiB chunks as the client reads). */
+  readonly hugeBytes?: number;
+  /** Its counts times this (0.2: a tokenizer that counts five times too few). */
+  readonly scale?: number;
+}
+
 export interface TokenizingServer {
   readonly url: string;
   /** Requests per "METHOD path". */
   readonly hits: Readonly<Record<string, number>>;
+  /** Each tokenizer request (/tokenize, /apply-template): its path and when it arrived (performance.now()). */
+  readonly tokenizerLog: readonly { readonly path: string; readonly at: number }[];
   /** Each chat or completion request's prompt tokens, in arrival order. */
   readonly promptTokens: readonly number[];
   close(): Promise<void>;
@@ -65,13 +79,32 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
+/** A body of `bytes` that is no JSON, written as fast as the client reads it (stops when it goes away). */
+function hugeBody(res: ServerResponse, bytes: number): void {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  const chunk = Buffer.alloc(65536, 0x20);
+  let left = bytes;
+  const more = (): void => {
+    while (left > 0 && !res.destroyed) {
+      left -= chunk.length;
+      if (!res.write(chunk)) {
+        res.once('drain', more);
+        return;
+      }
+    }
+    res.end();
+  };
+  more();
+}
+
 /** The tokenizer routes of `shape`; false when the request is not one of them. */
-function tokenizer(shape: TokenizeShape, path: string, b: Record<string, unknown>, res: ServerResponse, lpt: number): boolean {
+function tokenizer(shape: TokenizeShape, path: string, b: Record<string, unknown>, res: ServerResponse, lpt: number, scale: number): boolean {
   if (shape === 'none' || (path !== '/tokenize' && path !== '/apply-template')) return false;
   if (shape === 'vllm') {
     if (path !== '/tokenize') return false;
     // vLLM: messages get the chat template (and its generation prompt); a prompt gets BOS
-    const count = Array.isArray(b.messages) ? chatTokens(messagesOf(b), lpt) : typeof b.prompt === 'string' ? 1 + countTokens(b.prompt, lpt) : undefined;
+    const exact = Array.isArray(b.messages) ? chatTokens(messagesOf(b), lpt) : typeof b.prompt === 'string' ? 1 + countTokens(b.prompt, lpt) : undefined;
+    const count = exact === undefined ? undefined : Math.round(exact * scale);
     if (count === undefined) json(res, 400, { object: 'error', message: 'messages or prompt required' });
     else json(res, 200, { count, max_model_len: 8192, tokens: Array.from({ length: count }, (_, i) => i) });
     return true;
@@ -82,7 +115,7 @@ function tokenizer(shape: TokenizeShape, path: string, b: Record<string, unknown
     return true;
   }
   // llama.cpp: no content, no tokens; add_special adds BOS
-  const n = typeof b.content === 'string' ? countTokens(b.content, lpt) + (b.add_special === true ? 1 : 0) : 0;
+  const n = Math.round((typeof b.content === 'string' ? countTokens(b.content, lpt) + (b.add_special === true ? 1 : 0) : 0) * scale);
   json(res, 200, { tokens: Array.from({ length: n }, (_, i) => i) });
   return true;
 }
@@ -99,10 +132,12 @@ function reply(res: ServerResponse, chat: boolean, promptTokens: number, maxToke
  * `lettersPerToken`: how many letters of a word make a token (4; Infinity: every word is one token,
  * as the common tokenizers make the synthetic words, where only the template and the nonce add).
  */
-export async function startTokenizingServer(shape: TokenizeShape, options: { readonly lettersPerToken?: number; readonly model?: string } = {}): Promise<TokenizingServer> {
+export async function startTokenizingServer(shape: TokenizeShape, options: { readonly lettersPerToken?: number; readonly model?: string; readonly fault?: TokenizerFault } = {}): Promise<TokenizingServer> {
   const model = options.model ?? 'tok-model';
   const lpt = options.lettersPerToken ?? 4;
+  const fault = options.fault ?? {};
   const hits: Record<string, number> = {};
+  const tokenizerLog: { path: string; at: number }[] = [];
   const promptTokens: number[] = [];
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '/').split('?')[0]!;
@@ -110,7 +145,13 @@ export async function startTokenizingServer(shape: TokenizeShape, options: { rea
     if (req.method === 'GET' && path === '/v1/models') return json(res, 200, { object: 'list', data: [{ id: model, object: 'model' }] });
     if (req.method !== 'POST') return json(res, 404, { error: 'not found' });
     const b = (await readJsonBody(req)) ?? {};
-    if (tokenizer(shape, path, b, res, lpt)) return;
+    if (shape !== 'none' && (path === '/tokenize' || path === '/apply-template')) {
+      tokenizerLog.push({ path, at: performance.now() });
+      if (fault.hang) return; // never answers (the socket is destroyed at close)
+      if (fault.hugeBytes !== undefined) return hugeBody(res, fault.hugeBytes);
+      if (fault.delayMs !== undefined) await new Promise((r) => setTimeout(r, fault.delayMs));
+    }
+    if (tokenizer(shape, path, b, res, lpt, fault.scale ?? 1)) return;
     const chat = path === '/v1/chat/completions';
     if (!chat && path !== '/v1/completions') return json(res, 404, { error: { message: `no route for POST ${path}` } });
     const n = chat ? chatTokens(messagesOf(b), lpt) : 1 + countTokens(typeof b.prompt === 'string' ? b.prompt : '', lpt);
@@ -122,6 +163,7 @@ export async function startTokenizingServer(shape: TokenizeShape, options: { rea
   return {
     url,
     hits,
+    tokenizerLog,
     promptTokens,
     close: () => new Promise<void>((resolve) => {
       for (const s of sockets) s.destroy();

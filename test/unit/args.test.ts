@@ -80,7 +80,7 @@ test('usage errors name the flag', () => {
     [['--burstiness', '2'], '--burstiness', /--burstiness needs --rate/],
     [['--url'], '--url', /--url needs a value/],
     [['--url', '--json'], '--url', /--url needs a value/],
-    [['--url', 'localhost:8000'], '--url', /--url must be http/],
+    [['--url', 'ftp://localhost:8000'], '--url', /--url must be http/],
     [['--url', 'not a url'], '--url', /--url is not a valid URL/],
     [['--url', 'http://h:1', '--api', 'grpc'], '--api', /--api must be auto, openai-chat/],
     [['--slo', 'ttft=fast'], '--slo', /--slo: bad SLO value in "ttft=fast"/],

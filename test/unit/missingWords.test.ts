@@ -46,6 +46,11 @@ test('"no SLO": the CLI names its flag, VS Code its setting; neither says the ot
   assert.doesNotMatch(vscode, /--slo/);
   assert.match(vscode, /set llmProfiler\.slo in the settings/);
   assert.doesNotMatch(cli, /in the settings/);
+  // the run file stores the fact alone, naming no surface's control: VS Code reads the same file
+  const stored = run.sweep!.verdicts!.find((v) => v.kind === 'no-slo')!.message;
+  assert.equal(stored, 'No SLO given: no operating point can be named.');
+  // one sentence: each surface says the stored one, then how to give an SLO there
+  for (const text of [cli, vscode]) assert.ok(text.startsWith(`⚠ ${stored.slice(0, -1)} (`), text);
 });
 
 test('a sweep\'s headline tiles say they pool every point; another run has no such note', () => {
@@ -67,7 +72,11 @@ test('an export is named for its run, with its full date, and nothing a file sys
 
 test('a reachability check in words: the time when it answered, the cause when it did not', () => {
   assert.equal(reachText({ reachable: true, ms: 23.4 }), 'reachable (23.4 ms)');
-  assert.equal(reachText({ reachable: false, code: 'ECONNREFUSED', message: 'cannot connect to http://127.0.0.1:1 (ECONNREFUSED)' }), 'not reachable: connection refused (nothing listens on that port)');
+  // the check's own sentence, a run's words (src/engine/transport/connections.ts cannotConnect); a proxy's failure names the proxy
+  const refused = 'cannot connect to http://127.0.0.1:1 (connection refused, nothing listens on that port; ECONNREFUSED)';
+  assert.equal(reachText({ reachable: false, code: 'ECONNREFUSED', message: refused }), `not reachable: ${refused}`);
+  const proxy = 'cannot connect to the proxy http://127.0.0.1:9 (connection refused, nothing listens on that port; ECONNREFUSED): is it running? (the endpoint was not tried)';
+  assert.equal(reachText({ reachable: false, code: 'ECONNREFUSED', message: proxy }), `not reachable: ${proxy}`);
   assert.equal(reachText({ reachable: false, code: 'TIMEOUT', message: 'no answer' }, 3000), 'not reachable: no answer within 3,000 ms');
   const tls = 'the certificate of https://h is signed by a CA this machine does not trust (SELF_SIGNED_CERT_IN_CHAIN)';
   assert.equal(reachText({ reachable: false, code: 'SELF_SIGNED_CERT_IN_CHAIN', message: tls }), `not reachable: ${tls}`);

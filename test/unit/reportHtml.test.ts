@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { reportHtml, type ReportInitialState } from '../../src/extension/webviewHtml';
 import { fixtureRun } from '../support/fixtureRuns';
 
-const base = { cspSource: 'https://file+.vscode-resource.vscode-cdn.net', nonce: 'AbCdEfGhIjKlMnOpQrStUv==', scriptUri: 'https://x/dist/webview/report.js', styleUri: 'https://x/media/report.css' };
+const base = { cspSource: 'https://file+.vscode-resource.vscode-cdn.net', nonce: 'AbCdEfGhIjKlMnOpQrStUv==', scriptUri: 'https://x/dist/webview/report.js', styleUri: 'https://x/media/report.css',
+  clock: { locale: 'en-GB', timeZone: 'Europe/London' } };
 
 function unescape(attr: string): string {
   return attr.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
@@ -27,8 +28,10 @@ test('the initial state is escaped into a data- attribute and comes back intact'
   const state: ReportInitialState = { kind: 'run', run: hostile };
   const html = reportHtml({ ...base, initialState: state });
   assert.equal((html.match(/<script/g) ?? []).length, 1, 'no script smuggled in');
-  const attr = /<body data-state="([^"]*)">/.exec(html)![1]!;
+  const attr = /<body data-state="([^"]*)"/.exec(html)![1]!;
   assert.deepEqual(JSON.parse(unescape(attr)), JSON.parse(JSON.stringify(state)));
+  // the host's locale and zone, which the page says times in (src/present/timeText.ts)
+  assert.deepEqual(JSON.parse(unescape(/ data-clock="([^"]*)">/.exec(html)![1]!)), { locale: 'en-GB', timeZone: 'Europe/London' });
 });
 
 test('a weak nonce is refused', () => {

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import type { RunFile } from '../../src/engine/core/types';
 import { indexEntry, PROMPT_REF_KEY } from '../../src/extension/runStore';
 import { compareName, runLabel, runName, runNameParts, runWhat } from '../../src/present/runText';
-import { clockTime } from '../../src/present/timeText';
+import { clockFromAttribute, clockOf, clockTime } from '../../src/present/timeText';
 import { fixtureRun } from '../support/fixtureRuns';
 
 // local times, so the test reads the same in any time zone
@@ -67,9 +67,14 @@ test('a sweep by what it swept; a cache check; the prefill dial', () => {
 test('times: one form on every surface, the date and the time to the second, in the reader\'s locale', () => {
   const d = new Date(2025, 0, 2, 7, 1, 5);
   assert.equal(clockTime(d.toISOString()), d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' }));
-  assert.equal(clockTime(d.toISOString(), 'en-GB'), '2 Jan 2025, 07:01:05');
-  assert.equal(clockTime(d.toISOString(), 'en-US'), 'Jan 2, 2025, 7:01:05 AM');
+  const utc = '2025-01-02T07:01:05Z';
+  assert.equal(clockTime(utc, { locale: 'en-GB', timeZone: 'UTC' }), '2 Jan 2025, 07:01:05');
+  assert.equal(clockTime(utc, { locale: 'en-US', timeZone: 'UTC' }), 'Jan 2, 2025, 7:01:05 AM');
+  // the window's zone, not this process's: the host hands it to its pages (src/extension/clock.ts)
+  assert.equal(clockTime(utc, { locale: 'en-GB', timeZone: 'Asia/Kolkata' }), '2 Jan 2025, 12:31:05');
   assert.equal(clockTime('not a time'), 'not a time');
+  // a zone this runtime does not know: its own, not an exception
+  assert.equal(clockTime(utc, { locale: 'en-GB', timeZone: 'Nowhere/Atlantis' }), clockTime(utc));
   // a run of another day or year says its date like any other
   assert.equal(name(run({ startedAt: at(1, 8, 0) })), `c=8 · 64 req on ui-scripted, ${clockTime(at(1, 8, 0))}`);
 });
@@ -78,21 +83,40 @@ test('a compare names both sides distinctly: the shared endpoint once, ids when 
   const a = { ...runNameParts(run({ workload: { mode: { kind: 'closed', concurrency: 1 }, requests: 5 } })), id: 'a' };
   const b = { ...runNameParts(run({ startedAt: at(4, 10, 20) })), id: 'b' };
   const T20 = clockTime(at(4, 10, 20));
-  assert.equal(compareName(a, b, NOW), `c=1 · 5 req, ${T} vs c=8 · 64 req, ${T20} on ui-scripted`);
+  assert.equal(compareName(a, b), `c=1 · 5 req, ${T} vs c=8 · 64 req, ${T20} on ui-scripted`);
   const other = { ...b, endpointName: 'vllm' };
-  assert.equal(compareName(a, other, NOW), `c=1 · 5 req on ui-scripted, ${T} vs c=8 · 64 req on vllm, ${T20}`);
+  assert.equal(compareName(a, other), `c=1 · 5 req on ui-scripted, ${T} vs c=8 · 64 req on vllm, ${T20}`);
   const sameMinute = { ...a, id: 'c', startedAt: at(4, 10, 14, 40) };
-  assert.equal(compareName(a, sameMinute, NOW), `c=1 · 5 req, ${T} vs c=1 · 5 req, ${clockTime(at(4, 10, 14, 40))} on ui-scripted`);
-  assert.equal(compareName(a, { ...a, id: 'd' }, NOW), `c=1 · 5 req, ${T} (a) vs c=1 · 5 req, ${T} (d) on ui-scripted`);
+  assert.equal(compareName(a, sameMinute), `c=1 · 5 req, ${T} vs c=1 · 5 req, ${clockTime(at(4, 10, 14, 40))} on ui-scripted`);
+  assert.equal(compareName(a, { ...a, id: 'd' }), `c=1 · 5 req, ${T} (a) vs c=1 · 5 req, ${T} (d) on ui-scripted`);
 });
 
 test('the run list (index entries) and the quick picks use the same names', () => {
   const r = run({ [PROMPT_REF_KEY]: { file: '/w/prompts/greet.prompt.md', startLine: 4 } });
   const entry = indexEntry(r, '/runs/r1.json');
   assert.equal(entry.what, 'greet.prompt.md · c=8 · 64 req');
-  assert.equal(runLabel(entry, NOW), `greet.prompt.md · c=8 · 64 req on ui-scripted, ${T}`);
+  assert.equal(runLabel(entry), `greet.prompt.md · c=8 · 64 req on ui-scripted, ${T}`);
   assert.equal(runName(entry, { now: NOW }), name(r));
   // an odd file without a workload still gets a name
   const odd = indexEntry({ id: 'x', startedAt: at(4, 1, 2), endpoint: { url: 'http://h:1' }, summary: base.summary, requests: [] } as unknown as RunFile, '/x.json');
-  assert.equal(runLabel(odd, NOW), `run on h:1, ${clockTime(at(4, 1, 2))}`);
+  assert.equal(runLabel(odd), `run on h:1, ${clockTime(at(4, 1, 2))}`);
+});
+
+test('the window\'s clock: VS Code\'s display language, made precise by the system\'s region; the system\'s zone; names say it', () => {
+  const gb = { locale: 'en-GB', timeZone: 'Europe/Berlin' } as Intl.ResolvedDateTimeFormatOptions;
+  assert.deepEqual(clockOf('en', gb), { locale: 'en-GB', timeZone: 'Europe/Berlin' }, 'the same language: the system\'s region');
+  assert.deepEqual(clockOf('de', gb), { locale: 'de', timeZone: 'Europe/Berlin' }, 'another language: the display language');
+  assert.deepEqual(clockOf('en-US', gb), { locale: 'en-US', timeZone: 'Europe/Berlin' }, 'a region asked: as asked');
+  assert.deepEqual(clockOf(undefined, gb), { locale: 'en-GB', timeZone: 'Europe/Berlin' });
+  assert.deepEqual(clockOf('not a tag!', gb), { locale: 'en-GB', timeZone: 'Europe/Berlin' });
+  // a run's name in the window's clock: the tab's title and the sidebar's run list
+  const clock = { locale: 'de-DE', timeZone: 'America/New_York' };
+  const r = run({ startedAt: '2026-12-05T09:14:03.000Z' });
+  assert.equal(runName(runNameParts(r), { clock }), 'c=8 · 64 req on ui-scripted, 05.12.2026, 04:14:03');
+  assert.equal(runLabel(runNameParts(r), clock), 'c=8 · 64 req on ui-scripted, 05.12.2026, 04:14:03');
+  // what a page reads from <body data-clock>
+  assert.deepEqual(clockFromAttribute(JSON.stringify(clock)), clock);
+  assert.equal(clockFromAttribute('{"locale":1}'), undefined);
+  assert.equal(clockFromAttribute('not json'), undefined);
+  assert.equal(clockFromAttribute(undefined), undefined);
 });

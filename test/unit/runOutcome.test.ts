@@ -11,7 +11,7 @@ import { RunTally } from '../../src/engine/run/runTally';
 import { allFailedLine, cancelledLine } from '../../src/present/outcomeText';
 import { formatErrors, formatRunTable, summaryText } from '../../src/present/runText';
 import { headlineFigures, percentileRows } from '../../webview/report/figures';
-import { notFoundQuestion, unreachableText, urlProblem, withScheme } from '../../src/extension/urlInput';
+import { notFoundQuestion, unreachableText } from '../../src/extension/urlInput';
 
 function run(requests: RequestRecord[], extra: Partial<RunFile> = {}): RunFile {
   const workload = defaultWorkload({ percentiles: [50, 90, 99] });
@@ -37,7 +37,7 @@ test('a cancelled request is neither completed nor failed: summary.cancelled, no
   assert.equal(s.cancelled, 2);
   assert.equal(s.errorsByKind.aborted, undefined);
   assert.equal(formatErrors(s), 'Errors: none');
-  assert.equal(cancelledLine(s), '2 requests cancelled (in flight when the run was cancelled; not failures)');
+  assert.equal(cancelledLine(r), '2 requests cancelled (in flight when the run was cancelled; not failures)');
   const t = formatRunTable({ ...r, cancelled: true });
   assert.match(t, /^Cancelled: 2 requests cancelled \(in flight when the run was cancelled; not failures\)$/m);
   assert.doesNotMatch(t, /aborted/);
@@ -89,18 +89,41 @@ test('every request failed: the first error\'s words on top, "–" for every fig
   assert.equal(allFailedLine(run([aborted(0, []), aborted(1, [])])), undefined);
 });
 
-test('a typed URL: host:port is taken as http://; its problems and unreachability in words', () => {
-  assert.equal(withScheme('127.0.0.1:18181'), 'http://127.0.0.1:18181');
-  assert.equal(withScheme(' localhost:8000/v1 '), 'http://localhost:8000/v1');
-  assert.equal(withScheme('https://api.example.com'), 'https://api.example.com');
-  assert.equal(withScheme(''), '');
-  assert.equal(urlProblem(withScheme('127.0.0.1:18181')), undefined);
-  assert.match(urlProblem(withScheme('ftp://x'))!, /Use http:\/\/ or https:\/\//);
-  assert.match(urlProblem(withScheme('http://[::1'))!, /^Not a URL/);
-  assert.match(urlProblem('http://u:p@h:1')!, /No credentials/);
-  assert.equal(unreachableText('http://127.0.0.1:18181', { reachable: false, code: 'ECONNREFUSED', message: 'cannot connect to http://127.0.0.1:18181 (ECONNREFUSED)' }),
-    'http://127.0.0.1:18181 is not reachable: connection refused (nothing listens on that port)');
-  assert.equal(unreachableText('http://127.0.0.1:18181', { reachable: true, ms: 3 }), undefined);
+test('every request that finished failed, others cancelled: "all failed" counts only those, and says the cancelled apart', () => {
+  const r = run([notFound(0), notFound(1), aborted(2, []), notFound(3), aborted(4, [90]), notFound(5), notFound(6), aborted(7, [])]);
+  assert.deepEqual([r.summary.failed, r.summary.cancelled], [5, 3]);
+  assert.equal(allFailedLine(r),
+    'All 5 requests that finished failed; 3 were cancelled. The first failure: HTTP 404 Not Found: no route for POST /vl/v1/chat/completions. Every request that finished got 404: is the URL\'s path right?');
+  assert.equal(allFailedLine(run([notFound(0), aborted(1, [])])), 'The only request that finished failed; 1 was cancelled. The first failure: HTTP 404 Not Found: no route for POST /vl/v1/chat/completions');
+  // an imported run: the tool stopped them, not the user
+  const guide = run([notFound(0), notFound(1), aborted(2, [])], { importedFrom: { tool: 'guidellm', file: 'benchmarks.json', startTimes: 'absolute' } });
+  assert.match(allFailedLine(guide)!, /^All 2 requests that finished failed; 1 was stopped when GuideLLM's benchmark ended\. The first failure: /);
+});
+
+test('cancelled requests said by who stopped them: the user\'s Cancel, or the imported tool (GuideLLM\'s incomplete requests, AIPerf\'s 499s)', () => {
+  // as the importers record them: kind "aborted" (guidellm.ts errorOf, aiperf.ts)
+  const incomplete = (index: number): RequestRecord => ({ ...aborted(index, [90]), error: { kind: 'aborted', message: 'incomplete: GuideLLM cancelled the request when the benchmark stopped' } });
+  const requests = [ok(0, [100, 110]), ok(1, [90, 100]), incomplete(2), incomplete(3), incomplete(4)];
+  const guide = run(requests, { importedFrom: { tool: 'guidellm', file: 'benchmarks.json', startTimes: 'absolute' } });
+  assert.deepEqual([guide.summary.completed, guide.summary.failed, guide.summary.cancelled], [2, 0, 3]);
+  assert.equal(cancelledLine(guide), '3 requests stopped when GuideLLM\'s benchmark ended (its incomplete requests; not failures)');
+  const table = formatRunTable(guide);
+  assert.match(table, /^Cancelled: 3 requests stopped when GuideLLM's benchmark ended/m);
+  assert.doesNotMatch(table, /in flight when the run was cancelled/, 'nobody cancelled this run: GuideLLM stopped them');
+  assert.match(summaryText(guide), /2 completed, 0 failed, 3 stopped when GuideLLM's benchmark ended/);
+  assert.equal(headlineFigures(guide).find((f) => f.id === 'errors')!.note, '3 stopped when GuideLLM\'s benchmark ended (not failures)');
+  const aiperf = run(requests, { importedFrom: { tool: 'aiperf', file: 'profile_export.jsonl', startTimes: 'absolute' } });
+  assert.equal(cancelledLine(aiperf), '3 requests cancelled by AIPerf on purpose (its --request-cancellation-rate, HTTP 499; not failures)');
+  const vllm = run(requests, { importedFrom: { tool: 'vllm', file: 'result.json', startTimes: 'relative' } });
+  assert.equal(cancelledLine(vllm), '3 requests stopped by vLLM before they ended (not failures)');
+  // a run of ours: the user's Cancel, as before
+  assert.equal(cancelledLine(run(requests)), '3 requests cancelled (in flight when the run was cancelled; not failures)');
+});
+
+test('a typed URL where nothing answers: the words of the reachability check (host:port and URL problems: test/unit/endpointUrl.test.ts)', () => {
+  const refused = 'cannot connect to http://127.0.0.1:18181 (connection refused, nothing listens on that port; ECONNREFUSED)';
+  assert.equal(unreachableText({ reachable: false, code: 'ECONNREFUSED', message: refused }), `Not reachable: ${refused}`);
+  assert.equal(unreachableText({ reachable: true, ms: 3 }), undefined);
 });
 
 test('every probe got 404 under the URL\'s path: the path is asked about first; at the root, the API pick as before', () => {

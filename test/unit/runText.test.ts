@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { formatProgressLine, formatRunTable, formatErrors, formatStalls } from '../../src/present/runText';
 import { summarize } from '../../src/engine/analysis/metrics';
 import { defaultWorkload } from '../../src/engine/core/workload';
+import { promptWords } from '../../src/present/workloadText';
 import type { RequestRecord, RunFile } from '../../src/engine/core/types';
 
 function run(requests: RequestRecord[], slo?: { ttftMs: number }): RunFile {
@@ -44,4 +45,21 @@ test('empty metrics show a dash, errors are listed by kind and HTTP status', () 
   assert.equal(formatErrors(r.summary), 'Errors: 1 of 1 (http 1: 500 ×1)');
   assert.match(formatRunTable(r), /^ {2}first: request 0: HTTP 500$/m);
   assert.match(formatStalls(r.summary), /^Stalls: none \(no gap between two chunks/);
+});
+
+test('an imported run\'s prompts are as its tool counted them: no "server counted", nothing "asked" of ours', () => {
+  // as importers/vllm.ts records them: synthetic prompts of the mean input length, each request's count from the tool's tokenizer
+  const requests = [298, 250, 341].map((n, i) => ({ ...ok(i, [100, 110]), promptTokens: n }));
+  const base = run(requests);
+  const imported: RunFile = { ...base, workload: { ...base.workload, prompt: { kind: 'synthetic', tokens: 296, sharedPrefix: false } },
+    importedFrom: { tool: 'vllm', file: 'result.json', startTimes: 'relative' } };
+  const t = formatRunTable(imported);
+  assert.match(t, /^Prompts:\s+298-token prompts as vLLM counted them \(250–341\)$/m);
+  assert.doesNotMatch(t, /server counted|asked/);
+  assert.equal(promptWords(imported, true), '298-token prompts as vLLM counted them', 'the run list\'s few words');
+  // a file with no count per request: the tool's mean
+  const means: RunFile = { ...imported, requests: requests.map(({ promptTokens: _p, ...r }) => r) };
+  assert.equal(promptWords(means), '296-token prompts on average, as vLLM counted them');
+  // a run of ours says the server's count beside the length asked, as before
+  assert.match(promptWords({ ...imported, importedFrom: undefined }), /^298-token prompts as the server counted them \(250–341; 296 asked\)$/);
 });

@@ -1,4 +1,14 @@
 // Tiny DOM helpers: every piece of run data goes in as text, never as HTML.
+import type { SurfaceClock } from '../../src/shared/protocol';
+import { clockFromAttribute } from '../../src/present/timeText';
+
+let clock: { readonly value: SurfaceClock | undefined } | undefined;
+
+/** The host's locale and zone, which this page says times in (`<body data-clock>`, src/present/timeText.ts); read once. */
+export function pageClock(): SurfaceClock | undefined {
+  clock ??= { value: typeof document === 'undefined' ? undefined : clockFromAttribute(document.body?.dataset.clock) };
+  return clock.value;
+}
 
 export function h<K extends keyof HTMLElementTagNameMap>(
   tag: K,

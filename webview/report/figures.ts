@@ -32,6 +32,8 @@ export interface Figure {
   readonly proxy?: boolean;
   /** The tile's tooltip: what the figure means, its value in full, and what its note stands for. */
   readonly tip?: string;
+  /** What the figure means with this run's own numbers, in place of the catalogue's words (a stall: its factor and floor): said once. */
+  readonly means?: string;
 }
 
 /** The percentile an SLO is judged at: the tile of that percentile carries the SLO. */
@@ -78,8 +80,8 @@ function errorNote(run: RunFile): string | undefined {
   const s = run.summary;
   const statuses = statusCounts(s);
   const kinds = Object.entries(s.errorsByKind ?? {}).map(([k, n]) => (k === 'http' && statuses ? `http ${n}: ${statuses}` : `${k} ${n}`)).join(', ');
-  // the user's Cancel: said beside the failures, not counted among them
-  const cancelled = cancelledCount(s);
+  // requests cancelled (the user's Cancel, an imported tool's stop): said beside the failures, not counted among them
+  const cancelled = cancelledCount(run);
   return [kinds, rateLimitLine(run), connectionRetriesLine(run), cancelled ? `${cancelled} (not failures)` : undefined].filter(Boolean).join('; ') || undefined;
 }
 
@@ -106,19 +108,21 @@ function figureTile(m: FigureMetric, run: RunFile): Figure {
 function stallsTile(base: Pick<Figure, 'id' | 'metric' | 'label' | 'raw'>, run: RunFile): Figure {
   const st = run.summary.stalls;
   if (noChunks(run)) return { ...base, value: formatMs(undefined), raw: undefined, note: 'not known: no chunk times' };
-  if (st.count === 0) return { ...base, value: formatInt(0), tip: `No stall: ${stallRule(st, 'no')}.` };
+  // a stall defined once, with this run's factor and floor, in place of the catalogue's general words
+  const means = `A stall is ${stallRule(st)}.`;
+  if (st.count === 0) return { ...base, value: formatInt(0), means, tip: 'None in this run.' };
   const total = stallTotalText(st, stalledStreams(run), run.summary.durationS);
   const alarm = stallsAlarm(st);
   const unknown = st.byCause?.unknown ?? 0;
   const note = alarm ? total : `${total}; ${UNKNOWN_STALL_SHORT}`;
   const why = unknown > 0 ? ` ${unknown === st.count ? 'Every one' : `${formatInt(unknown)} of them`}: ${UNKNOWN_STALL_CAUSE}.` : '';
-  return { ...base, value: formatInt(base.raw), bad: alarm, note, tip: `A stall is ${stallRule(st)}. ${total}.${why}` };
+  return { ...base, value: formatInt(base.raw), bad: alarm, note, means, tip: `${total}.${why}` };
 }
 
 /** A tile's tooltip: the metric in full, its value unrounded (to 6 figures), and the tile's own explanation. */
 function withTip(f: Figure): Figure {
   const exact = f.raw !== undefined && Number.isFinite(f.raw) ? ` Value: ${formatPrecise(f.raw, f.metric.unit)}.` : '';
-  return { ...f, tip: [`${f.metric.title}: ${f.metric.means}${exact}`, f.tip ?? f.note].filter(Boolean).join('\n') };
+  return { ...f, tip: [`${f.metric.title}: ${f.means ?? f.metric.means}${exact}`, f.tip ?? f.note].filter(Boolean).join('\n') };
 }
 
 /** The headline's tiles, in the catalogue's order for tiles, each with its tooltip. */

@@ -24,7 +24,7 @@ import { dialFigures } from '../../src/engine/analysis/fit';
 import { dialRows, dialWorkload, pointMarks, sweepColumns, sweepFacts, sweepSlo, sweepTable } from '../../src/present/sweepText';
 import { latenciesFor, latencyStats, type LatencyMetric } from '../../src/present/metricCatalogue';
 import { DASH, fixed, formatMs as ms } from '../../src/present/units';
-import { scrollRegion } from './dom';
+import { pageClock, scrollRegion } from './dom';
 
 export const SWEEP_POINT_SELECTED = 'sweep-point-selected';
 
@@ -213,7 +213,7 @@ function renderSweepRun(container: HTMLElement, run: RunFile): void {
   container.append(el('h2', {}, `Sweep over ${dimName} · ${points.length} point${points.length === 1 ? '' : 's'}`));
   // What the sweep says, in words first
   const facts = el('ul', { class: 'sweep-facts' });
-  for (const f of sweepFacts(run, 'vscode')) facts.append(el('li', { class: f.kind.startsWith('verdict-') ? `sweep-verdict sweep-${f.kind}` : `sweep-${f.kind}` }, f.text));
+  for (const f of sweepFacts(run, 'vscode', pageClock())) facts.append(el('li', { class: f.kind.startsWith('verdict-') ? `sweep-verdict sweep-${f.kind}` : `sweep-${f.kind}` }, f.text));
   container.append(facts);
 
   const details = el('div', { class: 'sweep-point-details', role: 'status' });
@@ -329,7 +329,7 @@ function fitChart(ctx: SweepContext): void {
   const sw = run.sweep!;
   const slo = sweepSlo(run);
   const fitTitle = sw.prefillFit ? 'TTFT against prompt tokens, with the fit' : 'Mean TPOT against the batch, with the fit';
-  const fitFact = sweepFacts(run, 'vscode').find((f) => f.kind === (sw.prefillFit ? 'prefill' : 'fit'));
+  const fitFact = sweepFacts(run, 'vscode', pageClock()).find((f) => f.kind === (sw.prefillFit ? 'prefill' : 'fit'));
   const canvas = chartBox(ctx, 'fit', fitTitle, `${fitTitle}: ${fitFact?.text ?? 'the measured points and the fitted line'} Each point's figures are in the points table.`);
   const { measured, line } = fitLines(sw);
   const axis = (text: string) => ({ type: 'linear' as const, beginAtZero: true, title: { display: true, text, color: colours.foreground }, ticks: { color: colours.foreground }, grid: { color: colours.lines } });

@@ -5,11 +5,11 @@
 import { prefixCacheSplitLine } from '../../src/present/cacheCheckText';
 import type { RunFile, Stall, Stats } from '../../src/engine/core/types';
 import type { LatencyKey } from '../../src/present/metricCatalogue';
-import { h, scrollRegion } from './dom';
+import { h, pageClock, scrollRegion } from './dom';
 import { itlBurstNote, overlongLine, stallSizeText, workerLossLines } from '../../src/present/runText';
 import { dialWorkload, pooledNote, sweepWorkload } from '../../src/present/sweepText';
 import { formatAt, formatDelta, formatInt, formatMs, formatNumber, formatPercent, formatPrecise } from '../../src/present/units';
-import { bufferingSentence, measuresProxy, stallPhrase, stallSizeMeaning } from '../../src/present/whereText';
+import { bufferingSentence, measuresProxy, stallPhrase, stallRule, stallSizeMeaning } from '../../src/present/whereText';
 import { UNKNOWN_STALL_CAUSE } from '../../src/engine/analysis/stalls';
 import { networkNotes } from '../../src/present/endpointText';
 import { FROM_TEXT, sentLine, sentNotes, sentWithRows } from '../../src/present/sentText';
@@ -50,9 +50,9 @@ function describeWorkload(run: RunFile): string {
   return `${mode} · ${size}${w.warmup ? ` + ${w.warmup} warmup` : ''} · ${prompt} · ${sentLine(run)}`;
 }
 
-/** When the run started, as the tab's title and the run list say it (src/present/timeText.ts). */
+/** When the run started, as the tab's title and the run list say it: in the host's locale and zone (src/present/timeText.ts). */
 function when(run: RunFile): string {
-  return clockTime(run.startedAt);
+  return clockTime(run.startedAt, pageClock());
 }
 
 export function runTitle(run: RunFile): string {
@@ -64,9 +64,9 @@ export function runTitle(run: RunFile): string {
 export function headerView(run: RunFile, actions: HTMLElement): HTMLElement {
   const meta = [run.endpoint?.api, describeWorkload(run), when(run)].filter(Boolean).join(' · ');
   const flags: string[] = [];
-  if (run.cancelled) flags.push(['cancelled: partial results', cancelledLine(run.summary)].filter(Boolean).join('; '));
+  if (run.cancelled) flags.push(['cancelled: partial results', cancelledLine(run)].filter(Boolean).join('; '));
   flags.push(...workerLossLines(run));
-  const interrupted = interruptedLine(run);
+  const interrupted = interruptedLine(run, pageClock());
   if (interrupted) flags.push(interrupted);
   flags.push(...networkNotes(run.endpoint));
   const overlong = overlongLine(run);
@@ -317,7 +317,7 @@ export function stallsList(run: RunFile, onSelect: (s: Stall) => void, t0: numbe
     return h('p', { class: 'empty', 'data-reason': 'no-chunks', text: `Stalls cannot be found here: the ${importToolLabel(run.importedFrom!.tool)} file has no chunk arrival times, and a stall is a gap between chunks.` });
   }
   if (worst.length === 0) {
-    return h('p', { class: 'empty', text: `No stalls: no gap between chunks was longer than ${run.summary.stalls.factor}× its stream's median ITL (and ${formatMs(run.summary.stalls.floorMs)}).` });
+    return h('p', { class: 'empty', text: `No stalls: ${stallRule(run.summary.stalls, 'no')}.` });
   }
   const list = h('ol', { class: 'stalls-list' });
   for (const s of worst) {

@@ -5,7 +5,7 @@
 import type { SidebarEndpoint, SidebarHostMessage, SidebarRun, SidebarState, SidebarWebviewMessage, SidebarWorkload } from '../../src/shared/protocol';
 import { option as optionSpec } from '../../src/jobs/options';
 import { formatMs as ms } from '../../src/present/units';
-import { clockTime } from '../../src/present/timeText';
+import { clockFromAttribute, clockTime } from '../../src/present/timeText';
 import { badge, button, divider, numberField, option, select, setDisabled, spinner } from './controls';
 import { BASE_FIELDS, TrafficForm } from './trafficForm';
 
@@ -26,6 +26,8 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, t
 
 const app = document.getElementById('app')!;
 let state: SidebarState = JSON.parse(document.body.dataset.state ?? '{}') as SidebarState;
+/** The host's locale and zone: a time said here reads as the host's run names say it (src/present/timeText.ts). */
+const clock = clockFromAttribute(document.body.dataset.clock);
 /**
  * What this view keeps across being hidden and shown again (VS Code discards a hidden view's page
  * unless it is retained) and across reloads: the endpoint the user picked, the last `select` applied,
@@ -321,7 +323,7 @@ function renderEndpoints(s: SidebarState): void {
   sayReach(s);
 }
 
-/** After Check reachability: each endpoint's answer in one line ("vllm-a: reachable (23 ms); vllm-b: not reachable: connection refused …"). */
+/** After Check reachability: each endpoint's answer in one line ("vllm-a: reachable (23 ms); vllm-b: not reachable: cannot connect to …"). */
 function sayReach(s: SidebarState): void {
   const checked = s.endpoints.filter((e) => e.id !== 'local' && e.reachable !== undefined);
   if (!reachAsked || checked.some((e) => e.reachable === 'checking')) return;
@@ -415,7 +417,7 @@ function runRow(r: SidebarRun): HTMLElement {
   if (r.interrupted) head.append(badge('interrupted'));
   if (r.failed) head.append(badge(`${r.failed} failed`));
   // the start time is in the name, in the one form every surface says it (src/present/timeText.ts); said here only for a name without it
-  const when = r.name ? [] : [clockTime(r.startedAt)];
+  const when = r.name ? [] : [clockTime(r.startedAt, clock)];
   const meta = el('div', 'meta', [...when, ...(r.network ?? []), `TTFT p50 ${ms(r.ttftP50Ms)}`, `TPOT p50 ${ms(r.tpotP50Ms)}`, ...(r.prompt ? [r.prompt] : []), ...(r.sent ? [r.sent] : [])].join(' · '));
   const open = button('Open', 'secondary', `Open the run ${r.name || r.endpointName}`);
   open.dataset.focus = `open:${r.id}`;

@@ -23,6 +23,12 @@ import type {
   Summary,
 } from '../core/types';
 
+/**
+ * The sweep's fact when no SLO was given, as the run file stores it: neutral, naming no surface's
+ * control. Each surface adds how to give one there (src/present/sweepText.ts, surfaceWords.ts).
+ */
+export const NO_SLO = 'No SLO given: no operating point can be named.';
+
 // ---- The closed forms ----
 
 export function tpotAt(baseMs: number, kMs: number, batch: number): number {
@@ -477,7 +483,7 @@ export function analyzeSweep(
   const maxThroughputPoint = pickMaxThroughput(points);
   if (maxThroughputPoint) out = { ...out, maxThroughputPoint };
   if (!hasSlo(slo)) {
-    verdicts.push({ kind: 'no-slo', message: 'No SLO given: no operating point can be named (set --slo, the settings, or a prompt file\'s front matter).' });
+    verdicts.push({ kind: 'no-slo', message: NO_SLO });
   } else {
     const op = pickOperatingPoint(points, slo);
     if (op) out = { ...out, operatingPoint: op };

@@ -119,7 +119,12 @@ function missedSlos(slo: SloSpec, s: Samples, succeeded: number): (keyof SloSpec
   return missed;
 }
 
-/** A request the user's Cancel stopped (error kind `aborted`): neither a success nor a failure. */
+/**
+ * A request stopped before its end by whoever ran the benchmark (error kind `aborted`): the user's
+ * Cancel in a run of ours; in an imported run, the tool's own stop (GuideLLM's incomplete requests,
+ * AIPerf's deliberate cancellations). Neither a success nor a failure; src/present/outcomeText.ts
+ * says which stop it was.
+ */
 export function cancelledByUser(r: Pick<RequestRecord, 'error'>): boolean {
   return r.error?.kind === 'aborted';
 }

@@ -18,7 +18,9 @@ const WORST_STALLS = 10;
  * included): no alarm, since the client sees no prefill of its own run then. The short form names it in a legend.
  */
 export const UNKNOWN_STALL_SHORT = 'cause not shown';
-export const UNKNOWN_STALL_CAUSE = `${UNKNOWN_STALL_SHORT}: no request of this run was prefilling then; it could be this machine (a pause of the client's process or of the OS), the server's own pauses, or another client's traffic`;
+/** Why the cause is not shown: a stall's own line says it beside UNKNOWN_STALL_SHORT. */
+export const UNKNOWN_STALL_WHY = 'no request of this run was prefilling then';
+export const UNKNOWN_STALL_CAUSE = `${UNKNOWN_STALL_SHORT}: ${UNKNOWN_STALL_WHY}; it could be this machine (a pause of the client's process or of the OS), the server's own pauses, or another client's traffic`;
 
 /** The stalls in one stream: gaps > factor × the stream's median ITL and > floorMs. */
 export function findStalls(record: RequestRecord, factor: number, floorMs: number): Stall[] {

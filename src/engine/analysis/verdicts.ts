@@ -32,9 +32,14 @@ const NOTABLE_SHARE = 0.3;
 
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
 
-/** "At TTFT p99 (812 ms; the slowest request)", "At TTFT p99 (812 ms; the 3 slowest requests, their TTFT together)": whose TTFT a share is of. */
+/**
+ * "At TTFT p99 (950 ms; the slowest request, 1,000 ms)", "At TTFT p99 (812 ms; the 3 slowest requests,
+ * their TTFT together)": whose TTFT a share is of; the slowest request's own TTFT beside the p99 when
+ * they differ, since the shares are of it.
+ */
 function atP99(t: TtftTail): string {
-  return `At TTFT p99 (${formatMs(t.fromMs)}; ${t.requests === 1 ? 'the slowest request' : `the ${formatInt(t.requests)} slowest requests, their TTFT together`})`;
+  const own = formatMs(t.ttftMs) !== formatMs(t.fromMs) ? `, ${formatMs(t.ttftMs)}` : '';
+  return `At TTFT p99 (${formatMs(t.fromMs)}; ${t.requests === 1 ? `the slowest request${own}` : `the ${formatInt(t.requests)} slowest requests, their TTFT together`})`;
 }
 
 function load(mode: WorkloadMode): string {
@@ -73,11 +78,6 @@ export function verdictsOf(v: VerdictInputs): Verdict[] {
     const ms = st.msByCause?.prefill ?? 0;
     out.push({ kind: 'stalls', message: `${formatInt(prefillStalls)} decode stall${prefillStalls === 1 ? '' : 's'}, ${formatMs(ms)} summed over the streams${from}: chunked prefill would bound them`, value: ms });
   }
-  const unknown = st.byCause?.unknown ?? 0;
-  if (unknown > 0) {
-    const ms = st.msByCause?.unknown ?? 0;
-    out.push({ kind: 'stalls', message: `${formatInt(unknown)} stall${unknown === 1 ? '' : 's'}, ${formatMs(ms)} summed over the streams, ${UNKNOWN_STALL_CAUSE}`, value: ms });
-  }
   const history = v.byTurn ? historyVerdict(v.byTurn) : undefined;
   if (history) out.push(history);
   if (tail && s?.promptMs !== undefined && share('prefill') >= 0.5) {
@@ -87,7 +87,7 @@ export function verdictsOf(v: VerdictInputs): Verdict[] {
     const p50 = s.transportMs.p50 ?? s.transportMs.mean;
     const ttftP50 = v.ttftMs.p50 ?? v.ttftMs.mean;
     if (p50 >= 20 && ttftP50 > 0 && p50 / ttftP50 >= 0.25) {
-      out.push({ kind: 'transport', message: `the network and client add ${formatMs(p50)} to TTFT at the median (${pct(p50 / ttftP50)} of it): the server's own TTFT p50 is ${formatMs(s.ttftServerMs?.p50 ?? 0)}`, value: p50 });
+      out.push({ kind: 'transport', message: `at the median, ${formatMs(p50)} of TTFT (${pct(p50 / ttftP50)}) is ${PHASE_WORDS.transport.short} (${PHASE_WORDS.transport.means}): the server's own TTFT p50 is ${formatMs(s.ttftServerMs?.p50 ?? 0)}`, value: p50 });
     }
   }
   const pc = v.prefixCache;
@@ -107,6 +107,12 @@ export function verdictsOf(v: VerdictInputs): Verdict[] {
             : `prefix cache: ${n} repeat an earlier prompt, TTFT ${formatMs(warm)}${vs.replace('cold', 'for first sends')} (the server reports no cached tokens, so whether it served them warm is told by TTFT alone)`,
       value: warm,
     });
+  }
+  // last, after every verdict with a cause: a gap whose cause is not shown is no alarm (grey in the report, never its headline)
+  const unknown = st.byCause?.unknown ?? 0;
+  if (unknown > 0) {
+    const ms = st.msByCause?.unknown ?? 0;
+    out.push({ kind: 'stalls-unknown', message: `${formatInt(unknown)} stall${unknown === 1 ? '' : 's'}, ${formatMs(ms)} summed over the streams, ${UNKNOWN_STALL_CAUSE}`, value: ms });
   }
   return out;
 }

@@ -49,8 +49,13 @@ export interface ApiFacts {
   readonly otel: { readonly provider: string; readonly operation: string };
   /** How a cold request keeps out of the prefix cache: its own `cache_prompt: false`, else a nonce before the prompt. */
   readonly cold: 'cache_prompt' | 'nonce';
-  /** Its servers may count a prompt's tokens (`POST /tokenize`: vLLM's, llama.cpp's): synthetic prompts are sized with it (transport/tokenize.ts). */
-  readonly tokenize?: true;
+  /**
+   * Its servers may count a prompt's tokens (`POST /tokenize`: vLLM's, llama.cpp's), which sizes
+   * synthetic prompts (transport/tokenize.ts): `own`, the API is llama.cpp's server's own, asked
+   * wherever it is; `self-hosted`, asked only at a loopback or private address (a server of one's own),
+   * never at a hosted service that speaks the same API (it has no such route, and the key goes with every POST).
+   */
+  readonly tokenize?: 'own' | 'self-hosted';
 }
 
 /*
@@ -69,7 +74,7 @@ const ROWS = [
     detect: { probe: { path: '/v1/models' }, v1Root: true },
     otel: { provider: 'openai', operation: 'chat' },
     cold: 'nonce',
-    tokenize: true,
+    tokenize: 'self-hosted',
   },
   {
     id: 'openai-completions',
@@ -79,7 +84,7 @@ const ROWS = [
     carries: 'text deltas; usage in a last chunk; llama.cpp timings, vLLM per-request metrics when sent',
     otel: { provider: 'openai', operation: 'text_completion' },
     cold: 'nonce',
-    tokenize: true,
+    tokenize: 'self-hosted',
   },
   {
     id: 'ollama',
@@ -101,7 +106,7 @@ const ROWS = [
     detect: { probe: { path: '/props', keys: ['default_generation_settings', 'total_slots'] } },
     otel: { provider: 'llama.cpp', operation: 'text_completion' },
     cold: 'cache_prompt',
-    tokenize: true,
+    tokenize: 'own',
   },
   {
     id: 'anthropic',

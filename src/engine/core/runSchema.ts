@@ -10,7 +10,7 @@
 // by element through the schema machinery.
 import * as v from 'valibot';
 import { API_KINDS } from './apis';
-import { IMPORT_TOOLS, METRICS_FAMILIES, RETRY_REASONS, SAMPLING_KEYS, STALL_CAUSES, TIMING_SOURCES } from './types';
+import { IMPORT_TOOLS, METRICS_FAMILIES, RETRY_REASONS, SAMPLING_KEYS, SIZING_METHODS, STALL_CAUSES, TIMING_SOURCES, TOKENIZER_KINDS } from './types';
 import type { EndpointSpec, PromptRecord, RequestRecord, RunFile, Stats, SweepPoint, WorkloadSpec } from './types';
 import { RUN_FORMAT, RUN_VERSION, TOOL_NAME } from './runFormat';
 
@@ -247,7 +247,7 @@ const prefixCacheSummary = v.object({
 });
 
 const verdict = v.object({
-  kind: v.picklist(['queue', 'prefill', 'stalls', 'buffering', 'transport', 'prefix-cache', 'history', 'schedule']),
+  kind: v.picklist(['queue', 'prefill', 'stalls', 'stalls-unknown', 'buffering', 'transport', 'prefix-cache', 'history', 'schedule']),
   message: str,
   value: num,
 });
@@ -411,11 +411,13 @@ export const RunFileSchema = v.looseObject({
   repeats: opt(list(v.object({ index: num, startedAt: str, durationS: num, summary, requestIndexes: numbers }))),
   ab: opt(v.object({ pairId: str, side: v.picklist(['A', 'B']), otherId: str, blocks: num, blockRequests: num })),
   promptLength: opt(v.object({
-    method: v.picklist(['tokenize', 'usage', 'estimate']),
+    method: v.picklist(SIZING_METHODS),
     asked: num,
     words: num,
-    tokenizer: opt(v.picklist(['vllm', 'llama.cpp', 'llama.cpp-text'])),
+    tokenizer: opt(v.picklist(TOKENIZER_KINDS)),
     usageCorrected: opt(bool),
+    addedWarmup: opt(num),
+    shortest: opt(bool),
     sent: opt(v.object({ p50: num, min: num, max: num, requests: num })),
   })),
 });

@@ -49,6 +49,15 @@ export interface NetworkSpec {
   readonly insecureSource?: string;
 }
 
+/**
+ * Whether anything answers HTTP at a URL (src/engine/transport/detect.ts checkReach): answered (any
+ * status) after `ms`, or not, with the failure's code ('ECONNREFUSED', 'TIMEOUT', 'BAD_URL', …) and
+ * its sentence (the words a run's error says, src/engine/transport/connections.ts cannotConnect).
+ */
+export type Reach =
+  | { readonly reachable: true; readonly ms: number }
+  | { readonly reachable: false; readonly code: string; readonly message: string };
+
 /** What a run file says about how its endpoint was reached (no secret in it). */
 export interface NetworkRecord {
   /** The proxy the requests went through, credentials removed. */
@@ -562,7 +571,8 @@ export interface PrefixCacheSummary {
 
 /** A top cause in plain words, with its number (src/engine/analysis/verdicts.ts). */
 export interface Verdict {
-  readonly kind: 'queue' | 'prefill' | 'stalls' | 'buffering' | 'transport' | 'prefix-cache' | 'history' | 'schedule';
+  /** `stalls`: stalls another request's prefill caused; `stalls-unknown`: gaps whose cause is not shown (no alarm, said last). */
+  readonly kind: 'queue' | 'prefill' | 'stalls' | 'stalls-unknown' | 'buffering' | 'transport' | 'prefix-cache' | 'history' | 'schedule';
   readonly message: string;
   /** The figure the message is about (a share, ms, a count): for sorting and tests. */
   readonly value: number;
@@ -851,16 +861,31 @@ export interface RunFile {
  * `/apply-template`), by the prompt tokens the warmup's replies reported (usage), or not at all
  * (estimate: one word a token, the server reported neither).
  */
+/** How synthetic prompts were sized (PromptLength.method): the server's tokenizer, the warmup's usage, or neither. */
+export const SIZING_METHODS = ['tokenize', 'usage', 'estimate'] as const;
+export type SizingMethod = (typeof SIZING_METHODS)[number];
+
+/** Which tokenizer answered: vLLM's (chat template counted), llama.cpp's with its template, or llama.cpp's on the text alone. */
+export const TOKENIZER_KINDS = ['vllm', 'llama.cpp', 'llama.cpp-text'] as const;
+export type TokenizerKind = (typeof TOKENIZER_KINDS)[number];
+
 export interface PromptLength {
-  readonly method: 'tokenize' | 'usage' | 'estimate';
+  readonly method: SizingMethod;
   /** Prompt tokens asked for (the workload's `prompt.tokens`). */
   readonly asked: number;
   /** Words of text each prompt was given (its index words included; the nonce apart). */
   readonly words: number;
-  /** (tokenize) Which tokenizer answered: vLLM's (chat template counted), llama.cpp's with its template, or llama.cpp's on the text alone. */
-  readonly tokenizer?: 'vllm' | 'llama.cpp' | 'llama.cpp-text';
+  /**
+   * The tokenizer that answered. With method `tokenize`: the one the words were sized with; with
+   * `usage`: one whose count the warmup's usage overruled (more than twice, or under half, of it).
+   */
+  readonly tokenizer?: TokenizerKind;
   /** The warmup's replies' prompt tokens moved the words (what the tokenizer did not count, or all of it without one). */
   readonly usageCorrected?: boolean;
+  /** Warmup requests sent beyond the workload's, at a second length, to fit the usage's count to the words (workload.warmup includes them). */
+  readonly addedWarmup?: number;
+  /** The words are at their fewest and the server still counts more than asked: its template alone is longer than the length asked. */
+  readonly shortest?: boolean;
   /** The measured requests' prompt tokens as the server counted them (usage): their median, lowest and highest; absent without usage. */
   readonly sent?: { readonly p50: number; readonly min: number; readonly max: number; readonly requests: number };
 }

@@ -137,9 +137,12 @@ export async function loadConversations(path: string, maxBytes?: number): Promis
   return parseConversations(await readDataset(path, maxBytes), path);
 }
 
-/** The session's number in words, least significant first: two sessions' first turns differ from their first word. */
+/**
+ * The session's number in words, least significant first: two sessions' first turns differ from their
+ * first word. Capitalised: apart from the warmup's synthetic prompts, led by lower-case words.
+ */
 function sessionLead(k: number): string[] {
-  return [...numberWords(k).reverse(), 'session'];
+  return [...numberWords(k).reverse().map((w) => w[0]!.toUpperCase() + w.slice(1)), 'session'];
 }
 
 /**

@@ -22,37 +22,81 @@ export const WORDS: readonly string[] = (
   .filter((w, i, all) => w !== '' && all.indexOf(w) === i);
 
 /**
+ * The words synthetic prompts are made of, and their index spelled in (their tag): the short WORDS
+ * that are one token each in the common tokenizers and whole words in the bundled server's
+ * vocabulary. Every request's tag then counts the same tokens whatever its index, and a prompt's count
+ * grows by about the same with each word (a length sized in steps of words can meet the one asked).
+ */
+export const SHORT_WORDS: readonly string[] = (
+  'the of and to in is was for on that with as by at from his her he she it they we you are be this ' +
+  'have has had but or an all were one what so up out if who get when make can like time just him know ' +
+  'take year your good some them see than then now look only come over also back use two how our work ' +
+  'well way even new want any give day most us man find here many long tell very hand high old life ' +
+  'part same last own home big end line side room city name next tree land form food sun door road ' +
+  'book star word game open red blue cold warm hot dark late full low plan rain snow wind fire wood ' +
+  'gold ship car bird fish dog farm town map page song face eye head body mind sea east west'
+).split(' ');
+
+/**
+ * The words a request's index is spelled in: those of SHORT_WORDS with four letters, so that a
+ * tokenizer that splits words by their letters (the bundled server's for words it lacks, a test
+ * server's) counts every tag alike too.
+ */
+const TAG_WORDS: readonly string[] = SHORT_WORDS.filter((w) => w.length === 4);
+
+/** Tag words a request's index is spelled in: |TAG_WORDS|^4 indexes (about 6.5 × 10^7) before a tag grows a word. */
+const TAG_WIDTH = 4;
+
+/** `i` in `width` (or more) base-|TAG_WORDS| digits, least significant first (`word` spells a digit): distinct numbers part at the first word. */
+function tagDigits(i: number, width: number, word: (d: number) => string = (d) => TAG_WORDS[d]!): string[] {
+  const base = TAG_WORDS.length;
+  const out: string[] = [];
+  for (let rest = Math.max(0, Math.floor(i)); out.length < width || rest > 0; rest = Math.floor(rest / base)) out.push(word(rest % base));
+  return out;
+}
+
+/** Tag digit `d` capitalised ("That"): one token too in the common tokenizers, a whole word in the bundled server's vocabulary. */
+function capitalTag(d: number): string {
+  const w = TAG_WORDS[d]!;
+  return w[0]!.toUpperCase() + w.slice(1);
+}
+
+/** `count` words of the run's bag (drawn once from `bagSeed`: every prompt holds the same words), in an order of their own (Fisher–Yates, seeded by `orderSeed`). */
+function shuffledBag(count: number, bagSeed: number, orderSeed: number): string[] {
+  const bag = new Rng(bagSeed);
+  const body: string[] = [];
+  while (body.length < count) body.push(SHORT_WORDS[bag.int(SHORT_WORDS.length)]!);
+  const order = new Rng(orderSeed);
+  for (let i = body.length - 1; i > 0; i--) {
+    const j = order.int(i + 1);
+    [body[i], body[j]] = [body[j]!, body[i]!];
+  }
+  return body;
+}
+
+/**
  * A synthetic prompt of `tokens` words (≈ tokens). Without sharedPrefix every request's text is
- * different from its first word (led by the index itself spelled in words, then the run's words in
- * an order of its own, shuffled by a generator seeded by seed and index), so no prefix cache,
- * block-hashed (vLLM) or longest-common-prefix (llama.cpp), can skip any of its prefill; every
- * request holds the same words (drawn once from the seed), so that a tokenizer that splits some of
- * them counts every request alike, and a length sized on one request holds for all. With
- * sharedPrefix every request shares the same text and differs only in its last few words: what a
- * prefix cache is good at.
+ * different from its first word (led by its index spelled in tag words, least significant first,
+ * then the run's words in an order of its own, shuffled by a generator seeded by seed and index), so
+ * no prefix cache, block-hashed (vLLM) or longest-common-prefix (llama.cpp), can skip any of its
+ * prefill. Every request counts alike, so that a length sized on one request holds for all: the same
+ * words (drawn once from the seed), and a tag of fixed width in words of one token each. With
+ * sharedPrefix every request shares the same text and differs only in its last few words (the tag,
+ * most significant first): what a prefix cache is good at.
  */
 export function syntheticPrompt(index: number, tokens: number, options: { seed?: number; sharedPrefix?: boolean; estimatedTokens?: number } = {}): Prompt {
   const seed = options.seed ?? 0;
   const n = Math.max(1, Math.floor(tokens));
-  const tag = indexWords(index);
+  const tag = tagDigits(index, TAG_WIDTH);
   const words: string[] = [];
   if (options.sharedPrefix) {
     const rng = new Rng(seed * 7919 + 17);
     const bodyLength = Math.max(0, n - tag.length);
-    for (let i = 0; i < bodyLength; i++) words.push(WORDS[rng.int(WORDS.length)]!);
-    words.push(...tag.slice(0, n - words.length));
+    for (let i = 0; i < bodyLength; i++) words.push(SHORT_WORDS[rng.int(SHORT_WORDS.length)]!);
+    words.push(...tag.reverse().slice(0, n - words.length));
   } else {
     words.push(...tag.slice(0, n));
-    // the run's words (the seed's), in this request's order (Fisher–Yates, seeded by seed and index)
-    const bag = new Rng(seed * 1_000_003 + 104_723);
-    const body: string[] = [];
-    while (words.length + body.length < n) body.push(WORDS[bag.int(WORDS.length)]!);
-    const order = new Rng(seed * 1_000_003 + index * 7 + 1);
-    for (let i = body.length - 1; i > 0; i--) {
-      const j = order.int(i + 1);
-      [body[i], body[j]] = [body[j]!, body[i]!];
-    }
-    words.push(...body);
+    words.push(...shuffledBag(n - words.length, seed * 1_000_003 + 104_723, seed * 1_000_003 + index * 7 + 1));
   }
   return {
     messages: [{ role: 'user', content: words.join(' ') }],
@@ -65,26 +109,21 @@ export function syntheticPrompt(index: number, tokens: number, options: { seed?:
  * SGLang's generated shared prefix (bench_serving.py `sample_generated_shared_prefix_requests`): each
  * group has a "system prompt" of its own and each request a "question" of its own after it, joined
  * by a blank line as SGLang joins them. Here the group's prefix is `prefixTokens` words (led by the
- * group's number in words, least significant first, so groups part at the first word) and the
- * question the rest of `tokens` (led by the request's index in capitalised words, so two requests of
- * a group part right after the prefix); both seeded by `seed`. `index`: the request's, as
- * syntheticPrompt's; the caller picks its group (request k: group k mod the groups' count).
+ * group's number in tag words, least significant first, so groups part at the first word) and the
+ * question the rest of `tokens` (led by the request's index in capitalised tag words, so two requests
+ * of a group part right after the prefix); both the same words in every group and request (drawn
+ * once from `seed`, in an order of each one's own), so that every request counts alike. `index`: the
+ * request's, as syntheticPrompt's; the caller picks its group (request k: group k mod the groups' count).
  */
 export function groupPrompt(index: number, group: number, tokens: number, prefixTokens: number, seed = 0, estimatedTokens?: number): Prompt {
   const n = Math.max(2, Math.floor(tokens));
   const shared = Math.min(n - 1, Math.max(1, Math.floor(prefixTokens)));
-  const base = WORDS.length;
-  const lead = (i: number, word: (d: number) => string): string[] => {
-    const out: string[] = [];
-    for (let rest = Math.max(0, Math.floor(i)); out.length < 2 || rest > 0; rest = Math.floor(rest / base)) out.push(word(rest % base));
-    return out;
+  const lead = (digits: string[], length: number, bagSeed: number, orderSeed: number): string => {
+    const words = digits.slice(0, length);
+    return [...words, ...shuffledBag(length - words.length, bagSeed, orderSeed)].join(' ');
   };
-  const fill = (words: string[], length: number, rng: Rng): string => {
-    while (words.length < length) words.push(WORDS[rng.int(base)]!);
-    return words.slice(0, length).join(' ');
-  };
-  const prefix = fill(lead(group, (d) => WORDS[d]!), shared, new Rng(seed * 7919 + 104_729 * (group + 1)));
-  const question = fill(lead(index, (d) => WORDS[d]![0]!.toUpperCase() + WORDS[d]!.slice(1)), n - shared, new Rng(seed * 1_000_003 + index * 7 + 5));
+  const prefix = lead(tagDigits(group, 2), shared, seed * 7919 + 104_729, seed * 7919 + 104_729 * (group + 2));
+  const question = lead(tagDigits(index, TAG_WIDTH, capitalTag), n - shared, seed * 1_000_003 + 5, seed * 1_000_003 + index * 7 + 5);
   return {
     messages: [{ role: 'user', content: `${prefix}\n\n${question}` }],
     source: 'synthetic (shared-prefix groups)',
@@ -101,13 +140,6 @@ export function numberWords(n: number): string[] {
     out.unshift(WORDS[i % base]!);
     i = Math.floor(i / base);
   } while (i > 0);
-  return out;
-}
-
-/** The index spelled in words, at least two: a unique, cache-busting lead. */
-function indexWords(index: number): string[] {
-  const out = numberWords(index);
-  while (out.length < 2) out.unshift('request');
   return out;
 }
 

@@ -1,11 +1,11 @@
 // Planning a run: which prompt request k sends, with what (sentWith.ts), kept cold or not, and whether
 // it repeats an earlier one; the options a run is given and the client's options it implies. Shared
 // by the runner on one thread and by each worker thread (workers/workerRun.ts).
-import { randomBytes } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import type { CacheBust, ClientOptions, EndpointSpec, NetworkSpec, Progress, Prompt, PromptRecord, RequestRecord, RequestSpec, WorkloadSpec } from '../core/types';
 import { sessionSource } from '../prompts/conversations';
 import type { SessionSource } from '../prompts/conversations';
-import { cacheBustFor, randomTag, sentPrompt } from '../transport/adapters/cacheBust';
+import { cacheBustFor, sentPrompt } from '../transport/adapters/cacheBust';
 import type { EndpointAdapter } from '../transport/adapters/adapter';
 import { adapterFor } from '../transport/adapters/registry';
 import { groupPrompt, syntheticPrompt } from '../prompts/syntheticPrompts';
@@ -15,6 +15,7 @@ import { readPrompts } from '../prompts/promptSource';
 import { promptRecord, PromptRecords, recordsPrompt, resolveSampling } from '../core/sentWith';
 import type { SentParams } from '../core/sentWith';
 import { connectionsFor, isSessions } from '../core/workload';
+import type { SizingCache } from './sizing';
 
 export interface RunOptions {
   /** Sent as a bearer token; never written to the run file, and scrubbed from error texts. */
@@ -36,6 +37,10 @@ export interface RunOptions {
   readonly runId?: string;
   /** Recorded in the run file when the API kind was detected (`--api auto`). */
   readonly detectedApi?: boolean;
+  /** A passing state worth a line while the run waits on it ("sizing 256-token prompts with the server's tokenizer…"). */
+  onStatus?(message: string): void;
+  /** (a sweep's points) What sizing synthetic prompts found at earlier points (sizing.ts). */
+  readonly sizingCache?: SizingCache;
 }
 
 /**
@@ -105,9 +110,22 @@ export async function promptSource(w: WorkloadSpec, given: readonly Prompt[] | u
   return listSource(prompts, warmup);
 }
 
-/** A few random base-36 characters: the run's part of every nonce (unique across runs, sweeps' points included). */
+/**
+ * Digits only, of fixed width: a nonce then counts the same tokens for every request of a run and
+ * every run (each digit a token, or three to a token, in the common tokenizers), so that a length
+ * sized on one request holds for all (promptLength.ts). 6 digits to a request's index: a run of up to
+ * a million requests, the rest a digit longer.
+ */
+const NONCE_DIGITS = 6;
+
+/** Random digits: the run's part of every nonce (unique across runs, sweeps' points included). */
 function nonceBase(): string {
-  return randomTag(randomBytes(6));
+  return String(randomInt(10 ** NONCE_DIGITS)).padStart(NONCE_DIGITS, '0');
+}
+
+/** The nonce of request `index` in a run whose part is `base`: "[482917-000042] " leads its prompt. */
+function nonceOf(base: string, index: number): string {
+  return `${base}-${String(index).padStart(NONCE_DIGITS, '0')}`;
 }
 
 /** The client options for a workload: one warmed connection per concurrent request. */
@@ -247,7 +265,7 @@ export class Planner {
       ...(ref !== undefined ? { promptRef: ref } : {}),
       scheduledAt,
       ...(bust !== undefined ? { cacheBust: bust } : {}),
-      ...(bust === 'nonce' ? { nonce: `${this.#nonceBase}-${index.toString(36)}` } : {}),
+      ...(bust === 'nonce' ? { nonce: nonceOf(this.#nonceBase, index) } : {}),
     };
   }
 

@@ -16,11 +16,12 @@ import { closedLoop, paced, sleep, traceLoop, withinPhase } from './scheduler';
 import { traceOffsetsMs } from '../prompts/traces';
 import { connectionsFor, validateWorkload } from '../core/workload';
 import { runOnWorkers, threadsFor, withWorkers } from './workers/coordinator';
+import type { WarmupSizing } from './workers/coordinator';
 import { clientOptions, Planner, promptSource } from './plan';
 import type { RunOptions } from './plan';
 import { Sender } from './sender';
-import { correctFromUsage, promptLengthRecord, sizedPrompt, sizeWithTokenizer, withWords } from './promptLength';
-import type { Sizing } from './promptLength';
+import { promptLengthRecord, sizedPrompt } from './promptLength';
+import { RunSizer } from './sizing';
 import { sessionPhase } from './sessions';
 
 /** How long closing the client may take on the way out of a cancelled run. */
@@ -91,52 +92,69 @@ export async function measuredPhase(w: WorkloadSpec, span: MeasuredSpan, planner
   return sent;
 }
 
-/** The length asked of a run's synthetic prompts (when sized), and their sizing once known. */
+/** A run's sizing of its synthetic prompts (sizing.ts), once started: undefined for other prompts, and until it is. */
 interface SizeState {
-  readonly asked: number | undefined;
-  sizing?: Sizing;
+  sizer?: RunSizer;
 }
 
+/** The workload as sent: its synthetic prompts' words and its warmup, once sized. */
 function sizedWorkload(w: WorkloadSpec, size: SizeState): WorkloadSpec {
-  return size.sizing ? withWords(w, size.sizing.words) : w;
+  return size.sizer ? size.sizer.workload(w) : w;
 }
 
 /** The run file with how its prompts were sized and what the server counted. */
 function withPromptLength(size: SizeState, run: RunFile): RunFile {
-  return size.sizing && size.asked !== undefined ? { ...run, promptLength: promptLengthRecord(size.sizing, size.asked, run.requests) } : run;
+  const sizer = size.sizer;
+  return sizer ? { ...run, promptLength: promptLengthRecord(sizer.sizing, sizer.asked, run.requests) } : run;
 }
 
-/** After the warmup, its replies' usage says what the server counted: the words moved by what is left over. */
-function afterWarmupOf(size: SizeState, planner: Planner, tally: RunTally): (() => void) | undefined {
-  const { sizing, asked } = size;
-  if (!sizing || asked === undefined) return undefined;
-  return () => {
-    size.sizing = correctFromUsage(sizing, asked, tally.records().filter((r) => r.warmup));
-    planner.resize(size.sizing.words);
-  };
-}
-
-/** Sizes synthetic prompts with the server's tokenizer (promptLength.ts), the planner resized to it; undefined when `aborted` came first. */
-async function sizeBeforeRun(endpoint: EndpointSpec, w: WorkloadSpec, planner: Planner, asked: number, options: RunOptions, aborted: Promise<void>): Promise<Sizing | undefined> {
-  const net = { ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}), ...(options.network ? { network: options.network } : {}) };
-  // the first measured request's prompt, as sent (its nonce included), at each count of words tried
-  const sizing = sizeWithTokenizer(endpoint, asked, (words) => {
+/** Sizes synthetic prompts before the run (sizing.ts: the cache, else the server's tokenizer), the planner resized to it. */
+async function sizeBeforeRun(endpoint: EndpointSpec, w: WorkloadSpec, planner: Planner, asked: number, options: RunOptions): Promise<RunSizer> {
+  const sizer = await RunSizer.start(endpoint, w, asked, (words) => {
+    // the first measured request's prompt as sent (its nonce included): every request counts alike
     planner.resize(words);
     return planner.sentPromptFor(w.warmup, 0);
-  }, net);
-  sizing.catch(() => undefined);
-  const done = await Promise.race([sizing, aborted.then(() => undefined)]);
-  if (done) planner.resize(done.words);
-  return done;
+  }, {
+    ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+    ...(options.network ? { network: options.network } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.onStatus ? { onStatus: options.onStatus } : {}),
+    ...(options.sizingCache ? { cache: options.sizingCache } : {}),
+    ...(options.warmupPrompts && options.warmupPrompts.length > 0 ? { warmupOther: true } : {}),
+  });
+  planner.resize(sizer.sizing.words);
+  return sizer;
 }
 
-/** Warmup (a closed loop, excluded from statistics), then the measured phase in the workload's mode; `afterWarmup` in between. */
-async function runPhases(w: WorkloadSpec, planner: Planner, sender: Sender, tally: RunTally, signal: AbortSignal | undefined, afterWarmup?: () => void): Promise<void> {
+/**
+ * Between the warmup and the measured phase: the sizing corrected by the warmup's usage, after more
+ * warmup requests (indexes from w.warmup on) while it asks for them. Resolves with the warmup's count as sent.
+ */
+async function sizeAfterWarmup(w: WorkloadSpec, sizer: RunSizer, planner: Planner, sender: Sender, tally: RunTally, signal: AbortSignal | undefined): Promise<number> {
+  let warmup = w.warmup;
+  for (let more = sizer.nextWarmup(tally.records(), warmup); more !== undefined && !signal?.aborted; more = sizer.nextWarmup(tally.records(), warmup)) {
+    planner.resize(more);
+    await sender.send(planner.plan(warmup, true, warmup, realClock.origin + realClock.now()));
+    warmup++;
+  }
+  planner.resize(sizer.sizing.words);
+  return warmup;
+}
+
+/** The sizer as the worker threads' coordinator asks it between the warmup and the measured phase (the warmup's records in the run's tally). */
+function warmupSizing(sizer: RunSizer, tally: RunTally): WarmupSizing {
+  return { next: (index) => sizer.nextWarmup(tally.records(), index), words: () => sizer.sizing.words };
+}
+
+/** Warmup (a closed loop, excluded from statistics), then the measured phase in the workload's mode; the sizing corrected in between. */
+async function runPhases(w: WorkloadSpec, planner: Planner, sender: Sender, tally: RunTally, signal: AbortSignal | undefined, sizer: RunSizer | undefined): Promise<void> {
   await warmupPhase(w, planner, sender, signal);
   if (signal?.aborted) return;
-  afterWarmup?.();
+  const warmup = sizer && w.warmup > 0 ? await sizeAfterWarmup(w, sizer, planner, sender, tally, signal) : w.warmup;
+  if (signal?.aborted) return;
+  const sent = warmup === w.warmup ? w : { ...w, warmup };
   tally.startPhase();
-  await measuredPhase(w, { firstIndex: w.warmup, firstK: 0, ...(w.requests !== undefined ? { requests: w.requests } : {}), ...(w.durationS !== undefined ? { durationS: w.durationS } : {}), seed: w.seed }, planner, sender, signal);
+  await measuredPhase(sent, { firstIndex: warmup, firstK: 0, ...(w.requests !== undefined ? { requests: w.requests } : {}), ...(w.durationS !== undefined ? { durationS: w.durationS } : {}), seed: w.seed }, planner, sender, signal);
   tally.endPhase();
 }
 
@@ -156,8 +174,9 @@ export async function runWorkload(endpoint: EndpointSpec, workload: WorkloadSpec
   const ticker = onProgress ? new ProgressTicker(() => onProgress(tally.progress())) : undefined;
   let planner: Planner | undefined;
   const threads = threadsFor(w);
-  // synthetic prompts sized to the length asked as the server counts it (promptLength.ts)
-  const size: SizeState = { asked: sizedPrompt(w)?.tokens };
+  // synthetic prompts sized to the length asked as the server counts it (sizing.ts)
+  const size: SizeState = {};
+  const asked = sizedPrompt(w)?.tokens;
   const build = (cancelled: boolean, connection?: ConnectionInfo): RunFile => withPromptLength(size, assembleRunFile({
       id: runId,
       startedAt,
@@ -183,13 +202,15 @@ export async function runWorkload(endpoint: EndpointSpec, workload: WorkloadSpec
     await Promise.race([pre, aborted.promise]);
     if (signal?.aborted) return build(true);
     // ---- the prompts' length, as the server counts it: its tokenizer, where it has one ----
-    if (size.asked !== undefined && planner.words !== undefined) {
-      size.sizing = await sizeBeforeRun(endpoint, w, planner, size.asked, options, aborted.promise);
+    if (asked !== undefined && planner.words !== undefined) {
+      // stopped by Cancel (no tokenizer POST after the run returns), bounded by its deadline
+      size.sizer = await sizeBeforeRun(endpoint, w, planner, asked, options);
       if (signal?.aborted) return build(true);
     }
     // ---- more streams than one loop stamps well: worker threads (workers/coordinator.ts) ----
     if (threads > 1) {
-      const out = await runOnWorkers({ endpoint, workload: sizedWorkload(w, size), options, tally, planner, threads });
+      const between = size.sizer ? { between: warmupSizing(size.sizer, tally) } : {};
+      const out = await runOnWorkers({ endpoint, workload: sizedWorkload(w, size), options, tally, planner, threads, ...between });
       return build(out.cancelled, out.connection);
     }
     client = createEndpointClient(endpoint, clientOptions(w, options.apiKey, options.network));
@@ -201,7 +222,7 @@ export async function runWorkload(endpoint: EndpointSpec, workload: WorkloadSpec
 
     // ---- sending ----
     const sender = new Sender(client, tally, options);
-    const phases = runPhases(w, planner, sender, tally, signal, afterWarmupOf(size, planner, tally));
+    const phases = runPhases(w, planner, sender, tally, signal, size.sizer);
     phases.catch(() => undefined);
     await Promise.race([phases, aborted.promise]);
     if (signal?.aborted) {

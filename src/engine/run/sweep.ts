@@ -7,6 +7,7 @@ import { summarize } from '../analysis/metrics';
 import { newRunId } from '../core/runId';
 import { RUN_FORMAT, RUN_VERSION } from '../core/runFormat';
 import { runWorkload } from './runner';
+import { SizingCache } from './sizing';
 import { PromptRecords } from '../core/sentWith';
 import type { RunOptions } from './plan';
 import type {
@@ -53,6 +54,8 @@ export interface SweepOptions {
   readonly runId?: string;
   /** Recorded in the run file when the API kind was detected (`--api auto`). */
   readonly detectedApi?: boolean;
+  /** A passing state worth a line (RunOptions.onStatus: sizing the prompts). */
+  onStatus?(message: string): void;
 }
 
 /** 1, 2, 4, … up to and including `limit` (and `limit` itself when it is not a power of two). */
@@ -233,8 +236,11 @@ class Collector {
 }
 
 /** The options every point's runWorkload gets from the sweep's. */
-function pointRunOptions(options: SweepOptions, onProgress: ((p: Progress) => void) | undefined): RunOptions {
+function pointRunOptions(options: SweepOptions, onProgress: ((p: Progress) => void) | undefined, sizingCache: SizingCache): RunOptions {
   return {
+    // synthetic prompts sized once per length: the later points start from what the earlier ones found
+    sizingCache,
+    ...(options.onStatus ? { onStatus: options.onStatus } : {}),
     ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
     ...(options.network !== undefined ? { network: options.network } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
@@ -280,6 +286,7 @@ export async function runSweep(endpoint: EndpointSpec, spec: SweepSpec, options:
   const total = perPoint !== undefined ? perPoint * spec.values.length : undefined;
   const report = options.onProgress;
   const onProgress = report ? (p: Progress) => report(collector.progress(p, total, collector.counts)) : undefined;
+  const sizingCache = new SizingCache();
 
   for (let i = 0; i < spec.values.length; i++) {
     if (options.signal?.aborted) break;
@@ -290,7 +297,7 @@ export async function runSweep(endpoint: EndpointSpec, spec: SweepSpec, options:
     let run: RunFile;
     try {
       run = await runWorkload(endpoint, workload, {
-        ...pointRunOptions(options, onProgress),
+        ...pointRunOptions(options, onProgress, sizingCache),
         ...(options.onRecord ? { onRecord: (r: RequestRecord) => options.onRecord!({ ...r, index: collector.globalIndex(i, r.index) }) } : {}),
         runId: `${id}#${i}`,
       });

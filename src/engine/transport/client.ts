@@ -30,7 +30,7 @@ import { MAX_SERVER_MS, maxTokensOf, requestPath, splitBaseUrl, withDefaultHeade
 import { adapterFor, keyHeaderFor } from './adapters/registry';
 import type { EventInfo, RegisteredAdapter, SplitUrl } from './adapters/adapter';
 import { INTERMEDIARY_HEADERS } from '../analysis/buffering';
-import { connectionFailure, createDispatcher } from './connections';
+import { cannotConnect, connectionFailure, createDispatcher } from './connections';
 import { createJsonStreamParser } from './streamParsers';
 import { ToolCallTimer } from './toolCallTimer';
 import type { Framing, JsonStreamParser } from './streamParsers';
@@ -853,7 +853,7 @@ class PooledClient implements EndpointClient {
       const known = connectionFailure(err, this.#endpoint.url, this.#options.network);
       if (known !== undefined) throw new PreflightError(fromServer(known.message, this.#scrubber, 400, true));
       const code = err.code ?? (err as { cause?: { code?: string } }).cause?.code ?? err.message;
-      throw new PreflightError(`cannot connect to ${url} (${fromServer(code, this.#scrubber, 120, true)})`);
+      throw new PreflightError(cannotConnect(url, fromServer(code, this.#scrubber, 120, true)));
     }
     this.#connection = {
       connections: this.#connections,

@@ -221,7 +221,7 @@ function proxyStatusError(proxy: string, status: number, target: string, withCre
 
 function proxyConnectError(proxy: string, err: Error & { code?: string }): ProxyError {
   const code = err.code ?? 'ERROR';
-  return new ProxyError(`cannot connect to the proxy ${shownProxy(proxy)} (${code}): is it running? (the endpoint was not tried)`, code);
+  return new ProxyError(`${cannotConnect(`the proxy ${shownProxy(proxy)}`, code)}: is it running? (the endpoint was not tried)`, code);
 }
 
 /** A Pool to the proxy whose CONNECTs are timed and whose failures name the proxy. */
@@ -326,6 +326,30 @@ function tunnelConnector(inner: Connector, onHandshake: (h: Handshake) => void):
 
 // ---- Failures in words ----
 
+/** The usual failures of a connection, in plain words: one table for a run's errors, detection and the reachability check. */
+const CONNECT_WORDS: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'connection refused, nothing listens on that port',
+  ENOTFOUND: 'no such host',
+  EAI_AGAIN: 'the host name could not be looked up (DNS)',
+  EHOSTUNREACH: 'no route to the host',
+  ENETUNREACH: 'the network is unreachable',
+  EHOSTDOWN: 'the host is down',
+  ECONNRESET: 'the connection was reset',
+  UND_ERR_SOCKET: 'the connection was closed',
+  UND_ERR_CONNECT_TIMEOUT: 'connect timeout',
+  ETIMEDOUT: 'connect timeout',
+};
+
+/**
+ * A connection that could not be made, in the one sentence every surface says: "cannot connect to
+ * http://127.0.0.1:18181 (connection refused, nothing listens on that port; ECONNREFUSED)". `what` is
+ * the URL shown, or "the proxy http://…" when the proxy is the one that failed.
+ */
+export function cannotConnect(what: string, code: string): string {
+  const words = CONNECT_WORDS[code];
+  return `cannot connect to ${what} (${words !== undefined ? `${words}; ` : ''}${code})`;
+}
+
 const UNTRUSTED = new Set(['SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_GET_ISSUER_CERT', 'CERT_UNTRUSTED', 'CERT_SIGNATURE_FAILURE']);
 const CONNECT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT']);
 
@@ -377,8 +401,7 @@ export function connectionFailure(err: unknown, url: string, network: NetworkSpe
   if (code.startsWith('CERT_') || code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL')) {
     return { code, message: `TLS with ${origin} failed (${code}: ${message.slice(0, 200)})${via}` };
   }
-  if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT') return { code, message: `cannot connect to ${origin} (connect timeout)${via}` };
-  return { code, message: `cannot connect to ${origin} (${code})${via}` };
+  return { code, message: `${cannotConnect(origin, code)}${via}` };
 }
 
 function hostOf(url: string): string {

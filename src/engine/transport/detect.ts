@@ -7,12 +7,13 @@
 import type { Dispatcher } from 'undici';
 import { API_KINDS, API_TABLE, apiFromUrl, probeOrder, probeTells } from '../core/apis';
 import type { ApiKind } from '../core/apis';
-import type { EndpointSpec, NetworkSpec } from '../core/types';
+import type { EndpointSpec, NetworkSpec, Reach } from '../core/types';
 import { endsWithV1, requestPath, splitBaseUrl, withDefaultHeaders } from './adapters/adapter';
 import type { EndpointAdapter, SplitUrl } from './adapters/adapter';
 import { adapterFor, keyHeaderFor } from './adapters/registry';
 import { parseJson } from '../core/json';
-import { connectionFailure, createDispatcher } from './connections';
+import { cannotConnect, connectionFailure, createDispatcher } from './connections';
+import { readCapped } from './readCapped';
 import { authHeaders, displayUrl, fromServer, Scrubber, secretsOf } from '../core/redact';
 
 /** A one-line, user-facing reason why a run cannot start. */
@@ -100,7 +101,7 @@ class Prober {
     try {
       for (let hop = 0; ; hop++) {
         const res = await this.#pool.request({ origin: this.#split.origin, path: target, method: 'GET', headers: this.#headers, signal, headersTimeout: this.#timeoutMs, bodyTimeout: this.#timeoutMs });
-        const text = await readCapped(res.body);
+        const { text } = await readCapped(res.body, MAX_PROBE_BODY);
         const location = header(res.headers, 'location');
         if (res.statusCode >= 300 && res.statusCode < 400 && location !== undefined) {
           const next = this.#sameOrigin(location, target);
@@ -150,8 +151,7 @@ class Prober {
   failureLine(failure: NonNullable<ProbeResult['failure']>): string {
     if (failure.described) return failure.message;
     if (failure.code === 'TIMEOUT') return `no answer from ${this.shownUrl} within ${this.#timeoutMs} ms`;
-    if (failure.code === 'UND_ERR_CONNECT_TIMEOUT') return `cannot connect to ${this.shownUrl} (connect timeout)`;
-    return `cannot connect to ${this.shownUrl} (${failure.code})`;
+    return cannotConnect(this.shownUrl, failure.code);
   }
 
   keyLine(status: number, path: string, apiKey: string | undefined): string {
@@ -172,17 +172,6 @@ class Prober {
 function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
   const v = headers[name];
   return Array.isArray(v) ? v[0] : v;
-}
-
-async function readCapped(body: AsyncIterable<unknown>): Promise<string> {
-  const parts: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const b = chunk as Buffer;
-    if (size < MAX_PROBE_BODY) parts.push(b.length + size > MAX_PROBE_BODY ? b.subarray(0, MAX_PROBE_BODY - size) : b);
-    size += b.length;
-  }
-  return Buffer.concat(parts).toString('utf8');
 }
 
 const ok = (r: ProbeResult): boolean => r.status !== undefined && r.status >= 200 && r.status < 300;
@@ -322,14 +311,6 @@ function checkModel(p: Prober, adapter: EndpointAdapter, json: unknown, model: s
   const names = served.slice(0, 8).map((m) => fromServer(m, p.scrubber, 80, true)).join(', ') + (served.length > 8 ? ', …' : '');
   throw new PreflightError(`model "${fromServer(model, p.scrubber, 200, true)}" is not served by ${p.shownUrl} (it serves: ${names})`);
 }
-
-/**
- * One GET of a URL, as `reachable` sends it: answered (any HTTP status) after `ms`, or not, with the
- * failure's code ('ECONNREFUSED', 'TIMEOUT', 'BAD_URL', …) and its sentence (the probes' own words).
- */
-export type Reach =
-  | { readonly reachable: true; readonly ms: number }
-  | { readonly reachable: false; readonly code: string; readonly message: string };
 
 /** Whether anything answers HTTP at a URL, how fast, or why not: one GET with no key and no redirect followed off the origin. */
 export async function checkReach(url: string, timeoutMs = 3000, network?: NetworkSpec): Promise<Reach> {

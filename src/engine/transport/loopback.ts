@@ -5,6 +5,8 @@
 // 2130706433 are 127.0.0.1; [::ffff:127.0.0.1] is [::ffff:7f00:1]; letters lower-cased, %-escapes
 // decoded), which is the form undici connects to. Pure (no node import): the extension bundle and the
 // webviews may use it.
+// Beside it, whether a host is private (this machine's or a local network's): where sizing prompts
+// may ask the server's tokenizer (transport/tokenize.ts), never a hosted service.
 
 /** A host (brackets around IPv6 optional) in URL-parsed form, or undefined when it is not a host. */
 function parsedHost(host: string): string | undefined {
@@ -60,6 +62,46 @@ export function isLoopbackHost(host: string): boolean {
 export function isLoopbackUrl(url: string): boolean {
   try {
     return isLoopbackHost(new URL(url).hostname);
+  } catch {
+    return false;
+  }
+}
+
+/** 10/8, 172.16/12, 192.168/16 (RFC 1918), 169.254/16 (link-local), 100.64/10 (carrier-grade NAT, Tailscale), and this machine's. */
+function privateV4(o: readonly number[]): boolean {
+  const [a, b] = o as [number, number];
+  return loopbackV4(o) || a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 169 && b === 254) || (a === 100 && b >= 64 && b <= 127);
+}
+
+/** fc00::/7 (unique local), fe80::/10 (link-local), this machine's, and IPv4-mapped private addresses. */
+function privateV6(text: string): boolean {
+  const p = v6Pieces(text);
+  if (p === undefined) return false;
+  if (loopbackV6(text) || (p[0]! & 0xfe00) === 0xfc00 || (p[0]! & 0xffc0) === 0xfe80) return true;
+  return p.slice(0, 5).every((x) => x === 0) && p[5] === 0xffff && privateV4([p[6]! >> 8, p[6]! & 0xff, p[7]! >> 8, p[7]! & 0xff]);
+}
+
+/** Names no public DNS gives out: one label ("gpu-box"), and the suffixes of local networks (RFC 6762, 6761, 8375). */
+const LOCAL_SUFFIXES = ['.local', '.localhost', '.internal', '.lan', '.home.arpa'];
+
+/**
+ * Whether `host` is this machine or on a private network: isLoopbackHost's, the private and
+ * link-local IPv4 and IPv6 ranges, a name of one label, and the local networks' suffixes. A hosted
+ * service is never such a host; a server of one's own usually is.
+ */
+export function isPrivateHost(host: string): boolean {
+  const h = parsedHost(host);
+  if (h === undefined) return false;
+  if (h.startsWith('[')) return privateV6(h.slice(1, -1));
+  if (/^\d+\.\d+\.\d+\.\d+$/.test(h)) return privateV4(h.split('.').map(Number));
+  const name = h.replace(/\.+$/, '');
+  return name === 'localhost' || !name.includes('.') || LOCAL_SUFFIXES.some((s) => name.endsWith(s));
+}
+
+/** Whether a URL's host is private (see isPrivateHost); false for what is not a URL. */
+export function isPrivateUrl(url: string): boolean {
+  try {
+    return isPrivateHost(new URL(url).hostname);
   } catch {
     return false;
   }

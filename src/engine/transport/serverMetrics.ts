@@ -15,6 +15,7 @@
 // largest. A note says when a metric came in several label sets.
 import type { Dispatcher } from 'undici';
 import { createDispatcher } from './connections';
+import { readCapped } from './readCapped';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { METRICS_FAMILY_LABELS } from '../core/types';
 import type { EndpointSpec, HistogramDelta, MetricsFamily, NetworkSpec, ServerMetrics } from '../core/types';
@@ -581,7 +582,7 @@ class Scraper {
         if (status < 200 || status >= 300) {
           // llama-server without --metrics says so (501, "… Start it with `--metrics`"): worth passing on.
           read = true;
-          const said = errorText(await readCapped(res.body, ERROR_BODY_BYTES).catch(() => undefined));
+          const said = errorText(await wholeText(res.body, ERROR_BODY_BYTES).catch(() => undefined));
           return { kind: 'unusable', why: `/metrics answered HTTP ${status}${said ? ` (${this.said(said)})` : ''}: not used` };
         }
         const type = (header(res.headers, 'content-type') ?? '').toLowerCase();
@@ -592,7 +593,7 @@ class Scraper {
         const tooLarge: Scrape = { kind: 'unusable', why: `/metrics is larger than ${sizeText(this.#maxBytes)}: not used` };
         if (Number(header(res.headers, 'content-length')) > this.#maxBytes) return tooLarge;
         read = true;
-        const text = await readCapped(res.body, this.#maxBytes);
+        const text = await wholeText(res.body, this.#maxBytes);
         return text === undefined ? tooLarge : { kind: 'text', text };
       } finally {
         if (!read) {
@@ -648,16 +649,9 @@ function errorText(body: string | undefined): string {
 }
 
 /** The body as text, or undefined past `max` bytes (reading stops there). */
-async function readCapped(body: AsyncIterable<unknown>, max: number): Promise<string | undefined> {
-  const parts: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const b = chunk as Buffer;
-    size += b.length;
-    if (size > max) return undefined; // leaving the loop destroys the stream
-    parts.push(b);
-  }
-  return Buffer.concat(parts, size).toString('utf8');
+async function wholeText(body: AsyncIterable<unknown>, max: number): Promise<string | undefined> {
+  const read = await readCapped(body, max);
+  return read.whole ? read.text : undefined;
 }
 
 /**

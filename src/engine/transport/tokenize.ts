@@ -1,34 +1,54 @@
 // The server's own count of a prompt's tokens, where it serves one: vLLM's `POST /tokenize`
 // ({model, messages} → {count, tokens, max_model_len}: the chat template counted, as its usage counts
 // it) and llama.cpp's server (`POST /tokenize` {content, add_special} → {tokens}, the chat template
-// from its `POST /apply-template` {messages} → {prompt}). Tried in that order on the APIs whose row
-// says their servers may have one (core/apis.ts `tokenize`); a server with neither gives undefined,
-// and the caller sizes prompts from the replies' usage instead. Only ever sent the synthetic text
-// the run will send, on a pool of its own that is closed when the sizing is done.
+// from its `POST /apply-template` {messages} → {prompt}). Tried in that order where the API's row says
+// its servers may have one (core/apis.ts `tokenize`): llama.cpp's own API anywhere, the OpenAI-compatible
+// ones only at a loopback or private address (a hosted service has no such route and would get the
+// key with every POST). A server with neither gives undefined, and the caller sizes prompts from the
+// replies' usage instead. Only ever sent the synthetic text the run will send, on a pool of its own
+// (destroyed when the sizing is done); every POST stops when the caller's signal aborts (the run's
+// Cancel, the sizing's deadline), and a body is read up to MAX_BODY only.
 import type { Dispatcher } from 'undici';
 import { apiFacts } from '../core/apis';
 import { authHeaders } from '../core/redact';
-import type { EndpointSpec, NetworkSpec, Prompt } from '../core/types';
+import type { EndpointSpec, NetworkSpec, Prompt, TokenizerKind } from '../core/types';
 import { promptText, requestPath, splitBaseUrl } from './adapters/adapter';
 import { keyHeaderFor } from './adapters/registry';
 import { createDispatcher } from './connections';
-
-/** Which way the server counted: its tokenizer's shape. */
-export type TokenizerKind = 'vllm' | 'llama.cpp' | 'llama.cpp-text';
+import { isPrivateUrl } from './loopback';
+import { readCapped } from './readCapped';
 
 export interface TokenCounter {
   readonly kind: TokenizerKind;
+  /** The server's count of the sample it was told from (the caller's first count, not asked again). */
+  readonly sampleCount: number;
   /** The server's count of the prompt as the run sends it (its chat template included, where the kind can tell it). */
   count(prompt: Prompt): Promise<number | undefined>;
   close(): Promise<void>;
 }
 
+export interface CounterOptions {
+  readonly apiKey?: string;
+  readonly network?: NetworkSpec;
+  /** Aborts every POST in flight and those after it: the run's Cancel, the sizing's deadline. */
+  readonly signal?: AbortSignal;
+  /** One POST's limit (default 5 s). */
+  readonly timeoutMs?: number;
+}
+
 const TIMEOUT_MS = 5000;
-const MAX_BODY = 4 * 1024 * 1024;
+/** A count is a short JSON answer; vLLM's lists the token ids too (a few bytes each). */
+const MAX_BODY = 1024 * 1024;
 
 interface Answer {
   readonly status: number;
   readonly json: unknown;
+}
+
+/** Whether sizing may ask this endpoint's server for its tokenizer (the API's row, and for a self-hosted kind a private address). */
+export function mayTokenize(endpoint: EndpointSpec): boolean {
+  const how = apiFacts(endpoint.api)?.tokenize;
+  return how === 'own' || (how === 'self-hosted' && isPrivateUrl(endpoint.url));
 }
 
 /** The messages as the chat APIs send a text prompt: role and content. */
@@ -45,35 +65,37 @@ class Poster {
   readonly #origin: string;
   readonly #path: (p: string) => string;
   readonly #headers: Record<string, string>;
+  readonly #signal: AbortSignal | undefined;
+  readonly #timeoutMs: number;
 
-  constructor(endpoint: EndpointSpec, apiKey: string | undefined, network: NetworkSpec | undefined) {
+  constructor(endpoint: EndpointSpec, options: CounterOptions) {
     const split = splitBaseUrl(endpoint.url);
     this.#origin = split.origin;
     this.#path = (p) => requestPath(split, p);
-    this.#headers = { ...endpoint.headers, 'content-type': 'application/json', accept: 'application/json', ...authHeaders(apiKey, keyHeaderFor(endpoint)) };
-    this.#pool = createDispatcher(split.origin, network, { connections: 1, connectTimeout: TIMEOUT_MS, keepAliveTimeout: 1000 });
+    this.#headers = { ...endpoint.headers, 'content-type': 'application/json', accept: 'application/json', ...authHeaders(options.apiKey, keyHeaderFor(endpoint)) };
+    this.#signal = options.signal;
+    this.#timeoutMs = options.timeoutMs ?? TIMEOUT_MS;
+    this.#pool = createDispatcher(split.origin, options.network, { connections: 1, connectTimeout: this.#timeoutMs, keepAliveTimeout: 1000 });
   }
 
-  /** POSTs JSON; undefined when nothing answered in time (the caller falls back to usage). */
+  get stopped(): boolean {
+    return this.#signal?.aborted === true;
+  }
+
+  /** POSTs JSON; undefined when nothing answered in time, or the signal aborted (the caller falls back to usage). */
   async post(path: string, body: unknown): Promise<Answer | undefined> {
+    if (this.stopped) return undefined;
+    const timeout = AbortSignal.timeout(this.#timeoutMs);
+    const signal = this.#signal ? AbortSignal.any([this.#signal, timeout]) : timeout;
     try {
       const res = await this.#pool.request({
         origin: this.#origin, path: this.#path(path), method: 'POST', headers: this.#headers, body: JSON.stringify(body),
-        signal: AbortSignal.timeout(TIMEOUT_MS), headersTimeout: TIMEOUT_MS, bodyTimeout: TIMEOUT_MS,
+        signal, headersTimeout: this.#timeoutMs, bodyTimeout: this.#timeoutMs,
       });
-      const parts: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of res.body) {
-        size += (chunk as Buffer).length;
-        if (size > MAX_BODY) {
-          res.body.destroy();
-          return { status: res.statusCode, json: undefined };
-        }
-        parts.push(chunk as Buffer);
-      }
+      const read = await readCapped(res.body, MAX_BODY);
       let json: unknown;
       try {
-        json = JSON.parse(Buffer.concat(parts).toString('utf8'));
+        json = read.whole ? JSON.parse(read.text) : undefined;
       } catch {
         json = undefined;
       }
@@ -83,8 +105,9 @@ class Poster {
     }
   }
 
+  /** At once: a POST still in flight (aborted or not) does not hold the sizing up. */
   close(): Promise<void> {
-    return this.#pool.close().catch(() => undefined);
+    return this.#pool.destroy().catch(() => undefined);
   }
 }
 
@@ -126,28 +149,26 @@ async function llamaCppCount(poster: Poster, endpoint: EndpointSpec, prompt: Pro
 
 /**
  * A counter for the endpoint's server, told from its answer to `sample` (a prompt as the run sends
- * it); undefined when the API's servers have no tokenizer endpoint or this one answers neither shape.
+ * it), whose count it keeps; undefined when sizing may not ask this endpoint (mayTokenize), or it
+ * answers neither shape before the signal aborts.
  */
-export async function tokenCounter(endpoint: EndpointSpec, sample: Prompt, options: { readonly apiKey?: string; readonly network?: NetworkSpec } = {}): Promise<TokenCounter | undefined> {
-  if (apiFacts(endpoint.api)?.tokenize !== true) return undefined;
+export async function tokenCounter(endpoint: EndpointSpec, sample: Prompt, options: CounterOptions = {}): Promise<TokenCounter | undefined> {
+  if (!mayTokenize(endpoint) || options.signal?.aborted) return undefined;
   let poster: Poster;
   try {
-    poster = new Poster(endpoint, options.apiKey, options.network);
+    poster = new Poster(endpoint, options);
   } catch {
     return undefined;
   }
-  const counter = (kind: TokenizerKind, count: (p: Prompt) => Promise<number | undefined>): TokenCounter => ({ kind, count, close: () => poster.close() });
+  const counter = (kind: TokenizerKind, sampleCount: number, count: (p: Prompt) => Promise<number | undefined>): TokenCounter => ({ kind, sampleCount, count, close: () => poster.close() });
   // vLLM first: llama.cpp answers a body without `content` with an empty list, never a count
-  if (vllmCount(await poster.post('/tokenize', vllmBody(endpoint, sample))) !== undefined) {
-    return counter('vllm', async (p) => vllmCount(await poster.post('/tokenize', vllmBody(endpoint, p))));
-  }
-  if (isChat(endpoint) && (await llamaCppCount(poster, endpoint, sample, true)) !== undefined) {
-    return counter('llama.cpp', (p) => llamaCppCount(poster, endpoint, p, true));
-  }
-  if ((await llamaCppCount(poster, endpoint, sample, false)) !== undefined) {
-    // the text alone: a chat API's template is left to the replies' usage
-    return counter(isChat(endpoint) ? 'llama.cpp-text' : 'llama.cpp', (p) => llamaCppCount(poster, endpoint, p, false));
-  }
+  const v = vllmCount(await poster.post('/tokenize', vllmBody(endpoint, sample)));
+  if (v !== undefined) return counter('vllm', v, async (p) => vllmCount(await poster.post('/tokenize', vllmBody(endpoint, p))));
+  const templatedCount = isChat(endpoint) && !poster.stopped ? await llamaCppCount(poster, endpoint, sample, true) : undefined;
+  if (templatedCount !== undefined) return counter('llama.cpp', templatedCount, (p) => llamaCppCount(poster, endpoint, p, true));
+  const text = poster.stopped ? undefined : await llamaCppCount(poster, endpoint, sample, false);
+  // the text alone: a chat API's template is left to the replies' usage
+  if (text !== undefined) return counter(isChat(endpoint) ? 'llama.cpp-text' : 'llama.cpp', text, (p) => llamaCppCount(poster, endpoint, p, false));
   await poster.close();
   return undefined;
 }

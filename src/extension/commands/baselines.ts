@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { runLabel } from '../../present/runText';
 import { endpointKey, type BaselineScope } from '../baselines';
 import { Command } from '../commands';
+import { hostClock } from '../clock';
 import type { RunIndexEntry } from '../runStore';
 import type { Services } from '../services';
 import { registerCommand } from './register';
@@ -33,7 +34,7 @@ async function chooseScope(run: RunIndexEntry): Promise<BaselineScope | undefine
     { label: 'Baseline of its prompt file', description: basename(run.promptFile), detail: 'Later runs of this prompt are compared with it (the CodeLens, the sidebar)', scope: 'promptFile' },
     { label: 'Baseline of its endpoint', description: endpointKey(run.url, run.model), detail: 'Later runs on this endpoint and model are compared with it', scope: 'endpoint' },
   ];
-  return (await vscode.window.showQuickPick(items, { placeHolder: `Pin ${runLabel(run)} as the baseline of…` }))?.scope;
+  return (await vscode.window.showQuickPick(items, { placeHolder: `Pin ${runLabel(run, hostClock())} as the baseline of…` }))?.scope;
 }
 
 /** Pins a run; resolves to where (scope and key), or undefined when nothing was pinned. */
@@ -43,14 +44,14 @@ async function pinBaseline(s: Services, runId: string | undefined, scope: Baseli
   const run = await entryOf(s, id);
   if (!run) return undefined;
   if (scope === 'promptFile' && !run.promptFile) {
-    void vscode.window.showErrorMessage(`LLM Profiler: ${runLabel(run)} was not sent from a prompt file; it can be the baseline of its endpoint.`);
+    void vscode.window.showErrorMessage(`LLM Profiler: ${runLabel(run, hostClock())} was not sent from a prompt file; it can be the baseline of its endpoint.`);
     return undefined;
   }
   const chosen = scope ?? await chooseScope(run);
   if (!chosen) return undefined;
   const key = await s.baselines.store.pin(run, chosen);
   s.log.info(`pinned run ${run.id} as the baseline of ${chosen} ${key}`);
-  void vscode.window.showInformationMessage(`LLM Profiler: ${runLabel(run)} is now the baseline of ${scopeText(run, chosen)}.`);
+  void vscode.window.showInformationMessage(`LLM Profiler: ${runLabel(run, hostClock())} is now the baseline of ${scopeText(run, chosen)}.`);
   return { scope: chosen, key };
 }
 
@@ -60,10 +61,9 @@ async function unpinBaseline(s: Services, runId: string | undefined): Promise<nu
   if (!id) {
     const pins = s.baselines.store.all();
     if (!pins.length) { void vscode.window.showInformationMessage('LLM Profiler: no run is pinned as a baseline.'); return 0; }
-    const now = new Date();
     const items = pins.map((p) => {
       const run = s.runs.runs.find((r) => r.id === p.runId);
-      return { label: run ? runLabel(run, now) : p.runId, description: p.scope === 'promptFile' ? `prompt file ${basename(p.key)}` : `endpoint ${p.key}`, runId: p.runId };
+      return { label: run ? runLabel(run, hostClock()) : p.runId, description: p.scope === 'promptFile' ? `prompt file ${basename(p.key)}` : `endpoint ${p.key}`, runId: p.runId };
     });
     id = (await vscode.window.showQuickPick(items, { placeHolder: 'Unpin which baseline?' }))?.runId;
     if (!id) return 0;

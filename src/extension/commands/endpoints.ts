@@ -5,7 +5,9 @@ import { Command } from '../commands';
 import { isLoopbackUrl } from '../../engine/transport/loopback';
 import { validateEndpoint, type EndpointEntry } from '../configModel';
 import { apiItems, detectApi, pickApiOrFixUrl, unreachableAt } from '../pickers';
+import { withScheme } from '../../jobs/urls';
 import { askUrl } from '../urlBox';
+import { urlProblem } from '../urlInput';
 import type { Services } from '../services';
 import { registerCommand } from './register';
 
@@ -64,10 +66,10 @@ async function askApi(s: Services, title: string, url: string, current: string |
 async function askUrlAndApi(s: Services, verb: string, args: AddEndpointArgs | undefined, editing: RawEndpoint | undefined): Promise<{ url: string; api: string; note: string } | undefined> {
   let value = typeof editing?.url === 'string' ? editing.url : '';
   for (;;) {
-    const url = args?.url?.trim() ?? await askUrl({
+    const url = (args?.url !== undefined ? withScheme(args.url) : undefined) ?? await askUrl({
       title: `${verb} (2/4)`, prompt: 'Base URL (host:port is taken as http://; no key here: you can set one next)', placeHolder: 'http://127.0.0.1:8000',
       value, ignoreFocusOut: true,
-      problem: (v) => validateEndpoint({ name: 'x', url: v }, 'user').errors[0],
+      problem: urlProblem,
       unreachable: (v) => unreachableAt(s, v),
       whenUnreachable: 'warn',
       takeAnyway: 'Fix the URL, or press Enter again to keep it: its API is then detected when it is profiled',

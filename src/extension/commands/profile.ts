@@ -227,6 +227,8 @@ async function profileEndpoint(s: Services, args: ProfileArgs | undefined): Prom
  * or its conversations, each a session. A file that is not a dataset is refused by the run, naming its line.
  */
 async function profileDataset(s: Services, uri: vscode.Uri | undefined): Promise<RunOutcome | undefined> {
+  // one run at a time: said before the file dialog and the pickers (also when reached from the import's toast)
+  if (s.jobs.busy()) return undefined;
   const path = uri?.scheme === 'file' ? uri.fsPath : uri ? undefined : await askFile('prompts');
   if (path === undefined) {
     if (uri) void vscode.window.showErrorMessage(`LLM Profiler: ${uri.toString(true)} is not a file on this machine: only a local file can be sent as a dataset.`);

@@ -10,21 +10,22 @@ import { Command } from '../commands';
 import { loadFiles } from '../lazy';
 import type { RunIndexEntry } from '../runStore';
 import { saidSaved } from '../savedFile';
+import { hostClock } from '../clock';
+import type { SurfaceClock } from '../../shared/protocol';
 import type { Services } from '../services';
 import { registerCommand } from './register';
 
 /** A stored run as a quick pick item: its name, its figures, its id. */
-function runItem(r: RunIndexEntry, now: Date): vscode.QuickPickItem & { id: string } {
+function runItem(r: RunIndexEntry, clock: SurfaceClock): vscode.QuickPickItem & { id: string } {
   const figures = [`${r.completed} completed`, r.failed ? `${r.failed} failed` : '', r.cancelled ? 'cancelled' : '', r.interrupted ? 'interrupted: recovered from its journal' : '',
     r.ttftP50Ms !== undefined ? `TTFT p50 ${formatMs(r.ttftP50Ms)}` : '', r.tpotP50Ms !== undefined ? `TPOT p50 ${formatMs(r.tpotP50Ms)}` : ''];
-  return { label: runLabel(r, now), description: r.id, detail: figures.filter(Boolean).join(' · '), id: r.id };
+  return { label: runLabel(r, clock), description: r.id, detail: figures.filter(Boolean).join(' · '), id: r.id };
 }
 
 export async function pickRun(s: Services, placeHolder: string): Promise<string | undefined> {
   await s.runs.refresh();
   if (!s.runs.runs.length) { void vscode.window.showInformationMessage('LLM Profiler: no runs yet in this workspace. Run "Profile endpoint" first.'); return undefined; }
-  const now = new Date();
-  const pick = await vscode.window.showQuickPick(s.runs.runs.map((r) => runItem(r, now)), { placeHolder, matchOnDescription: true });
+  const pick = await vscode.window.showQuickPick(s.runs.runs.map((r) => runItem(r, hostClock())), { placeHolder, matchOnDescription: true });
   return pick?.id;
 }
 
@@ -51,8 +52,7 @@ async function compareRuns(s: Services, a: string | undefined, b: string | undef
   if (!a || !b) {
     await s.runs.refresh();
     if (s.runs.runs.length < 2) { void vscode.window.showInformationMessage('LLM Profiler: comparing needs two runs.'); return; }
-    const now = new Date();
-    const picks = await vscode.window.showQuickPick(s.runs.runs.map((r) => runItem(r, now)), { placeHolder: 'Pick two runs to compare', canPickMany: true, matchOnDescription: true });
+    const picks = await vscode.window.showQuickPick(s.runs.runs.map((r) => runItem(r, hostClock())), { placeHolder: 'Pick two runs to compare', canPickMany: true, matchOnDescription: true });
     if (!picks) return;
     if (picks.length !== 2) { void vscode.window.showWarningMessage('LLM Profiler: pick exactly two runs.'); return; }
     [a, b] = [picks[0]!.id, picks[1]!.id];
@@ -83,7 +83,7 @@ async function deleteRun(s: Services, runId: string | undefined, opts: { confirm
   if (!id) return false;
   if (opts?.confirm !== false) {
     const entry = s.runs.runs.find((r) => r.id === id);
-    const ok = await vscode.window.showWarningMessage(`Delete the run ${entry ? runLabel(entry) : id}?`, { modal: true }, 'Delete');
+    const ok = await vscode.window.showWarningMessage(`Delete the run ${entry ? runLabel(entry, hostClock()) : id}?`, { modal: true }, 'Delete');
     if (ok !== 'Delete') return false;
   }
   await s.runs.delete(id);

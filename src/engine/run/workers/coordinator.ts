@@ -147,6 +147,16 @@ export interface WorkersInput {
   /** The run's planner: the prompt references and repeats of the merged records (and RunFile.prompts). */
   readonly planner: Planner;
   readonly threads: number;
+  /** (prompt sizing, run/sizing.ts) Between the warmup and the measured phase. */
+  readonly between?: WarmupSizing;
+}
+
+/** Prompt sizing between the warmup and the measured phase, as the run's sizer (run/sizing.ts) does it on one loop. */
+export interface WarmupSizing {
+  /** Once the warmup's records are in, and after each request added: the words of one more warmup request (request `index`), or undefined when settled. */
+  next(index: number): number | undefined;
+  /** The words the measured requests are sent with. */
+  words(): number;
 }
 
 export interface WorkersResult {
@@ -326,9 +336,29 @@ async function measureOpen(threads: readonly Thread[], w: WorkloadSpec, m: OpenM
   }
 }
 
-/** The warmup (when the workload has one), then the measured phase. False when cancelled. */
-async function warmupAndMeasure(threads: readonly Thread[], w: WorkloadSpec, tally: RunTally, signal: AbortSignal | undefined): Promise<boolean> {
+/**
+ * Prompt sizing after the warmup: more warmup requests on the first living thread while the sizer
+ * asks for them, then every thread told the words and the warmup's count. False when cancelled.
+ */
+async function sizeBetween(threads: readonly Thread[], w: WorkloadSpec, between: WarmupSizing, signal: AbortSignal | undefined): Promise<boolean> {
+  let warmup = w.warmup;
+  for (let more = between.next(warmup); more !== undefined; more = between.next(warmup)) {
+    const first = threads.find((th) => th.alive);
+    if (!first) break;
+    first.post({ t: 'calibrate', index: warmup, words: more });
+    warmup++;
+    // a thread that dies meanwhile says nothing more: its request is recorded as lost, and the next goes to another
+    await untilAborted(first.next('calibrated'), signal);
+    if (signal?.aborted) return false;
+  }
+  for (const th of threads) th.sized(between.words(), warmup);
+  return true;
+}
+
+/** The warmup (when the workload has one), prompt sizing, then the measured phase. False when cancelled. */
+async function warmupAndMeasure(threads: readonly Thread[], w: WorkloadSpec, tally: RunTally, signal: AbortSignal | undefined, between: WarmupSizing | undefined): Promise<boolean> {
   if (w.warmup > 0 && !(await warmup(threads, signal))) return false;
+  if (w.warmup > 0 && between && !(await sizeBetween(threads, w, between, signal))) return false;
   if (w.mode.kind === 'trace') throw new Error('a trace is replayed on one loop, not on worker threads');
   return w.mode.kind === 'closed' ? measureClosed(threads, w, tally, signal) : measureOpen(threads, w, w.mode, tally, signal);
 }
@@ -431,7 +461,7 @@ export async function runOnWorkers(input: WorkersInput): Promise<WorkersResult> 
   try {
     const warmed = await warmConnections(threads, signal);
     if (warmed === undefined) return { cancelled: true };
-    cancelled = !(await warmupAndMeasure(threads, w, tally, signal));
+    cancelled = !(await warmupAndMeasure(threads, w, tally, signal, input.between));
     tally.endPhase();
     if (cancelled) await cancelThreads(threads);
     const connection = mergeConnections(threads.map((th) => th.connection)) ?? warmed.connection;

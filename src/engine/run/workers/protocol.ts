@@ -34,7 +34,11 @@ export type ToWorker =
   /** No more arrivals: report `done` once those given have ended. */
   | { readonly t: 'end' }
   | { readonly t: 'cancel' }
-  | { readonly t: 'close' };
+  | { readonly t: 'close' }
+  /** (prompt sizing, run/sizing.ts) One more warmup request, request `index` at `words` words: `calibrated` once its record is sent back. */
+  | { readonly t: 'calibrate'; readonly index: number; readonly words: number }
+  /** (prompt sizing) The measured requests' words, and the warmup's count as sent (their indexes follow it). */
+  | { readonly t: 'sized'; readonly words: number; readonly warmup: number };
 
 export type FromWorker =
   | { readonly t: 'warmed'; readonly connection: ConnectionInfo }
@@ -47,6 +51,7 @@ export type FromWorker =
   | { readonly t: 'sent'; readonly s: readonly number[] }
   | Batch
   | { readonly t: 'warmupDone' }
+  | { readonly t: 'calibrated' }
   | { readonly t: 'done'; readonly connection?: ConnectionInfo }
   | { readonly t: 'closed' };
 

@@ -33,7 +33,7 @@ export interface ThreadEvents {
 export class Thread {
   readonly id: number;
   readonly #worker: Worker;
-  readonly #warmup: number;
+  #warmup: number;
   readonly #waiting = new Map<string, ((m: FromWorker | undefined) => void)[]>();
   readonly #early = new Map<string, FromWorker[]>();
   #settling: (() => void)[] = [];
@@ -107,6 +107,12 @@ export class Thread {
 
   post(m: ToWorker): void {
     if (!this.#gone) this.#worker.postMessage(m);
+  }
+
+  /** The measured requests' words (prompt sizing) and the warmup's count as sent, which their indexes follow. */
+  sized(words: number, warmup: number): void {
+    this.#warmup = warmup;
+    this.post({ t: 'sized', words, warmup });
   }
 
   /** Open-loop arrivals (k and due, in order): sent to the thread and kept until it says it sent them. */

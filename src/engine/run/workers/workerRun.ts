@@ -156,6 +156,8 @@ class Share {
   #ended = false;
   /** The worker-exit failpoint fired: nothing more is sent, and the thread ends in a moment. */
   #dying = false;
+  /** The warmup's count as sent (the workload's, or one more after prompt sizing's `calibrate`): measured request k is request warmup + k. */
+  #warmupSent: number;
 
   constructor(port: MessagePort, s: ShareSetup, out: Outbox, tally: RunTally, planner: Planner, client: EndpointClient) {
     this.#s = s;
@@ -163,6 +165,7 @@ class Share {
     this.#out = out;
     this.#planner = planner;
     this.#client = client;
+    this.#warmupSent = s.workload.warmup;
     // every arrival waiting for its time listens to it
     setMaxListeners(0, this.#ctrl.signal);
     const exitAfter = failpointAt('worker-exit', String(s.id + 1));
@@ -204,6 +207,13 @@ class Share {
       case 'close':
         void this.#close();
         break;
+      case 'calibrate':
+        void this.#calibrate(m.index, m.words);
+        break;
+      case 'sized':
+        this.#planner.resize(m.words);
+        this.#warmupSent = m.warmup;
+        break;
     }
   }
 
@@ -236,6 +246,14 @@ class Share {
     this.#post({ t: 'warmupDone' });
   }
 
+  /** Prompt sizing's one more warmup request, at `words` words: `calibrated` once its record is sent back. */
+  async #calibrate(index: number, words: number): Promise<void> {
+    this.#planner.resize(words);
+    await this.#sender.send(this.#planner.plan(index, true, index, epochNow()));
+    this.#out.flush();
+    this.#post({ t: 'calibrated' });
+  }
+
   /** A closed loop's measured phase, until the count or the deadline (epoch ms). */
   async #measure(deadlineEpoch: number | undefined): Promise<void> {
     const w = this.#s.workload;
@@ -243,7 +261,7 @@ class Share {
     await this.#closedLoops(
       this.#s.measuredLoops,
       (k) => withinPhase(w.requests, deadline, k, realClock.now()),
-      (k) => this.#sender.send(this.#planner.plan(w.warmup + k, false, k, epochNow())),
+      (k) => this.#sender.send(this.#planner.plan(this.#warmupSent + k, false, k, epochNow())),
       CELL.measuredNext,
     );
     this.#finish();
@@ -261,7 +279,7 @@ class Share {
       return;
     }
     try {
-      await this.#sender.send(this.#planner.plan(this.#s.workload.warmup + k, false, k, due));
+      await this.#sender.send(this.#planner.plan(this.#warmupSent + k, false, k, due));
     } finally {
       this.#slots?.release();
     }

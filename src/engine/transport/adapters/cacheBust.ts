@@ -36,7 +36,7 @@ export function cacheBustFor(api: ApiKind): CacheBust {
   return apiFacts(api)?.cold ?? 'nonce';
 }
 
-/** The text put before the first message's content: a few tokens, e.g. "[k3f9q2-1c] ". */
+/** The text put before the first message's content: a few tokens, e.g. "[482917-000042] " (plan.ts). */
 export function nonceLead(nonce: string): string {
   return `[${nonce}] `;
 }
