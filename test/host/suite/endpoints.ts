@@ -35,12 +35,41 @@ async function answering<T>(answers: Answer[], fn: () => Promise<T>): Promise<{ 
     const a = next();
     return typeof a === 'string' ? list.find((i) => i.label === a) : a(list);
   };
+  const create = w.createInputBox as () => vscode.InputBox;
+  w.createInputBox = () => answeredBox(create.call(vscode.window), asked, next);
   try {
     return { result: await fn(), asked };
   } finally {
     w.showInputBox = box;
     w.showQuickPick = pick;
+    w.createInputBox = create;
   }
+}
+
+/**
+ * A real input box (the URL step's: urlBox.ts checks as it is typed) answered as the next answer says:
+ * shown, its value set and accepted, as Enter would; a non-string answer hides it, as Escape would.
+ */
+function answeredBox(real: vscode.InputBox, asked: string[], next: () => Answer): vscode.InputBox {
+  const accepts: Array<() => unknown> = [];
+  return new Proxy(real, {
+    get(t, p) {
+      if (p === 'onDidAccept') return (l: () => unknown) => { accepts.push(l); return t.onDidAccept(() => undefined); };
+      if (p === 'show') {
+        return () => {
+          t.show();
+          asked.push(`box ${t.title}: ${t.prompt ?? ''}`);
+          const a = next();
+          if (typeof a !== 'string') { t.hide(); return; }
+          t.value = a;
+          setTimeout(() => { for (const l of accepts) void l(); }, 0);
+        };
+      }
+      const v = Reflect.get(t, p) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(t) : v;
+    },
+    set: (t, p, v) => Reflect.set(t, p, v),
+  });
 }
 
 function userEntries(): Record<string, unknown>[] {

@@ -598,6 +598,8 @@ hostTest('the prompt CodeLens shows pass or fail against the front-matter SLO, e
   await vscode.workspace.fs.writeFile(uri, Buffer.from(text(5000)));
   try {
     const line = parsePromptFile('slo.prompt.md', text(5000)).prompts[0]!.range.startLine;
+    // lenses are asked of an open document (the workbench refuses a file it holds no model of: "Illegal argument")
+    const doc = await vscode.workspace.openTextDocument(uri);
     const outcome = await vscode.commands.executeCommand<RunOutcome | undefined>('llmProfiler.profilePrompt', uri, new vscode.Range(line, 0, line, 0), { endpoint: 'host-scripted' });
     assert.ok(outcome);
     const run = await readRunFile(outcome.path);
@@ -614,7 +616,6 @@ hostTest('the prompt CodeLens shows pass or fail against the front-matter SLO, e
     const all = (await lensesOf(uri)).filter((x) => x.range.start.line === line);
     assert.equal(all[0]!.command!.title, '✓ SLOs met', 'the verdict leads its line');
     // A tighter SLO in the file: the same run now fails it, and the lens names the miss.
-    const doc = await vscode.workspace.openTextDocument(uri);
     const edit = new vscode.WorkspaceEdit();
     edit.replace(uri, new vscode.Range(0, 0, doc.lineCount, 0), text(1));
     assert.ok(await vscode.workspace.applyEdit(edit));
@@ -624,6 +625,7 @@ hostTest('the prompt CodeLens shows pass or fail against the front-matter SLO, e
     await doc.save();
     // Without an SLO in the file, the settings' SLO applies (the rows file's run from above).
     const rows = vscode.Uri.joinPath(wsFolder(), 'prompts', 'rows.prompt.yml');
+    await vscode.workspace.openTextDocument(rows);
     await cfg().update('slo', 'ttft=1', vscode.ConfigurationTarget.Global);
     try {
       await until('the settings\' SLO judged on the rows prompt', async () => {
