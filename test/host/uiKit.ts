@@ -71,7 +71,17 @@ export async function runFromPalette(page: Page, label: string): Promise<void> {
   for (;;) {
     await page.keyboard.press('F1');
     const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible', timeout: 10_000 });
+    try {
+      await input.waitFor({ state: 'visible', timeout: 10_000 });
+    } catch (e) {
+      // F1 went where the workbench does not hear it (a webview's frame still loading, a menu left
+      // open): close what may be open, put the focus in the workbench's own document, and press again
+      if (Date.now() > deadline) throw e;
+      await page.keyboard.press('Escape');
+      const title = page.locator('.part.sidebar .composite.title').first();
+      if (await title.isVisible()) await title.click();
+      continue;
+    }
     await input.fill(`>${label}`);
     const row = page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
     try {

@@ -25,6 +25,8 @@ import { registerPromptVariableTests } from './promptVariables';
 import { registerEndpointTests } from './endpoints';
 import { registerBaselineTests } from './baselines';
 
+/** How long a report page may take to load and answer: a webview's page fetched and its script posting "ready" took over 15 s with the other host lanes running beside (2 cores). */
+const PAGE_MS = 45_000;
 const EXT_ID = 'llm-profiler.llm-profiler';
 const cfg = () => vscode.workspace.getConfiguration('llmProfiler');
 
@@ -207,13 +209,13 @@ hostTest('a server that echoes the key (ids, x-request-id, error messages, a fai
     assert.ok(run.summary.completed >= 2 && run.summary.failed >= 2, `both kinds of answer were seen (${run.summary.completed} ok, ${run.summary.failed} failed)`);
     assert.ok(!readFileSync(outcome.path, 'utf8').includes(secret), 'not in the run file');
     assert.ok(readFileSync(outcome.path, 'utf8').includes('<redacted>'), 'the echoes were there, and replaced');
-    await until('the report got the run', () => posted.slice(from).some((m) => JSON.stringify(m).includes(run.id)), 15_000).catch((e: Error) => {
+    await until('the report got the run', () => posted.slice(from).some((m) => JSON.stringify(m).includes(run.id)), PAGE_MS).catch((e: Error) => {
       throw new Error(`${e.message}; posted: ${posted.slice(from).map((m) => (m as { type?: string; kind?: string }).type ?? (m as { kind?: string }).kind ?? '?').join(', ')}`);
     });
     // A preflight that fails with the key in its body: the error is shown and logged, scrubbed.
     failPreflight = true;
     assert.equal(await vscode.commands.executeCommand('llmProfiler.profileEndpoint', { endpoint: 'host-echo', preset: 'quick' }), undefined);
-    await until('the report got the failed preflight', () => posted.slice(from).some((m) => /backend rejected key <redacted>/.test(JSON.stringify(m))), 15_000);
+    await until('the report got the failed preflight', () => posted.slice(from).some((m) => /backend rejected key <redacted>/.test(JSON.stringify(m))), PAGE_MS);
     const sent = JSON.stringify(posted.slice(from));
     assert.ok(!sent.includes(secret), 'no webview message or state carries the key');
     // The output channel's log file: it has the scrubbed lines, and no key.
@@ -555,7 +557,7 @@ hostTest('deleting a run: each report showing it, alone or in a compare, says so
   const shownFrom = posted.length;
   await vscode.commands.executeCommand('llmProfiler.compareRuns', a.runId, b.runId);
   const isMsg = (m: unknown, type: string) => (m as { type?: string }).type === type;
-  await until('the compare page ready', () => posted.slice(shownFrom).some((m) => isMsg(m, 'showRun') && (m as { compareWith?: RunFile }).compareWith?.id === b.runId), 15_000)
+  await until('the compare page ready', () => posted.slice(shownFrom).some((m) => isMsg(m, 'showRun') && (m as { compareWith?: RunFile }).compareWith?.id === b.runId), PAGE_MS)
     .catch((e: Error) => { throw new Error(`${e.message}: got ${posted.slice(shownFrom).map((m) => (m as { type?: string }).type ?? 'html').join(', ')}; tabs ${layout()}`); });
   const compareTitle = await until('the compare tab', () => labels().find((t) => t.includes(' vs ')));
   const [left, right] = compareTitle.split(' vs ');
@@ -565,7 +567,7 @@ hostTest('deleting a run: each report showing it, alone or in a compare, says so
   assert.equal(await vscode.commands.executeCommand('llmProfiler.deleteRun', a.runId, { confirm: false }), true);
   await until('both titles say so', () => labels().some((t) => /^c=1 · 5 req on host-scripted, .*\(deleted\)$/.test(t)) && labels().some((t) => t.includes(' vs ') && t.endsWith('(A deleted)')));
   // the visible page (the compare, opened last) got the notice; a hidden one gets it when it is shown again
-  await until('the page told', () => posted.slice(from).some((m) => (m as { type?: string; runId?: string }).type === 'runDeleted' && (m as { runId?: string }).runId === a.runId), 15_000);
+  await until('the page told', () => posted.slice(from).some((m) => (m as { type?: string; runId?: string }).type === 'runDeleted' && (m as { runId?: string }).runId === a.runId), PAGE_MS);
 });
 
 hostTest('the Prefix cache check workload runs from the command, and its run opens with the verdict', async () => {
@@ -585,7 +587,7 @@ hostTest('the Prefix cache check workload runs from the command, and its run ope
     assert.equal(run.prefixCache.hit, true, run.prefixCache.message);
     assert.equal(run.prefixCache.cachedTokens, 200, 'all but one of the 200 words and the lead, as the server counted');
     assert.equal(cm.requests, 10, 'a warmup and three rounds of cold, again, variant');
-    await until('the report got the check', () => posted.slice(from).some((m) => JSON.stringify(m).includes(run.id) && JSON.stringify(m).includes('the server caches prompts')), 15_000);
+    await until('the report got the check', () => posted.slice(from).some((m) => JSON.stringify(m).includes(run.id) && JSON.stringify(m).includes('the server caches prompts')), PAGE_MS);
   } finally {
     await cm.close();
     await setEndpoints(vscode.ConfigurationTarget.Global, [{ name: 'host-scripted', url: server.url, api: 'auto', model: 'scripted-model' }]);
@@ -679,7 +681,7 @@ hostTest('Open benchmark result: a GuideLLM file from the Explorer is stored as 
   const entry = await until('the run listed', () => api.test!.runs.runs.find((r) => r.id === id));
   assert.match(runName(entry), /^GuideLLM c=\d+ · \d+ req · concurrent-v1\.yaml on localhost:8000, /);
   assert.ok(api.test!.sidebar.state().runs.some((r) => r.id === id && r.name === runName(entry)), 'the sidebar lists it by that name');
-  await until('the report got the run', () => posted.slice(from).some((m) => isPost(m, 'showRun') && (m as { run?: RunFile }).run?.id === id), 15_000)
+  await until('the report got the run', () => posted.slice(from).some((m) => isPost(m, 'showRun') && (m as { run?: RunFile }).run?.id === id), PAGE_MS)
     .catch((e: Error) => { throw new Error(`${e.message}: got ${posted.slice(from).map((m) => (m as { type?: string }).type ?? 'html').join(', ')}`); });
   const labels = () => vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputWebview).map((t) => t.label);
   await until('its tab named for the tool and the file', () => labels().some((l) => l.startsWith('GuideLLM c=') && l.includes('concurrent-v1.yaml')));
@@ -698,7 +700,7 @@ hostTest('Open benchmark result: two files of two tools at once, then compared w
   assert.equal(api.test!.runs.runs.filter((r) => r.importedFile === files[1]!.fsPath).length, 1);
   const from = posted.length;
   await vscode.commands.executeCommand('llmProfiler.compareRuns', a, b);
-  await until('the compare page got both', () => posted.slice(from).some((m) => isPost(m, 'showRun') && (m as { run?: RunFile }).run?.id === a && (m as { compareWith?: RunFile }).compareWith?.id === b), 15_000);
+  await until('the compare page got both', () => posted.slice(from).some((m) => isPost(m, 'showRun') && (m as { run?: RunFile }).run?.id === a && (m as { compareWith?: RunFile }).compareWith?.id === b), PAGE_MS);
 });
 
 hostTest('Open benchmark result: a file that is no benchmark result gets the importer\'s message naming it, and nothing is stored', async () => {
