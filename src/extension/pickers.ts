@@ -3,6 +3,7 @@
 // into a job elsewhere.
 import * as vscode from 'vscode';
 import { API_TABLE, type ApiKind } from '../engine/core/apis';
+import { REACH_TIMEOUT_MS } from '../engine/core/types';
 import { inputProblem, option } from '../jobs/options';
 import { chatInput, chatSpec, parseSweepValues, presetWorkload, rampInput, rampSpec, SWEEP_PROMPT_LENGTHS, SWEEP_RATES, sweepConcurrencies, TRAFFIC_DEFAULTS } from '../jobs/presets';
 import type { PresetId, PresetInput, SweepAxis, SweepInput, TrafficInput, WorkloadDefaults } from '../jobs/presets';
@@ -78,9 +79,6 @@ export async function unreachableAt(s: { readonly network: NetworkSettings }, ur
   if (network === null) return undefined; // the settings' problem is said by the run
   return unreachableText(await engine.checkReach(url, REACH_TIMEOUT_MS, network));
 }
-
-/** How long the URL step waits for an answer. */
-const REACH_TIMEOUT_MS = 3000;
 
 /**
  * Which API a URL speaks when no probe told: where every probe got 404 under the URL's path, the path

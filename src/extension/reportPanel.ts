@@ -18,7 +18,7 @@ import { Disposable } from './dispose';
 import { loadFiles } from './lazy';
 import { LiveStreams } from './liveStreams';
 import { LiveThrottle } from './liveThrottle';
-import { compareName, runFileName, runName, runNameParts } from '../present/runText';
+import { compareName, runFileName, runName, runNameParts, safeFileName } from '../present/runText';
 import { importedNameParts } from '../present/importText';
 import { saidSaved } from './savedFile';
 import { hostClock } from './clock';
@@ -389,7 +389,7 @@ export class ReportPanels extends Disposable {
     const m = /^data:image\/png;base64,([A-Za-z0-9+/=]+)$/.exec(dataUrl);
     if (!m) { void vscode.window.showErrorMessage('LLM Profiler: the chart could not be exported (not a PNG).'); return; }
     const target = await vscode.window.showSaveDialog({
-      defaultUri: this.#defaultUri((name.endsWith('.png') ? name : `${name}.png`).replace(/[\\/:*?"<>|]/g, '-')),
+      defaultUri: this.#defaultUri(safeFileName(name.endsWith('.png') ? name : `${name}.png`)),
       filters: { 'PNG image': ['png'] },
       title: 'Save the chart as PNG',
     });

@@ -5,7 +5,7 @@
 import { isAbsolute, join } from 'node:path';
 import * as vscode from 'vscode';
 import { presetWorkload, sweepConcurrencies, SWEEP_PROMPT_LENGTHS, SWEEP_RATES, TRAFFIC_DEFAULTS } from '../jobs/presets';
-import type { Reach } from '../engine/core/types';
+import { REACH_TIMEOUT_MS, type Reach } from '../engine/core/types';
 import { reachText } from '../present/endpointText';
 import { runName } from '../present/runText';
 import type { BaselineService } from './baselineService';
@@ -35,7 +35,6 @@ import type { TrustGate } from './trust';
 import { newNonce, webviewHtml } from './webviewHtml';
 
 /** How long Check reachability waits for an answer. */
-const REACH_TIMEOUT_MS = 3000;
 
 export class SidebarProvider extends Disposable implements vscode.WebviewViewProvider {
   #view: vscode.WebviewView | undefined;

@@ -212,15 +212,17 @@ export class LocalHttpServer {
       const body = await readJson(req);
       parsed = await this.#parse(api, body);
     } catch (e) {
-      if (e instanceof HttpError || e instanceof RequestError) {
-        const status = e instanceof HttpError ? e.status : 400;
-        if (status === 413) this.#refused.tooLarge++;
-        // After a 413 the rest of the body is unread or thrown away: the connection cannot carry another request.
-        return this.#json(res, status, { error: { message: e.message, type: 'invalid_request_error', code: status } }, status === 413 ? { connection: 'close' } : {});
-      }
+      if (e instanceof HttpError || e instanceof RequestError) return this.#badRequest(res, e instanceof HttpError ? e.status : 400, e.message);
       throw e;
     }
     await this.#serve(api, parsed, res);
+  }
+
+  /** A request whose body is wrong, in OpenAI's error shape; a 413 counted, and its connection closed. */
+  #badRequest(res: ServerResponse, status: number, message: string): void {
+    if (status === 413) this.#refused.tooLarge++;
+    // After a 413 the rest of the body is unread or thrown away: the connection cannot carry another request.
+    this.#json(res, status, { error: { message, type: 'invalid_request_error', code: status } }, status === 413 ? { connection: 'close' } : {});
   }
 
   /**
@@ -236,11 +238,11 @@ export class LocalHttpServer {
       if (path === '/apply-template') return this.#json(res, 200, { prompt: await this.#engine.templateText(flatMessages(b.messages)) });
     } catch (e) {
       if (!(e instanceof HttpError)) throw e;
-      return this.#json(res, e.status, { error: { message: e.message, type: 'invalid_request_error', code: e.status } }, e.status === 413 ? { connection: 'close' } : {});
+      return this.#badRequest(res, e.status, e.message);
     }
     const content = b.content;
     if (content === undefined) return this.#json(res, 200, { tokens: [] });
-    if (typeof content !== 'string') return this.#json(res, 400, { error: { message: '"content" must be a string', type: 'invalid_request_error', code: 400 } });
+    if (typeof content !== 'string') return this.#badRequest(res, 400, '"content" must be a string');
     this.#json(res, 200, { tokens: this.#engine.tokenize(content, b.add_special === true, b.parse_special !== false) });
   }
 

@@ -50,7 +50,7 @@ class TextAssembler {
 }
 
 /** A chat in ChatML, ending where the assistant's reply begins: the synthetic models' template. */
-function chatML(messages: readonly { role: string; content: string }[]): string {
+export function chatML(messages: readonly { role: string; content: string }[]): string {
   let text = '';
   for (const m of messages) text += `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`;
   return `${text}<|im_start|>assistant\n`;

@@ -1,6 +1,6 @@
 // The endpoint as every surface names it, with how it was reached when that changes what was
 // measured: through a proxy, or with certificates not checked.
-import type { ConnectionInfo, Handshake, Reach, RunFile } from '../engine/core/types';
+import { REACH_TIMEOUT_MS, type ConnectionInfo, type Handshake, type Reach, type RunFile } from '../engine/core/types';
 import { median } from '../engine/core/stats';
 import { formatMs } from './units';
 
@@ -63,7 +63,7 @@ export function connectionText(connection: ConnectionInfo | undefined): string |
  * sentence, the words a run's error says ("cannot connect to http://127.0.0.1:18181 (connection
  * refused, nothing listens on that port; ECONNREFUSED)"; a proxy that failed named as the proxy).
  */
-export function reachText(r: Reach, timeoutMs = 3000): string {
+export function reachText(r: Reach, timeoutMs = REACH_TIMEOUT_MS): string {
   if (r.reachable) return `reachable (${formatMs(r.ms)})`;
   if (r.code === 'TIMEOUT') return `not reachable: no answer within ${formatMs(timeoutMs)}`;
   return `not reachable: ${r.message}`;

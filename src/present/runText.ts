@@ -447,8 +447,6 @@ function endpointShort(name: string): string {
 }
 
 interface NameOptions {
-  /** (Kept for callers: every name says its date and time in full, src/present/timeText.ts.) */
-  readonly now?: Date;
   /** The window's locale and zone (src/extension/clock.ts); without one, this process's own (the CLI). */
   readonly clock?: SurfaceClock;
   /** Leave the endpoint out (a compare says it once when both sides share it). */
@@ -480,9 +478,13 @@ const isControl = (c: string): boolean => c.charCodeAt(0) < 0x20 || c.charCodeAt
 export function runFileName(r: RunNameParts, suffix: string): string {
   const d = new Date(r.startedAt);
   const when = Number.isNaN(d.getTime()) ? r.startedAt : `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}-${two(d.getMinutes())}`;
-  const base = [...`${r.what || 'run'} on ${endpointShort(r.endpointName)} ${when}`].map((c) => (isControl(c) ? ' ' : c)).join('')
-    .replace(NOT_IN_FILE_NAMES, '-').replace(/\s+/g, ' ').slice(0, 150).replace(/[. ]+$/, '');
+  const base = safeFileName(`${r.what || 'run'} on ${endpointShort(r.endpointName)} ${when}`).replace(/\s+/g, ' ').slice(0, 150).replace(/[. ]+$/, '');
   return `${base}${suffix}`;
+}
+
+/** `name` with no character a file system refuses: a control character a space, a reserved one "-". */
+export function safeFileName(name: string): string {
+  return [...name].map((c) => (isControl(c) ? ' ' : c)).join('').replace(NOT_IN_FILE_NAMES, '-');
 }
 
 /**

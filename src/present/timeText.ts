@@ -43,11 +43,23 @@ export function clockFromAttribute(raw: string | undefined): SurfaceClock | unde
  */
 export function clockTime(iso: string, clock?: SurfaceClock): string {
   const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return iso;
-  try {
-    return d.toLocaleString(clock?.locale, { ...CLOCK, ...(clock ? { timeZone: clock.timeZone } : {}) });
-  } catch {
-    // a zone or locale this browser does not know: its own, rather than no time at all
-    return d.toLocaleString(undefined, CLOCK);
+  return Number.isNaN(d.getTime()) ? iso : formatterOf(clock).format(d);
+}
+
+/** One formatter per locale and zone (a run list names hundreds of runs: a formatter made per call costs four times the call). */
+const FORMATTERS = new Map<string, Intl.DateTimeFormat>();
+
+function formatterOf(clock: SurfaceClock | undefined): Intl.DateTimeFormat {
+  const key = clock ? `${clock.locale}|${clock.timeZone}` : '';
+  let f = FORMATTERS.get(key);
+  if (!f) {
+    try {
+      f = new Intl.DateTimeFormat(clock?.locale, { ...CLOCK, ...(clock ? { timeZone: clock.timeZone } : {}) });
+    } catch {
+      // a zone or locale this browser does not know: its own, rather than no time at all
+      f = new Intl.DateTimeFormat(undefined, CLOCK);
+    }
+    FORMATTERS.set(key, f);
   }
+  return f;
 }

@@ -10,7 +10,7 @@ import { recoverSteps } from './uiRecover';
 import { missingSteps } from './uiMissing';
 import { flowSteps } from './uiFlows';
 import { numbersSteps } from './uiNumbers';
-import { ARTIFACTS, pickQuickItem, posts, reportFrame, runFromPalette, runSteps, shot, sidebarFrame, waitFor, type Step, type UiContext } from './uiKit';
+import { ARTIFACTS, clearToasts, pickQuickItem, posts, reportFrame, runFromPalette, runSteps, shot, sidebarFrame, waitFor, type Step, type UiContext } from './uiKit';
 
 export { ARTIFACTS, type UiContext };
 
@@ -101,8 +101,7 @@ const steps: Step[] = [
     name: 'the sidebar\'s Compare prefill chunks button (from the VSIX: the dial needs the local server, which is not bundled: the same way forward)',
     fn: async ({ page }) => {
       // Earlier tests leave error toasts up; VS Code shows only a few at once, so clear them first.
-      await runFromPalette(page, 'Notifications: Clear All Notifications');
-      await waitFor('the old toasts to go', async () => (await page.locator('.notifications-toasts .notification-toast').count()) === 0, 10_000);
+      await clearToasts(page);
       const f = await sidebarFrame(page);
       const dial = f.locator('[data-focus="prefill-dial"]');
       await dial.waitFor({ state: 'visible', timeout: 10_000 });

@@ -11,7 +11,7 @@ import type { FrameLocator, Page } from 'playwright-core';
 import { axeViolations, describeViolations } from '../support/axe';
 import { closerOf, listenOnLoopback } from '../support/listen';
 import type { ScriptedServer } from '../support/scriptedServer';
-import { pickQuickItem, runFromPalette, shot, showSidebar, waitFor, webviewFrameWith, type Step } from './uiKit';
+import { clearToasts, pickQuickItem, quickInput, runFromPalette, shot, showSidebar, waitFor, webviewFrameWith, type Step } from './uiKit';
 
 /**
  * A server whose API no probe can tell: every GET answers 404 (no /v1/models, /api/tags or /props);
@@ -47,19 +47,6 @@ async function startPlainServer(upstream: ScriptedServer): Promise<PlainServer> 
 let plain: PlainServer | undefined;
 const NAME = 'ui-plain';
 const RENAMED = 'ui-plain-2';
-
-/** The sidebar, shown (its activity bar icon toggles the side bar: clicked only when the view is not there). */
-async function clearToasts(page: Page): Promise<void> {
-  await runFromPalette(page, 'Notifications: Clear All Notifications');
-  await waitFor('the old toasts to go', async () => (await page.locator('.notifications-toasts .notification-toast').count()) === 0, 10_000);
-}
-
-/** The quick input, once its title reads `title`. */
-async function quickInput(page: Page, title: string | RegExp): Promise<ReturnType<Page['locator']>> {
-  const widget = page.locator('.quick-input-widget');
-  await widget.locator('.quick-input-title', { hasText: title }).waitFor({ state: 'visible', timeout: 20_000 });
-  return widget.locator('.quick-input-box input').first();
-}
 
 /** Types into the input box titled `title` and presses Enter; returns what it held first. */
 async function answer(page: Page, title: string | RegExp, text: string | undefined, shotName?: string): Promise<string> {

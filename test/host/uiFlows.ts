@@ -20,7 +20,8 @@ import type { Page } from 'playwright-core';
 import { writeFakeLlamaServer } from '../support/fakeLlamaServer';
 import { closerOf, listenOnLoopback } from '../support/listen';
 import { startScriptedServer, type ScriptedServer } from '../support/scriptedServer';
-import { pickQuickItem, reportFrame, shot, showSidebar, waitFor, type Step } from './uiKit';
+import { freePort } from './codeServer';
+import { clearToasts, openPalette, pickQuickItem, quickInput, reportFrame, runFromPalette, shot, showSidebar, waitFor, type Step } from './uiKit';
 
 interface Servers {
   /** Streams slowly: a Quick check takes about 20 s, a Load test over a minute. */
@@ -32,13 +33,6 @@ interface Servers {
 }
 
 let servers: Servers | undefined;
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  const { url } = await listenOnLoopback(s);
-  await new Promise<void>((r) => s.close(() => r()));
-  return Number(new URL(url).port);
-}
 
 async function up(): Promise<Servers> {
   if (servers) return servers;
@@ -53,35 +47,10 @@ async function up(): Promise<Servers> {
 }
 
 /**
- * Opens the command palette: F1, or where F1 does not reach (just after other steps, the focus in a
- * place that keeps it, seen here once), the title bar's command center, then ">".
+ * The palette is opened by F1 or, where F1 does not reach (just after other steps, the focus in a
+ * place that keeps it, seen here once), the title bar's command center.
  */
-async function openPalette(page: Page): Promise<ReturnType<Page['locator']>> {
-  const input = page.locator('.quick-input-widget input');
-  await page.keyboard.press('F1');
-  if (await input.waitFor({ state: 'visible', timeout: 3000 }).then(() => true, () => false)) return input;
-  await page.keyboard.press('Escape');
-  await page.locator('.part.titlebar .command-center-center').first().click();
-  await input.waitFor({ state: 'visible', timeout: 10_000 });
-  return input;
-}
-
-/** A palette command (as uiKit's runFromPalette, with openPalette), retried while the extension host starts. */
-async function palette(page: Page, label: string): Promise<void> {
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    const input = await openPalette(page);
-    await input.fill(`>${label}`);
-    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
-    if (await row.waitFor({ state: 'visible', timeout: 3000 }).then(() => true, () => false)) {
-      await row.click();
-      return;
-    }
-    await page.keyboard.press('Escape');
-    if (Date.now() > deadline) throw new Error(`"${label}" never appeared in the command palette`);
-    await page.waitForTimeout(1000);
-  }
-}
+const PALETTE = { commandCenter: true } as const;
 
 const toasts = (page: Page, text: string | RegExp) => page.locator('.notifications-toasts .notification-toast', { hasText: text });
 
@@ -90,25 +59,13 @@ const toasts = (page: Page, text: string | RegExp) => page.locator('.notificatio
  * earlier step left unsaved (an untitled prompt file) makes VS Code ask first: not saved.
  */
 async function fresh(page: Page): Promise<void> {
-  await palette(page, 'View: Close All Editors');
+  await runFromPalette(page, 'View: Close All Editors', PALETTE);
   const dialog = page.locator('.monaco-dialog-box');
   await dialog.waitFor({ state: 'visible', timeout: 1500 }).then(async () => {
     await dialog.locator('.monaco-button', { hasText: /Don.t Save/ }).click();
     await dialog.waitFor({ state: 'hidden', timeout: 10_000 });
   }, () => undefined);
-  await clearToasts(page);
-}
-
-async function clearToasts(page: Page): Promise<void> {
-  await palette(page, 'Notifications: Clear All Notifications');
-  await waitFor('the old toasts to go', async () => (await page.locator('.notifications-toasts .notification-toast').count()) === 0, 10_000);
-}
-
-/** The quick input's text box once its title reads `title`. */
-async function quickInput(page: Page, title: string | RegExp): Promise<ReturnType<Page['locator']>> {
-  const widget = page.locator('.quick-input-widget');
-  await widget.locator('.quick-input-title', { hasText: title }).waitFor({ state: 'visible', timeout: 20_000 });
-  return widget.locator('.quick-input-box input').first();
+  await clearToasts(page, PALETTE);
 }
 
 const message = (page: Page) => page.locator('.quick-input-widget .quick-input-message');
@@ -116,7 +73,7 @@ const placeholder = async (page: Page) => (await page.locator('.quick-input-widg
 
 /** Profile endpoint → Enter a URL… → `url` → (its API picked when asked) → `workload`. */
 async function profileUrl(page: Page, url: string, workload: string, api?: string): Promise<void> {
-  await palette(page, 'LLM Profiler: Profile endpoint');
+  await runFromPalette(page, 'LLM Profiler: Profile endpoint', PALETTE);
   await pickQuickItem(page, 'Enter a URL…');
   const input = await quickInput(page, 'Profile endpoint');
   await input.fill(url);
@@ -161,7 +118,7 @@ export const flowSteps: Step[] = [
     fn: async ({ page }) => {
       const { slow, deadPort } = await up();
       await fresh(page);
-      await palette(page, 'LLM Profiler: Profile endpoint');
+      await runFromPalette(page, 'LLM Profiler: Profile endpoint', PALETTE);
       await pickQuickItem(page, 'Enter a URL…');
       const input = await quickInput(page, 'Profile endpoint');
       await input.fill(`127.0.0.1:${deadPort}`);
@@ -219,7 +176,7 @@ export const flowSteps: Step[] = [
       await profileUrl(page, slow.url, 'Load test');
       // some requests done, 8 in flight: a cancel then keeps some and cancels the rest
       await waitFor('8 requests done and 8 in flight', () => posts(slow, from).filter((l) => l.endedAt !== undefined).length >= 9 && inFlight(slow, from) >= 8, 90_000);
-      await palette(page, 'LLM Profiler: Profile endpoint');
+      await runFromPalette(page, 'LLM Profiler: Profile endpoint', PALETTE);
       await toasts(page, 'a run is already in progress').first().waitFor({ state: 'visible', timeout: 10_000 });
       assert.equal(await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Profile endpoint' }).isVisible(), false, 'no endpoint pick');
       assert.equal(await page.locator('.quick-input-widget input[placeholder="Which endpoint?"]').isVisible(), false, 'no endpoint pick');
@@ -227,16 +184,16 @@ export const flowSteps: Step[] = [
       // Profile with this dataset (from the palette: its file dialog first) says it before the dialog too;
       // the first toast cleared (the run's progress notification stays: it cannot be cleared)
       const busyToasts = toasts(page, 'a run is already in progress');
-      await palette(page, 'Notifications: Clear All Notifications');
+      await runFromPalette(page, 'Notifications: Clear All Notifications', PALETTE);
       await waitFor('the first "already in progress" toast to go', async () => (await busyToasts.count()) === 0, 10_000);
-      await palette(page, 'LLM Profiler: Profile with this dataset');
+      await runFromPalette(page, 'LLM Profiler: Profile with this dataset', PALETTE);
       await busyToasts.first().waitFor({ state: 'visible', timeout: 10_000 });
       await page.waitForTimeout(1000);
       assert.equal(await page.locator('.quick-input-widget .quick-input-title', { hasText: 'The dataset whose prompts to send' }).isVisible(), false, 'no file dialog');
       assert.equal(await page.locator('.monaco-dialog-box').isVisible(), false, 'no file dialog');
       assert.equal(await page.locator('.quick-input-widget input[placeholder="Which endpoint?"]').isVisible(), false, 'no endpoint pick');
       await shot(page, 'host-86b-busy-before-dataset-dialog');
-      await palette(page, 'LLM Profiler: Cancel run');
+      await runFromPalette(page, 'LLM Profiler: Cancel run', PALETTE);
       const r = await reportFrame(page);
       await r.locator('.run-header .flags', { hasText: 'cancelled' }).waitFor({ state: 'visible', timeout: 30_000 });
       await waitFor('the Cancel run command to leave the palette', async () => !(await paletteOffers(page, 'LLM Profiler: Cancel run')), 15_000);
@@ -268,7 +225,7 @@ export const flowSteps: Step[] = [
     fn: async ({ page }) => {
       const { notFound } = await up();
       await fresh(page);
-      await palette(page, 'LLM Profiler: Profile endpoint');
+      await runFromPalette(page, 'LLM Profiler: Profile endpoint', PALETTE);
       await pickQuickItem(page, 'Enter a URL…');
       const input = await quickInput(page, 'Profile endpoint');
       await input.fill(`${notFound.url}/vl`);
@@ -299,9 +256,9 @@ export const flowSteps: Step[] = [
     name: 'Add endpoint: "host:port/vl" taken as http://; every probe got 404 under /vl: "Fix the URL" goes back to the URL step, filled in',
     fn: async ({ page }) => {
       const { notFound } = await up();
-      await clearToasts(page);
+      await clearToasts(page, PALETTE);
       const hostPort = new URL(notFound.url).host;
-      await palette(page, 'LLM Profiler: Add endpoint');
+      await runFromPalette(page, 'LLM Profiler: Add endpoint', PALETTE);
       const name = await quickInput(page, 'Add endpoint (1/4)');
       await name.fill('ui-vl');
       await name.press('Enter');
@@ -336,10 +293,10 @@ export const flowSteps: Step[] = [
         const f = await showSidebar(page);
         await waitFor('the sidebar to offer the llama-server', async () => (await f.locator('#local-server-note').count()) === 0 && /stopped/.test(await f.locator('#local-server-state').innerText()), 60_000);
         await fresh(page);
-        await palette(page, 'LLM Profiler: Start local server');
+        await runFromPalette(page, 'LLM Profiler: Start local server', PALETTE);
         await toasts(page, 'local server running at').first().waitFor({ state: 'visible', timeout: 120_000 });
-        await clearToasts(page);
-        await palette(page, 'LLM Profiler: Profile endpoint');
+        await clearToasts(page, PALETTE);
+        await runFromPalette(page, 'LLM Profiler: Profile endpoint', PALETTE);
         await pickQuickItem(page, 'Local server');
         await pickQuickItem(page, 'Load test');
         const restart = toasts(page, /restarting the local server with (\d+) slots \(was 4\) for this run's concurrency \1: it now listens at http:\/\/127\.0\.0\.1:\d+ \(was http:\/\/127\.0\.0\.1:\d+\)/);
@@ -348,7 +305,7 @@ export const flowSteps: Step[] = [
         await page.locator('.tabs-container .tab', { hasText: '● ' }).first().waitFor({ state: 'visible', timeout: 60_000 });
         // the run under way: its live report open, a few seconds of requests
         await page.waitForTimeout(3000);
-        await palette(page, 'LLM Profiler: Stop local server');
+        await runFromPalette(page, 'LLM Profiler: Stop local server', PALETTE);
         const dialog = page.locator('.monaco-dialog-box');
         await dialog.waitFor({ state: 'visible', timeout: 15_000 });
         assert.match(await dialog.innerText(), /A run is using the local server\.[\s\S]*Stop both/);

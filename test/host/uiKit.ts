@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Frame, FrameLocator, Page } from 'playwright-core';
+import type { Frame, FrameLocator, Locator, Page } from 'playwright-core';
 import type { ScriptedServer } from '../support/scriptedServer';
 import { ROOT } from './build';
 import { recordDuration } from './durations';
@@ -65,22 +65,49 @@ export async function waitFor(what: string, check: () => Promise<boolean> | bool
   }
 }
 
+/** How runFromPalette opens the command palette where F1 does not. */
+export interface PaletteOptions {
+  /**
+   * Where F1 does not open it within 3 s, Escape and the title bar's command center (openPalette);
+   * by default F1 is given 10 s, then Escape, the focus put in the side bar's title, and F1 again.
+   */
+  readonly commandCenter?: boolean;
+}
+
+/**
+ * Opens the command palette and returns its input: F1, or where F1 does not reach (just after other
+ * steps, the focus in a place that keeps it), the title bar's command center, then ">".
+ */
+export async function openPalette(page: Page): Promise<Locator> {
+  const input = page.locator('.quick-input-widget input');
+  await page.keyboard.press('F1');
+  if (await input.waitFor({ state: 'visible', timeout: 3000 }).then(() => true, () => false)) return input;
+  await page.keyboard.press('Escape');
+  await page.locator('.part.titlebar .command-center-center').first().click();
+  await input.waitFor({ state: 'visible', timeout: 10_000 });
+  return input;
+}
+
 /** Runs a palette command; retries while the remote extension host is still starting (5–9 s after load). */
-export async function runFromPalette(page: Page, label: string): Promise<void> {
+export async function runFromPalette(page: Page, label: string, options: PaletteOptions = {}): Promise<void> {
   const deadline = Date.now() + 90_000;
   for (;;) {
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input');
-    try {
-      await input.waitFor({ state: 'visible', timeout: 10_000 });
-    } catch (e) {
-      // F1 went where the workbench does not hear it (a webview's frame still loading, a menu left
-      // open): close what may be open, put the focus in the workbench's own document, and press again
-      if (Date.now() > deadline) throw e;
-      await page.keyboard.press('Escape');
-      const title = page.locator('.part.sidebar .composite.title').first();
-      if (await title.isVisible()) await title.click();
-      continue;
+    let input: Locator;
+    if (options.commandCenter) input = await openPalette(page);
+    else {
+      await page.keyboard.press('F1');
+      input = page.locator('.quick-input-widget input');
+      try {
+        await input.waitFor({ state: 'visible', timeout: 10_000 });
+      } catch (e) {
+        // F1 went where the workbench does not hear it (a webview's frame still loading, a menu left
+        // open): close what may be open, put the focus in the workbench's own document, and press again
+        if (Date.now() > deadline) throw e;
+        await page.keyboard.press('Escape');
+        const title = page.locator('.part.sidebar .composite.title').first();
+        if (await title.isVisible()) await title.click();
+        continue;
+      }
     }
     await input.fill(`>${label}`);
     const row = page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
@@ -94,6 +121,28 @@ export async function runFromPalette(page: Page, label: string): Promise<void> {
       await page.waitForTimeout(1000);
     }
   }
+}
+
+/**
+ * A step starts clean: no context menu left open by a step before (while one is open, F1 opens no
+ * command palette), no toasts. `options`: how the palette is opened (runFromPalette's).
+ */
+export async function clearToasts(page: Page, options: PaletteOptions = {}): Promise<void> {
+  const menu = page.locator('.context-view .monaco-menu').first();
+  await waitFor('the context menu a step before left open to close', async () => {
+    if (!(await menu.isVisible())) return true;
+    await page.keyboard.press('Escape');
+    return false;
+  }, 10_000);
+  await runFromPalette(page, 'Notifications: Clear All Notifications', options);
+  await waitFor('the old toasts to go', async () => (await page.locator('.notifications-toasts .notification-toast').count()) === 0, 10_000);
+}
+
+/** The quick input's text box, once its title reads `title`. */
+export async function quickInput(page: Page, title: string | RegExp): Promise<Locator> {
+  const widget = page.locator('.quick-input-widget');
+  await widget.locator('.quick-input-title', { hasText: title }).waitFor({ state: 'visible', timeout: 20_000 });
+  return widget.locator('.quick-input-box input').first();
 }
 
 export async function pickQuickItem(page: Page, text: string): Promise<void> {

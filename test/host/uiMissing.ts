@@ -11,7 +11,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import type { Page } from 'playwright-core';
 import type { ScriptedRequestLog } from '../support/scriptedServer';
-import { pickQuickItem, posts, runFromPalette, shot, showSidebar, waitFor, webviewFrameWith, type Step } from './uiKit';
+import { clearToasts, pickQuickItem, posts, quickInput, runFromPalette, shot, showSidebar, waitFor, webviewFrameWith, type Step } from './uiKit';
 
 /** The workspace folder the workbench has open (code-server's `?folder=`). */
 function workspaceOf(page: Page): string {
@@ -33,21 +33,6 @@ function lastUserText(l: ScriptedRequestLog): string {
 }
 
 const chatPosts = (log: readonly ScriptedRequestLog[], from: number) => log.slice(from).filter((l) => l.path === '/v1/chat/completions');
-
-/**
- * A step starts clean: no context menu left open by a step before (while one is open, F1 opens no
- * command palette), no toasts.
- */
-async function clearToasts(page: Page): Promise<void> {
-  const menu = page.locator('.context-view .monaco-menu').first();
-  await waitFor('the context menu a step before left open to close', async () => {
-    if (!(await menu.isVisible())) return true;
-    await page.keyboard.press('Escape');
-    return false;
-  }, 10_000);
-  await runFromPalette(page, 'Notifications: Clear All Notifications');
-  await waitFor('the old toasts to go', async () => (await page.locator('.notifications-toasts .notification-toast').count()) === 0, 10_000);
-}
 
 async function showExplorer(page: Page): Promise<void> {
   await runFromPalette(page, 'Show Explorer');
@@ -73,13 +58,6 @@ async function explorerRow(page: Page, path: readonly string[]): Promise<ReturnT
     }, 15_000);
   }
   throw new Error('unreachable');
-}
-
-/** The quick input's box, once its title reads `title`. */
-async function quickInput(page: Page, title: string | RegExp): Promise<ReturnType<Page['locator']>> {
-  const widget = page.locator('.quick-input-widget');
-  await widget.locator('.quick-input-title', { hasText: title }).waitFor({ state: 'visible', timeout: 20_000 });
-  return widget.locator('.quick-input-box input').first();
 }
 
 /** Until no run goes on (its report's tab marked "● " while it does): Profile endpoint refuses to start a second. */

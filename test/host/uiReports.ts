@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Frame, Page } from 'playwright-core';
-import { pickQuickItem, posts, reportFrame, runFromPalette, shot, waitFor, webviewFrameWith, type Step } from './uiKit';
+import { clearToasts, pickQuickItem, posts, reportFrame, runFromPalette, shot, waitFor, webviewFrameWith, type Step } from './uiKit';
 
 /** The editor tabs' titles, as the workbench shows them. */
 async function tabTitles(page: Page): Promise<string[]> {
@@ -28,11 +28,6 @@ async function openFile(page: Page, name: string): Promise<void> {
   await input.fill(name);
   await pickQuickItem(page, name);
   await page.locator('.tabs-container .tab.active', { hasText: name }).waitFor({ state: 'visible', timeout: 15_000 });
-}
-
-async function clearToasts(page: Page): Promise<void> {
-  await runFromPalette(page, 'Notifications: Clear All Notifications');
-  await waitFor('the old toasts to go', async () => (await page.locator('.notifications-toasts .notification-toast').count()) === 0, 10_000);
 }
 
 /**

@@ -2,12 +2,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer as createHttpServer } from 'node:http';
 import type { ServerResponse } from 'node:http';
-import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { createEndpointClient } from '../../src/engine/transport/client';
 import { PreflightError } from '../../src/engine/transport/detect';
 import type { RequestRecord, RequestSpec } from '../../src/engine/core/types';
 import type { ApiKind } from '../../src/engine/core/apis';
+import { closedPort } from '../support/listen';
 import { withServer } from '../support/withServer';
 import { assertNoUnhandledRejections } from '../support/unhandled';
 import type { ScriptedRequestLog } from '../support/scriptedServer';
@@ -458,14 +458,6 @@ test('many concurrent streams: every record complete, in-order chunk times', asy
     assert.equal(server.connections, 32);
   });
 });
-
-async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 test('sentAt is when the request was written, after waiting for a free connection', async () => {
   await withServer({ ttftMs: 5, itlMs: 20 }, { client: { connections: 1 } }, async (_server, { client }) => {

@@ -12,7 +12,7 @@ import { after, before, test } from 'node:test';
 import { checkReach } from '../../src/engine/transport/detect';
 import { reachText } from '../../src/present/endpointText';
 import { runJobCommand } from '../support/cli';
-import { closerOf, listenOnLoopback } from '../support/listen';
+import { closedPort, closerOf, listenOnLoopback } from '../support/listen';
 import { startScriptedServer, type ScriptedServer } from '../support/scriptedServer';
 
 let dir: string;
@@ -28,14 +28,6 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** A port nothing listens on: bound, then closed. */
-async function deadPort(): Promise<number> {
-  const s = createServer();
-  const { url } = await listenOnLoopback(s);
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return Number(new URL(url).port);
-}
-
 /** `llm-profiler run` in this process, no proxy variable from this machine's environment. */
 function run(args: readonly string[]) {
   return runJobCommand('run', [...args, '--requests', '1', '--max-tokens', '4'], { env: { PATH: process.env.PATH ?? '' }, cwd: dir });
@@ -49,7 +41,7 @@ function sentenceOf(reach: Awaited<ReturnType<typeof checkReach>>): string {
 }
 
 test('a port nothing listens on: the reachability check and the run (--url host:port, taken as http://) say the same words', async () => {
-  const port = await deadPort();
+  const port = await closedPort();
   const url = `http://127.0.0.1:${port}`;
   const said = `cannot connect to ${url} (connection refused, nothing listens on that port; ECONNREFUSED)`;
   const reach = await checkReach(url, 3000);
@@ -70,7 +62,7 @@ test('host:port of a live server: the run goes, and its header says the URL as t
 });
 
 test('a proxy nothing listens on: the check names the proxy (not the endpoint\'s port), in the run\'s words', async () => {
-  const proxy = `http://127.0.0.1:${await deadPort()}`;
+  const proxy = `http://127.0.0.1:${await closedPort()}`;
   const reach = await checkReach(endpoint.url, 3000, { proxy, proxyLoopback: true });
   assert.equal(reach.reachable, false);
   const said = sentenceOf(reach);
@@ -87,7 +79,7 @@ test('a real HTTP proxy that refuses the tunnel (403 to CONNECT): the check and 
   const { url: proxy, sockets } = await listenOnLoopback(refusing);
   try {
     // an https endpoint goes through a CONNECT tunnel; nothing needs to listen there, the proxy refuses first
-    const target = `https://127.0.0.1:${await deadPort()}`;
+    const target = `https://127.0.0.1:${await closedPort()}`;
     const reach = await checkReach(target, 3000, { proxy, proxyLoopback: true });
     const said = sentenceOf(reach);
     assert.equal(said, `the proxy ${proxy} refused a tunnel to ${new URL(target).host} (HTTP 403 to CONNECT)`);

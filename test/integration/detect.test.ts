@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import { detectApi, preflight, PreflightError } from '../../src/engine/transport/detect';
+import { closedPort } from '../support/listen';
 import { withServer } from '../support/withServer';
 
 const preflightError = (pattern: RegExp) => (err: unknown) => {
@@ -11,14 +12,6 @@ const preflightError = (pattern: RegExp) => (err: unknown) => {
   assert.ok(!err.message.includes('\n'), 'one line');
   return true;
 };
-
-async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 test('detectApi tells the four kinds of server apart', async () => {
   await withServer({ apis: ['ollama'] }, async ({ url }) => assert.equal(await detectApi(url), 'ollama'));

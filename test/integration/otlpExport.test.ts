@@ -18,6 +18,7 @@ import { TOOL_VERSION } from '../../src/engine/core/runFormat';
 import { GENAI_METRICS } from '../../src/engine/files/otlp';
 import type { RunFile } from '../../src/engine/core/types';
 import { buildCli, runCliProcess } from '../support/cli';
+import { closedPort } from '../support/listen';
 import { answerGet, answerStream, startTruthServer } from '../support/hostileServer';
 import { readBody } from '../support/requestBody';
 import { withServer } from '../support/withServer';
@@ -68,14 +69,6 @@ async function startReceiver(status = 200): Promise<{ url: string; received: Rec
 }
 
 /** A port nothing listens on: bound, then closed. */
-async function deadPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
-
 const attrsOf = (kvs: KeyValue[] | undefined): Record<string, string | number | boolean | undefined> =>
   Object.fromEntries((kvs ?? []).map((kv) => [kv.key, kv.value.stringValue ?? kv.value.intValue ?? kv.value.doubleValue ?? kv.value.boolValue]));
 
@@ -206,7 +199,7 @@ test('failed requests carry error.type on the operation duration, and no TTFT or
 });
 
 test('an OTLP endpoint that is down or refuses: the run is still printed and written, the reason said, exit 1', async () => {
-  const port = await deadPort();
+  const port = await closedPort();
   const out = join(dir, 'down.json');
   const down = await withServer({ ttftMs: 5, itlMs: 1, tokens: 4 }, ({ url }) =>
     runCliProcess(['run', '--url', url, '--requests', '3', '--max-tokens', '4', '--out', out, '--otlp-endpoint', `http://127.0.0.1:${port}`], { env: { OTEL_EXPORTER_OTLP_TIMEOUT: '1500' } }),

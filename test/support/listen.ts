@@ -1,7 +1,8 @@
 // Starting a test server on 127.0.0.1: a free port, and every open socket tracked so that close()
-// can destroy them (a keep-alive client would otherwise hold the server open).
+// can destroy them (a keep-alive client would otherwise hold the server open). Also a port nothing
+// listens on.
 import type { Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 
 export async function listenOnLoopback(server: Server): Promise<{ readonly url: string; readonly sockets: ReadonlySet<Socket> }> {
   const sockets = new Set<Socket>();
@@ -44,4 +45,13 @@ export function closerOf(server: Server, sockets: ReadonlySet<Socket>, timers?: 
       for (const s of sockets) s.destroy();
       server.close(() => resolve());
     }));
+}
+
+/** A port on 127.0.0.1 nothing listens on: bound, then closed. */
+export async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const { port } = s.address() as AddressInfo;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
 }

@@ -8,6 +8,7 @@
 // routes can misbehave (TokenizerFault: late, never, a body far too large, counts that lie), and it
 // logs when each tokenizer request came.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { chatML } from '../../src/localServer/inference';
 import { listenOnLoopback } from './listen';
 import { readJsonBody } from './requestBody';
 
@@ -41,10 +42,6 @@ export function countTokens(text: string, lettersPerToken = 4): number {
 }
 
 type Message = { role: string; content: string };
-
-export function chatML(messages: readonly Message[]): string {
-  return `${messages.map((m) => `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`).join('')}<|im_start|>assistant\n`;
-}
 
 /** A chat's prompt tokens as this server counts them: BOS and the ChatML text. */
 export function chatTokens(messages: readonly Message[], lettersPerToken = 4): number {

@@ -9,7 +9,6 @@ import { clockFromAttribute, clockOf, clockTime } from '../../src/present/timeTe
 import { fixtureRun } from '../support/fixtureRuns';
 
 // local times, so the test reads the same in any time zone
-const NOW = new Date(2026, 11, 4, 16, 30);
 const at = (day: number, h: number, m: number, s = 0) => new Date(2026, 11, day, h, m, s).toISOString();
 /** The start of most runs here, as every surface says a time (in this machine's locale). */
 const T = clockTime(at(4, 10, 14));
@@ -26,7 +25,7 @@ function run(over: Over = {}): RunFile {
     workload: { ...base.workload, mode: { kind: 'closed', concurrency: 8 }, requests: 64, prompt: { kind: 'synthetic', tokens: 256, sharedPrefix: false }, ...over.workload },
   } as RunFile;
 }
-const name = (r: RunFile) => runName(runNameParts(r), { now: NOW });
+const name = (r: RunFile) => runName(runNameParts(r));
 
 test('a plain run is named by its load, endpoint and time: two runs of one model with different workloads differ', () => {
   assert.equal(name(run()), `c=8 · 64 req on ui-scripted, ${T}`);
@@ -96,7 +95,7 @@ test('the run list (index entries) and the quick picks use the same names', () =
   const entry = indexEntry(r, '/runs/r1.json');
   assert.equal(entry.what, 'greet.prompt.md · c=8 · 64 req');
   assert.equal(runLabel(entry), `greet.prompt.md · c=8 · 64 req on ui-scripted, ${T}`);
-  assert.equal(runName(entry, { now: NOW }), name(r));
+  assert.equal(runName(entry), name(r));
   // an odd file without a workload still gets a name
   const odd = indexEntry({ id: 'x', startedAt: at(4, 1, 2), endpoint: { url: 'http://h:1' }, summary: base.summary, requests: [] } as unknown as RunFile, '/x.json');
   assert.equal(runLabel(odd), `run on h:1, ${clockTime(at(4, 1, 2))}`);

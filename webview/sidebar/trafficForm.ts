@@ -103,18 +103,14 @@ export class TrafficForm {
     this.#axis = selectField('sweep-axis', 'Sweep over', AXES);
     this.#values = textField('sweep-values', 'Values (comma-separated)');
     this.#values.wrap.classList.add('wide');
-    this.#values.input.addEventListener('input', () => this.#axisValues.set(this.#axisOf(), this.#values.input.value));
-    this.#axis.input.addEventListener('change', () => { this.#values.input.value = this.#axisValues.get(this.#axisOf()) ?? ''; });
+    this.#values.input.addEventListener('input', () => this.#axisValues.set(this.sweepAxis(), this.#values.input.value));
+    this.#axis.input.addEventListener('change', () => { this.#values.input.value = this.#axisValues.get(this.sweepAxis()) ?? ''; });
     this.wraps = [this.#files.prompts.wrap, this.#axis.wrap, this.#values.wrap, this.#files.dataset.wrap, this.#files.trace.wrap, this.#shape.wrap, ...Object.values(this.#numbers).map((f) => f.wrap)];
-  }
-
-  #axisOf(): SweepAxis {
-    return this.#axis.input.value as SweepAxis;
   }
 
   /** The sweep's axis (the form hides the prompt length when it is what is swept). */
   sweepAxis(): SweepAxis {
-    return this.#axisOf();
+    return this.#axis.input.value as SweepAxis;
   }
 
   /** Every control of the traffic fields (for marking and clearing errors). */
@@ -138,7 +134,7 @@ export class TrafficForm {
     set('rampTo', d.ramp.to);
     this.#shape.input.value = d.ramp.shape;
     for (const [axis] of AXES) this.#axisValues.set(axis, d.sweep?.[axis]?.join(', ') ?? '');
-    this.#values.input.value = this.#axisValues.get(this.#axisOf()) ?? '';
+    this.#values.input.value = this.#axisValues.get(this.sweepAxis()) ?? '';
     if (other.sweep) {
       this.kindField.input.value = 'sweep';
       this.#axis.input.value = other.sweep.axis;
@@ -195,7 +191,7 @@ export class TrafficForm {
         return typeof path === 'string' ? { dataset: path } : path;
       }
       case 'sweep': {
-        const axis = this.#axisOf();
+        const axis = this.sweepAxis();
         const r = parseValueList(axis, this.#values.input.value);
         if ('problem' in r) return { control: this.#values.input, message: `Values: ${r.problem}` };
         return { sweep: { axis, values: r.values } };

@@ -187,7 +187,8 @@ function explained(requests: readonly RequestRecord[], ok: readonly RequestRecor
   const prefixCache = summarizePrefixCache(ok, workload.prefixCache ?? 'warm', pcts);
   const byTurn = summarizeTurns(ok, pcts);
   const schedule = summarizeSchedule(requests.filter((r) => !r.warmup), workload.mode, pcts);
-  const tail = ttftTail(ok, ttftMs.p99);
+  // the verdicts split the TTFT tail only where the server said its part (verdicts.ts)
+  const tail = server ? ttftTail(ok, ttftMs.p99) : undefined;
   const verdicts = verdictsOf({
     mode: workload.mode,
     completed: ok.length,

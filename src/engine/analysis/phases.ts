@@ -221,13 +221,13 @@ export interface TtftTail {
  * other requests). Undefined without a request that got a first token.
  */
 export function ttftTail(records: readonly RequestRecord[], p99: number | undefined): TtftTail | undefined {
-  const all = records.map(phasesOf).filter((p): p is RequestPhases => p !== undefined);
-  if (all.length === 0) return undefined;
   // a loop, not a spread: an imported run can hold 150,000 requests
   let slowest = -Infinity;
-  for (const p of all) if (p.ttftMs > slowest) slowest = p.ttftMs;
+  for (const r of records) if (r.ttftMs !== undefined && r.ttftMs > slowest) slowest = r.ttftMs;
+  if (slowest === -Infinity) return undefined;
   const from = p99 !== undefined && p99 <= slowest ? p99 : slowest;
-  const tail = all.filter((p) => p.ttftMs >= from);
+  // split only the tail's requests into their parts
+  const tail = records.filter((r) => r.ttftMs !== undefined && r.ttftMs >= from).map(phasesOf).filter((p): p is RequestPhases => p !== undefined);
   const byKind: Partial<Record<PhaseKind, number>> = {};
   let ttftMs = 0;
   for (const p of tail) {

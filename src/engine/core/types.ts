@@ -58,6 +58,9 @@ export type Reach =
   | { readonly reachable: true; readonly ms: number }
   | { readonly reachable: false; readonly code: string; readonly message: string };
 
+/** How long a reachability check waits for an answer (the sidebar's dots, the URL boxes, Check reachability). */
+export const REACH_TIMEOUT_MS = 3000;
+
 /** What a run file says about how its endpoint was reached (no secret in it). */
 export interface NetworkRecord {
   /** The proxy the requests went through, credentials removed. */

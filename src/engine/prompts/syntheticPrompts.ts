@@ -63,15 +63,30 @@ function capitalTag(d: number): string {
 
 /** `count` words of the run's bag (drawn once from `bagSeed`: every prompt holds the same words), in an order of their own (Fisher–Yates, seeded by `orderSeed`). */
 function shuffledBag(count: number, bagSeed: number, orderSeed: number): string[] {
-  const bag = new Rng(bagSeed);
-  const body: string[] = [];
-  while (body.length < count) body.push(SHORT_WORDS[bag.int(SHORT_WORDS.length)]!);
+  const body = drawnBag(count, bagSeed).slice();
   const order = new Rng(orderSeed);
   for (let i = body.length - 1; i > 0; i--) {
     const j = order.int(i + 1);
     [body[i], body[j]] = [body[j]!, body[i]!];
   }
   return body;
+}
+
+/** The bags drawn lately (a run's requests share one; sizing tries a few lengths): drawn once each, not per request. */
+const BAGS = new Map<string, readonly string[]>();
+
+/** `count` words drawn from SHORT_WORDS by a generator seeded by `bagSeed`. */
+function drawnBag(count: number, bagSeed: number): readonly string[] {
+  const key = `${bagSeed}:${count}`;
+  let bag = BAGS.get(key);
+  if (!bag) {
+    const rng = new Rng(bagSeed);
+    const words: string[] = [];
+    while (words.length < count) words.push(SHORT_WORDS[rng.int(SHORT_WORDS.length)]!);
+    if (BAGS.size >= 32) BAGS.clear();
+    BAGS.set(key, (bag = words));
+  }
+  return bag;
 }
 
 /**

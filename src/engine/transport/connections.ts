@@ -351,7 +351,8 @@ export function cannotConnect(what: string, code: string): string {
 }
 
 const UNTRUSTED = new Set(['SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_GET_ISSUER_CERT', 'CERT_UNTRUSTED', 'CERT_SIGNATURE_FAILURE']);
-const CONNECT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT']);
+/** A connection never made (CONNECT_WORDS's, but a reset or a close: those come after it was made). */
+const CONNECT = new Set(Object.keys(CONNECT_WORDS).filter((c) => c !== 'ECONNRESET' && c !== 'UND_ERR_SOCKET'));
 
 /** The codes of a failure and of its causes (undici wraps some, e.g. a tunnel's certificate error). */
 function codesOf(err: unknown): { code: string; message: string; error: Error } | undefined {

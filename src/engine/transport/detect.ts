@@ -7,7 +7,7 @@
 import type { Dispatcher } from 'undici';
 import { API_KINDS, API_TABLE, apiFromUrl, probeOrder, probeTells } from '../core/apis';
 import type { ApiKind } from '../core/apis';
-import type { EndpointSpec, NetworkSpec, Reach } from '../core/types';
+import { REACH_TIMEOUT_MS, type EndpointSpec, type NetworkSpec, type Reach } from '../core/types';
 import { endsWithV1, requestPath, splitBaseUrl, withDefaultHeaders } from './adapters/adapter';
 import type { EndpointAdapter, SplitUrl } from './adapters/adapter';
 import { adapterFor, keyHeaderFor } from './adapters/registry';
@@ -313,7 +313,7 @@ function checkModel(p: Prober, adapter: EndpointAdapter, json: unknown, model: s
 }
 
 /** Whether anything answers HTTP at a URL, how fast, or why not: one GET with no key and no redirect followed off the origin. */
-export async function checkReach(url: string, timeoutMs = 3000, network?: NetworkSpec): Promise<Reach> {
+export async function checkReach(url: string, timeoutMs = REACH_TIMEOUT_MS, network?: NetworkSpec): Promise<Reach> {
   try {
     return await withProber(url, { timeoutMs, ...(network ? { network } : {}) }, async (p): Promise<Reach> => {
       const started = performance.now();
@@ -326,6 +326,6 @@ export async function checkReach(url: string, timeoutMs = 3000, network?: Networ
 }
 
 /** Whether anything answers HTTP at a URL (any status): checkReach's yes or no. */
-export async function reachable(url: string, timeoutMs = 3000, network?: NetworkSpec): Promise<boolean> {
+export async function reachable(url: string, timeoutMs = REACH_TIMEOUT_MS, network?: NetworkSpec): Promise<boolean> {
   return (await checkReach(url, timeoutMs, network)).reachable;
 }

@@ -50,18 +50,27 @@ function loopbackV6(text: string): boolean {
  * IPv4-mapped forms of those IPv4 addresses, however spelt.
  */
 export function isLoopbackHost(host: string): boolean {
-  const h = parsedHost(host);
-  if (h === undefined) return false;
-  if (h.startsWith('[')) return loopbackV6(h.slice(1, -1));
-  if (/^\d+\.\d+\.\d+\.\d+$/.test(h)) return loopbackV4(h.split('.').map(Number));
-  const name = h.replace(/\.+$/, '');
-  return name === 'localhost' || name.endsWith('.localhost');
+  return hostIs(host, loopbackV6, loopbackV4, (name) => name === 'localhost' || name.endsWith('.localhost'));
 }
 
 /** Whether a URL's host is this machine (see isLoopbackHost); false for what is not a URL. */
 export function isLoopbackUrl(url: string): boolean {
+  return urlHostIs(url, isLoopbackHost);
+}
+
+/** A host told by its kind: an IPv6 address (the brackets off), an IPv4 one (its four numbers), or a name (trailing dots off); false for what is none. */
+function hostIs(host: string, v6: (text: string) => boolean, v4: (octets: readonly number[]) => boolean, name: (name: string) => boolean): boolean {
+  const h = parsedHost(host);
+  if (h === undefined) return false;
+  if (h.startsWith('[')) return v6(h.slice(1, -1));
+  if (/^\d+\.\d+\.\d+\.\d+$/.test(h)) return v4(h.split('.').map(Number));
+  return name(h.replace(/\.+$/, ''));
+}
+
+/** `test` of a URL's hostname; false for what is not a URL. */
+function urlHostIs(url: string, test: (host: string) => boolean): boolean {
   try {
-    return isLoopbackHost(new URL(url).hostname);
+    return test(new URL(url).hostname);
   } catch {
     return false;
   }
@@ -90,19 +99,10 @@ const LOCAL_SUFFIXES = ['.local', '.localhost', '.internal', '.lan', '.home.arpa
  * service is never such a host; a server of one's own usually is.
  */
 export function isPrivateHost(host: string): boolean {
-  const h = parsedHost(host);
-  if (h === undefined) return false;
-  if (h.startsWith('[')) return privateV6(h.slice(1, -1));
-  if (/^\d+\.\d+\.\d+\.\d+$/.test(h)) return privateV4(h.split('.').map(Number));
-  const name = h.replace(/\.+$/, '');
-  return name === 'localhost' || !name.includes('.') || LOCAL_SUFFIXES.some((s) => name.endsWith(s));
+  return hostIs(host, privateV6, privateV4, (name) => name === 'localhost' || !name.includes('.') || LOCAL_SUFFIXES.some((s) => name.endsWith(s)));
 }
 
 /** Whether a URL's host is private (see isPrivateHost); false for what is not a URL. */
 export function isPrivateUrl(url: string): boolean {
-  try {
-    return isPrivateHost(new URL(url).hostname);
-  } catch {
-    return false;
-  }
+  return urlHostIs(url, isPrivateHost);
 }

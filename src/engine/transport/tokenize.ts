@@ -10,6 +10,7 @@
 // Cancel, the sizing's deadline), and a body is read up to MAX_BODY only.
 import type { Dispatcher } from 'undici';
 import { apiFacts } from '../core/apis';
+import { count, isObject, parseJson, str } from '../core/json';
 import { authHeaders } from '../core/redact';
 import type { EndpointSpec, NetworkSpec, Prompt, TokenizerKind } from '../core/types';
 import { promptText, requestPath, splitBaseUrl } from './adapters/adapter';
@@ -93,13 +94,7 @@ class Poster {
         signal, headersTimeout: this.#timeoutMs, bodyTimeout: this.#timeoutMs,
       });
       const read = await readCapped(res.body, MAX_BODY);
-      let json: unknown;
-      try {
-        json = read.whole ? JSON.parse(read.text) : undefined;
-      } catch {
-        json = undefined;
-      }
-      return { status: res.statusCode, json };
+      return { status: res.statusCode, json: read.whole ? parseJson(read.text) : undefined };
     } catch {
       return undefined;
     }
@@ -111,24 +106,23 @@ class Poster {
   }
 }
 
-const field = (json: unknown, key: string): unknown => (typeof json === 'object' && json !== null ? (json as Record<string, unknown>)[key] : undefined);
+/** `key` of a 200 answer's JSON object. */
+const field = (a: Answer | undefined, key: string): unknown => (a && a.status === 200 && isObject(a.json) ? a.json[key] : undefined);
 
 /** vLLM's answer: {count}. */
 function vllmCount(a: Answer | undefined): number | undefined {
-  const n = a && a.status === 200 ? field(a.json, 'count') : undefined;
-  return typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : undefined;
+  return count(field(a, 'count'));
 }
 
 /** llama.cpp's answer: {tokens: [id | {id, piece}]}. */
 function llamaCount(a: Answer | undefined): number | undefined {
-  const t = a && a.status === 200 ? field(a.json, 'tokens') : undefined;
+  const t = field(a, 'tokens');
   return Array.isArray(t) ? t.length : undefined;
 }
 
 /** llama.cpp's /apply-template answer: {prompt}. */
 function templated(a: Answer | undefined): string | undefined {
-  const p = a && a.status === 200 ? field(a.json, 'prompt') : undefined;
-  return typeof p === 'string' ? p : undefined;
+  return str(field(a, 'prompt'));
 }
 
 function vllmBody(endpoint: EndpointSpec, prompt: Prompt): Record<string, unknown> {
